@@ -1,0 +1,64 @@
+# Thin wrapper around CMake.  `make` builds into build/ (programs in
+# build/bin/), `make test` runs the whole suite (plain build, then the
+# ASan+UBSan build with the fuzz targets), `make demo` runs the demo.
+# Missing Debian packages are installed first (apt-get when root, otherwise
+# the exact command is printed and make stops).
+
+JOBS    ?= 2
+BUILD   ?= build
+SANBUILD ?= build-asan
+
+# Everything the project needs from Debian, in one place.
+DEBIAN_PACKAGES = cmake make gcc pkg-config python3 \
+	libevent-dev libprotobuf-c-dev protobuf-c-compiler libsodium-dev \
+	libhwloc-dev libinih-dev libjansson-dev uthash-dev \
+	clang libclang-rt-14-dev iproute2 procps
+
+.PHONY: all deps build test test-plain test-sanitize demo install clean fuzz
+
+all: build
+
+deps:
+	@missing=""; for p in $(DEBIAN_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' \
+			|| missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "installing:$$missing"; \
+			export DEBIAN_FRONTEND=noninteractive; \
+			apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null \
+				|| { echo "apt-get failed"; exit 1; }; \
+		else \
+			echo "missing Debian packages; run:"; \
+			echo "  sudo apt-get install -y$$missing"; \
+			exit 1; \
+		fi; \
+	fi
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j$(JOBS)
+
+$(SANBUILD)/CMakeCache.txt: | deps
+	CC=clang cmake -S . -B $(SANBUILD) -DCMAKE_BUILD_TYPE=Debug -DP2P_SANITIZE=ON -DP2P_FUZZ=ON
+
+test-plain: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 300
+
+test-sanitize: deps $(SANBUILD)/CMakeCache.txt
+	cmake --build $(SANBUILD) -j$(JOBS)
+	cd $(SANBUILD) && ctest --output-on-failure -j$(JOBS) --timeout 300
+
+test: test-plain test-sanitize
+
+demo: build
+	@sh examples/demo.sh $(BUILD)/bin
+
+install: build
+	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
+
+clean:
+	rm -rf $(BUILD) $(SANBUILD)

@@ -1,0 +1,291 @@
+/*
+ * peerd: command line, configuration, state directory, identity, the
+ * listening service, one link per supernode, and an orderly shutdown
+ * (unregister, flush, exit) on SIGTERM or SIGINT.
+ */
+#include <sys/socket.h>
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "peerd.h"
+#include "xmalloc.h"
+
+static struct event *ev_term, *ev_int;
+
+static void
+usage(FILE *f)
+{
+    fprintf(f,
+            "usage: peerd [--conf FILE] [--listen ADDR:PORT] "
+            "[--supernode ADDR:PORT]...\n"
+            "             [--state-dir DIR] [--slots N] [--host-label NAME]\n"
+            "             [--foreground] [--pid-file FILE] [--verbose] "
+            "[--help] [--version]\n"
+            "\n"
+            "Shares this workstation with a p2pmpi network: registers with "
+            "every\n"
+            "supernode and keeps it informed of cores, memory, load and "
+            "slots.\n"
+            "\n"
+            "  --conf FILE            configuration (else $P2P_CONF, "
+            "~/.config/p2p/p2p.conf,\n"
+            "                         /etc/p2p/p2p.conf)\n"
+            "  --listen ADDR:PORT     service address (default "
+            "0.0.0.0:9897; port 0: any)\n"
+            "  --supernode ADDR:PORT  register here (repeatable; replaces "
+            "the configured list)\n"
+            "  --state-dir DIR        keys, cache and job directories\n"
+            "  --slots N              slots offered (default: one per core)\n"
+            "  --host-label NAME      what counts as one host for replica "
+            "placement\n"
+            "                         (default: the machine id)\n"
+            "  --foreground           stay attached and log to stderr\n"
+            "  --pid-file FILE        pid file when detached\n"
+            "  --verbose              debug logging\n");
+}
+
+static void
+shutdown_links(struct peerd *pd)
+{
+    int i;
+
+    for (i = 0; i < pd->nlinks; i++)
+        link_shutdown(pd->links[i]);
+}
+
+/* Stop serving, unregister everywhere, and let the loop run dry: it
+ * returns once the last goodbye is written (at most a second). */
+static void
+on_signal(evutil_socket_t sig, short what, void *arg)
+{
+    struct peerd *pd = arg;
+
+    if (pd->stopping)
+        return;
+    pd->stopping = 1;
+    log_info("signal %d: shutting down", (int)sig);
+    event_del(ev_term);
+    event_del(ev_int);
+    service_free(pd->service);
+    pd->service = NULL;
+    shutdown_links(pd);
+}
+
+static int
+parse_int(const char *opt, const char *s, int min, int max, int *out)
+{
+    char *end;
+    long v;
+
+    v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v < min || v > max) {
+        fprintf(stderr, "peerd: %s: '%s' is not a number from %d to %d\n",
+                opt, s, min, max);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"conf", required_argument, NULL, 'c'},
+        {"listen", required_argument, NULL, 'l'},
+        {"supernode", required_argument, NULL, 's'},
+        {"state-dir", required_argument, NULL, 'd'},
+        {"slots", required_argument, NULL, 'n'},
+        {"host-label", required_argument, NULL, 'L'},
+        {"foreground", no_argument, NULL, 'f'},
+        {"pid-file", required_argument, NULL, 'p'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *conf = NULL, *listen_s = NULL, *state_dir = NULL;
+    const char *label = NULL, *pidfile = NULL;
+    char *sn[CONF_MAX_SUPERNODES];
+    int nsn = 0, slots = -1, foreground = 0, verbose = 0, ch, fd, i;
+    struct p2p_config cfg;
+    struct peerd pd;
+    struct netaddr bound = {.len = sizeof bound.ss};
+    char err[512], *defpid = NULL;
+
+    log_init("peerd", 1, P2P_LOG_INFO);
+    while ((ch = getopt_long(argc, argv, "c:l:s:d:n:L:fp:vhV", opts, NULL)) !=
+           -1) {
+        switch (ch) {
+        case 'c':
+            conf = optarg;
+            break;
+        case 'l':
+            listen_s = optarg;
+            break;
+        case 's':
+            if (nsn == CONF_MAX_SUPERNODES) {
+                fprintf(stderr, "peerd: at most %d supernodes\n",
+                        CONF_MAX_SUPERNODES);
+                return 2;
+            }
+            sn[nsn++] = optarg;
+            break;
+        case 'd':
+            state_dir = optarg;
+            break;
+        case 'n':
+            if (parse_int("--slots", optarg, 0, 4096, &slots) == -1)
+                return 2;
+            break;
+        case 'L':
+            label = optarg;
+            if (!codec_valid_token(label, WIRE_MAX_LABEL)) {
+                fprintf(stderr,
+                        "peerd: --host-label: 1 to %d printable "
+                        "characters without spaces\n",
+                        WIRE_MAX_LABEL);
+                return 2;
+            }
+            break;
+        case 'f':
+            foreground = 1;
+            break;
+        case 'p':
+            pidfile = optarg;
+            break;
+        case 'v':
+            verbose++;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        case 'V':
+            printf("peerd (p2pmpi) %s\n", P2P_VERSION);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind != argc) {
+        fprintf(stderr, "peerd: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    log_set_verbosity(P2P_LOG_INFO + verbose);
+
+    if (config_load(&cfg, conf, err, sizeof err) == -1)
+        fatalx("%s", err);
+    if (nsn > 0) {
+        config_set_supernodes(&cfg, "");
+        for (i = 0; i < nsn; i++)
+            config_add_supernode(&cfg, sn[i]);
+    }
+    if (listen_s != NULL)
+        config_set_str(&cfg.peer_listen, listen_s);
+    if (state_dir != NULL)
+        config_set_str(&cfg.state_dir, state_dir);
+    if (slots != -1)
+        cfg.slots = slots;
+    if (label != NULL)
+        config_set_str(&cfg.host_label, label);
+
+    memset(&pd, 0, sizeof pd);
+    pd.cfg = &cfg;
+    if (sec_init() == -1)
+        fatalx("libsodium failed to initialise");
+    if (group_load(&cfg, &pd.group, err, sizeof err) == -1)
+        fatalx("%s", err);
+    if (resources_init(err, sizeof err) == -1)
+        fatalx("%s", err);
+    pd.slots_total = cfg.slots > 0 ? cfg.slots : (int)resources_cores();
+    pd.heartbeat_ms = cfg.heartbeat_ms;
+    if (cfg.host_label != NULL) {
+        if (!codec_valid_token(cfg.host_label, WIRE_MAX_LABEL))
+            fatalx("[peer] host_label '%s' is not a valid label",
+                   cfg.host_label);
+        snprintf(pd.host_label, sizeof pd.host_label, "%s", cfg.host_label);
+    } else
+        identity_machine_label(pd.host_label, sizeof pd.host_label);
+
+    pd.state_dir = cfg.state_dir ? xstrdup(cfg.state_dir)
+                                 : identity_default_state_dir();
+    if (identity_state_dir(pd.state_dir, err, sizeof err) == -1)
+        fatalx("%s", err);
+    if (identity_node_key(pd.state_dir, pd.node_pk, pd.node_sk, err,
+                          sizeof err) == -1)
+        fatalx("node key: %s", err);
+
+    if (netaddr_parse(cfg.peer_listen, CONF_DEFAULT_PEER_PORT, &pd.listen_addr,
+                      err, sizeof err) == -1)
+        fatalx("listen address: %s", err);
+    if ((fd = netaddr_listen(&pd.listen_addr, 128)) == -1)
+        fatal("cannot listen on %s", pd.listen_addr.text);
+    /* With port 0 the kernel chose one: announce that. */
+    if (getsockname(fd, (struct sockaddr *)&bound.ss, &bound.len) == 0)
+        netaddr_set_port(&pd.listen_addr, netaddr_port(&bound));
+    /* Talk to supernodes from the address we serve on, so that several
+     * peerd on one machine (127.0.0.2, 127.0.0.3, ...) look distinct. */
+    pd.source = netaddr_is_any(&pd.listen_addr) ? NULL : &pd.listen_addr;
+
+    if (!foreground) {
+        if (pidfile == NULL && (pidfile = cfg.peer_pid_file) == NULL)
+            pidfile = defpid = daemon_default_pidfile("peerd");
+        if (daemon_detach() == -1)
+            fatal("cannot detach");
+        log_init("peerd", 0, P2P_LOG_INFO + verbose);
+        if (daemon_pidfile(pidfile, err, sizeof err) == -1)
+            fatalx("%s", err);
+    } else if (pidfile != NULL &&
+               daemon_pidfile(pidfile, err, sizeof err) == -1)
+        fatalx("%s", err);
+
+    signal(SIGPIPE, SIG_IGN);
+    if ((pd.base = event_base_new()) == NULL)
+        fatalx("event_base_new failed");
+    pd.service = service_new(&pd, fd);
+    ev_term = evsignal_new(pd.base, SIGTERM, on_signal, &pd);
+    ev_int = evsignal_new(pd.base, SIGINT, on_signal, &pd);
+    evsignal_add(ev_term, NULL);
+    evsignal_add(ev_int, NULL);
+
+    log_info("peer %s serving on %s with %d slots, state in %s", pd.host_label,
+             pd.listen_addr.text, pd.slots_total, pd.state_dir);
+    if (cfg.nsupernodes == 0)
+        log_warnx("no supernode configured: this peer is not announced "
+                  "anywhere");
+    pd.nlinks = cfg.nsupernodes;
+    pd.links = pd.nlinks ? xcalloc((size_t)pd.nlinks, sizeof *pd.links)
+                         : NULL;
+    for (i = 0; i < pd.nlinks; i++)
+        pd.links[i] = link_new(&pd, cfg.supernodes[i]);
+
+    event_base_dispatch(pd.base);
+
+    for (i = 0; i < pd.nlinks; i++)
+        link_free(pd.links[i]);
+    free(pd.links);
+    service_free(pd.service);
+    event_free(ev_term);
+    event_free(ev_int);
+    event_base_loop(pd.base, EVLOOP_NONBLOCK);
+    event_base_free(pd.base);
+    sec_wipe(pd.node_sk, sizeof pd.node_sk);
+    group_wipe(&pd.group);
+    resources_fini();
+    free(pd.state_dir);
+    free(defpid);
+    config_free(&cfg);
+    log_info("stopped");
+    return 0;
+}

@@ -1,0 +1,79 @@
+/*
+ * An authenticated, encrypted connection on a libevent base: frames bytes,
+ * runs the handshake, seals and opens every message, and enforces the
+ * limits (frame size per state, handshake deadline, frame completion
+ * deadline, idle time, unread output).
+ *
+ * Ownership: the owner forgets a channel either by calling channel_close()
+ * or when on_close is called; no callback runs after either, and the
+ * memory is reclaimed by the event loop, never inside a callback.
+ */
+#ifndef P2P_CHANNEL_H
+#define P2P_CHANNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "codec.h"
+#include "netaddr.h"
+#include "sec.h"
+
+struct channel;
+
+struct channel_params {
+    const uint8_t *group_key; /* SEC_KEY_LEN bytes, copied */
+    const char *group;        /* network name, copied */
+    int handshake_ms;         /* connect + handshake must finish in this */
+    size_t max_frame;         /* largest sealed body accepted once ready */
+    int idle_ms;              /* close after this long without input; 0 off */
+};
+
+struct channel_cbs {
+    /* The handshake finished: messages may flow. */
+    void (*on_ready)(struct channel *, void *arg);
+    /* One validated message; the channel frees it after the call. */
+    void (*on_msg)(struct channel *, const struct msg *, void *arg);
+    /* The channel ended; fault is non-zero for protocol violations,
+     * authentication failures and timeouts (logged by the channel), zero
+     * for an orderly close by the other side. */
+    void (*on_close)(struct channel *, const char *reason, int fault,
+                     void *arg);
+};
+
+/* Serve an accepted socket (takes fd, even on failure). */
+struct channel *channel_accept(struct event_base *, int fd,
+                               const struct channel_params *,
+                               const struct channel_cbs *, void *arg);
+/* Connect to an address, from a local one if from is not NULL.  Returns
+ * NULL with errno when the socket cannot even be made. */
+struct channel *channel_connect(struct event_base *, const struct netaddr *to,
+                                const struct netaddr *from,
+                                const struct channel_params *,
+                                const struct channel_cbs *, void *arg);
+/* Queue a message; -1 if the channel is not ready or already closing. */
+int channel_send(struct channel *, const struct msg *);
+/* Close now; pending output is dropped.  No callback follows. */
+void channel_close(struct channel *);
+/* Send a last message (may be NULL), then close once it is written or
+ * after a second, whichever comes first.  No callback follows. */
+void channel_close_after(struct channel *, const struct msg *);
+
+int channel_is_ready(const struct channel *);
+/* "host:port" of the other end. */
+const char *channel_name(const struct channel *);
+const struct sockaddr *channel_peer_addr(const struct channel *);
+/* Same on both ends of one connection, unique per connection. */
+const uint8_t *channel_session_id(const struct channel *);
+void channel_set_max_frame(struct channel *, size_t);
+void channel_set_idle(struct channel *, int ms);
+/* Replace the callback argument (an owner handing the channel over). */
+void channel_set_arg(struct channel *, void *);
+
+/* How long a started frame may take to arrive in full. */
+#define CHANNEL_FRAME_MS 10000
+/* Unread output beyond this means the other end has stopped reading. */
+#define CHANNEL_MAX_OUTPUT (64 * 1024 * 1024)
+
+#endif

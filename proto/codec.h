@@ -1,0 +1,105 @@
+/*
+ * Control messages as plain C structs, and their encoding.  codec.c is the
+ * only user of the generated protobuf-c code: decoding validates every
+ * field (lengths, character sets, ranges, required parts) so that the
+ * rest of the program only sees well-formed messages.
+ */
+#ifndef P2P_CODEC_H
+#define P2P_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sec.h"
+#include "wire.h"
+
+enum msg_type {
+    MSG_NONE = 0,
+    MSG_REGISTER,
+    MSG_REGISTER_ACK,
+    MSG_HEARTBEAT,
+    MSG_HEARTBEAT_ACK,
+    MSG_UNREGISTER,
+    MSG_PING,
+    MSG_PONG,
+    MSG_LIST_REQUEST,
+    MSG_LIST_REPLY,
+    MSG_ERROR,
+};
+
+enum peer_state {
+    PEER_STATE_UNKNOWN = 0,
+    PEER_STATE_AVAILABLE,
+    PEER_STATE_BUSY,
+    PEER_STATE_FULL,
+    PEER_STATE_NOT_SHARING,
+};
+
+struct resources {
+    uint32_t cores;
+    uint64_t mem_total, mem_free; /* bytes, free <= total */
+    uint32_t load_milli;          /* load average x 1000 */
+    uint32_t slots_total, slots_free; /* free <= total */
+    enum peer_state state;
+};
+
+struct msg_register {
+    uint8_t node_key[SEC_SIGN_PK_LEN];
+    uint8_t signature[SEC_SIG_LEN];
+    char host_label[WIRE_MAX_LABEL + 1];
+    char addr[WIRE_MAX_ADDR + 1];
+    char version[WIRE_MAX_LABEL + 1];
+    struct resources res;
+};
+
+struct msg_register_ack {
+    uint32_t heartbeat_ms, expire_ms;
+};
+
+struct peer_entry {
+    uint8_t id[SEC_SIGN_PK_LEN];
+    char host_label[WIRE_MAX_LABEL + 1];
+    char addr[WIRE_MAX_ADDR + 1];
+    struct resources res;
+    uint32_t rtt_us;
+    uint64_t age_ms;
+};
+
+struct msg_list_reply {
+    size_t npeers;
+    struct peer_entry *peers; /* owned by the message */
+};
+
+struct msg_error {
+    uint32_t code;
+    char text[WIRE_MAX_TEXT + 1];
+};
+
+struct msg {
+    enum msg_type type;
+    union {
+        struct msg_register reg;
+        struct msg_register_ack reg_ack;
+        struct resources heartbeat;
+        uint64_t stamp; /* ping, pong */
+        struct msg_list_reply list;
+        struct msg_error error;
+    } u;
+};
+
+/* Encode into a new buffer (*out, *len; the caller frees *out).  Returns -1
+ * if the message itself is invalid (a bug in the caller). */
+int codec_encode(const struct msg *, uint8_t **out, size_t *len);
+/* Decode and validate; on success the caller owns *m (codec_msg_free).
+ * On failure -1 with a reason in err, and nothing to free. */
+int codec_decode(const uint8_t *, size_t, struct msg *, char *err,
+                 size_t errlen);
+/* Free what a decoded message owns; NULL is fine. */
+void codec_msg_free(struct msg *);
+
+const char *msg_type_name(enum msg_type);
+const char *peer_state_name(enum peer_state);
+/* A label or address: 1..max printable characters without spaces. */
+int codec_valid_token(const char *, size_t max);
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * The wire contract: frame header, protocol version, message kinds and
+ * size limits.  BUMP P2P_WIRE_VERSION WHEN ANYTHING HERE OR IN p2p.proto
+ * CHANGES INCOMPATIBLY.  docs/protocol.md describes the exchange.
+ *
+ * Every frame starts with an 8-byte header sent in clear:
+ *
+ *   0..1  magic 'P' '2'
+ *   2     version (P2P_WIRE_VERSION)
+ *   3     kind (enum frame_kind)
+ *   4..7  body length, big-endian
+ *
+ * HANDSHAKE and REJECT bodies are clear text and only allowed before the
+ * channel is established; SEALED bodies are ChaCha20-Poly1305 ciphertext
+ * of one encoded p2p.Message, with the header as associated data.
+ */
+#ifndef P2P_WIRE_H
+#define P2P_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define P2P_WIRE_MAGIC0 'P'
+#define P2P_WIRE_MAGIC1 '2'
+#define P2P_WIRE_VERSION 1
+#define FRAME_HEADER_LEN 8
+
+enum frame_kind {
+    FRAME_HANDSHAKE = 1, /* handshake step, clear */
+    FRAME_SEALED = 2,    /* AEAD-sealed message */
+    FRAME_REJECT = 3,    /* clear one-line reason, then close (pre-auth) */
+};
+
+/* Largest body accepted before the channel is authenticated. */
+#define FRAME_MAX_PREAUTH 256
+/* Largest sealed body a daemon accepts from a peer or client. */
+#define FRAME_MAX_REQUEST (64 * 1024)
+/* Largest sealed body a client accepts (a peer list of ~50,000 entries). */
+#define FRAME_MAX_REPLY (16 * 1024 * 1024)
+/* Longest host label, address and error text inside messages. */
+#define WIRE_MAX_LABEL 64
+#define WIRE_MAX_ADDR 64
+#define WIRE_MAX_TEXT 256
+
+#endif

@@ -1,0 +1,205 @@
+/*
+ * runSuperNode: command line, configuration, daemonizing, signals and the
+ * cron timer that drives expiry and round-trip probes.
+ */
+#include <sys/types.h>
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "log.h"
+#include "monotime.h"
+#include "netaddr.h"
+#include "supernode.h"
+#include "xmalloc.h"
+
+#define CRON_MS 100
+
+static struct server *the_server;
+
+static void
+usage(FILE *f)
+{
+    fprintf(f,
+            "usage: runSuperNode [--conf FILE] [--listen ADDR:PORT] "
+            "[--expire SECONDS]\n"
+            "                    [--foreground] [--pid-file FILE] "
+            "[--verbose] [--help] [--version]\n"
+            "\n"
+            "The directory of a p2pmpi network: peers (peerd) register and\n"
+            "heartbeat here; mpihost and p2prun ask it for peers.\n"
+            "\n"
+            "  --conf FILE         configuration (else $P2P_CONF, "
+            "~/.config/p2p/p2p.conf,\n"
+            "                      /etc/p2p/p2p.conf)\n"
+            "  --listen ADDR:PORT  where to listen (default 0.0.0.0:9700)\n"
+            "  --expire SECONDS    drop peers silent this long (default 10)\n"
+            "  --foreground        stay attached and log to stderr\n"
+            "  --pid-file FILE     pid file when detached\n"
+            "  --verbose           debug logging (repeat for more)\n");
+}
+
+static void
+on_signal(evutil_socket_t sig, short what, void *arg)
+{
+    struct event_base *base = arg;
+
+    log_info("signal %d: shutting down", (int)sig);
+    event_base_loopexit(base, NULL);
+}
+
+static void
+on_cron(evutil_socket_t fd, short what, void *arg)
+{
+    server_cron(the_server, monotime_ms());
+}
+
+int
+main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"conf", required_argument, NULL, 'c'},
+        {"listen", required_argument, NULL, 'l'},
+        {"expire", required_argument, NULL, 'e'},
+        {"foreground", no_argument, NULL, 'f'},
+        {"pid-file", required_argument, NULL, 'p'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *conf = NULL, *listen_s = NULL, *pidfile = NULL;
+    int ch, foreground = 0, verbose = 0, expire = -1, fd;
+    struct p2p_config cfg;
+    struct server_params sp;
+    struct netaddr na;
+    struct event_base *base;
+    struct event *ev_term, *ev_int, *ev_cron;
+    struct timeval cron_tv = {0, CRON_MS * 1000};
+    char err[512], *endp, *defpid = NULL;
+    long v;
+
+    log_init("runSuperNode", 1, P2P_LOG_INFO);
+    while ((ch = getopt_long(argc, argv, "c:l:e:fp:vhV", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'c':
+            conf = optarg;
+            break;
+        case 'l':
+            listen_s = optarg;
+            break;
+        case 'e':
+            v = strtol(optarg, &endp, 10);
+            if (*optarg == '\0' || *endp != '\0' || v < 1 || v > 3600) {
+                fprintf(stderr, "runSuperNode: --expire: '%s' is not a "
+                                "number of seconds from 1 to 3600\n",
+                        optarg);
+                return 2;
+            }
+            expire = (int)v;
+            break;
+        case 'f':
+            foreground = 1;
+            break;
+        case 'p':
+            pidfile = optarg;
+            break;
+        case 'v':
+            verbose++;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        case 'V':
+            printf("runSuperNode (p2pmpi) %s\n", P2P_VERSION);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind != argc) {
+        fprintf(stderr, "runSuperNode: unexpected argument '%s'\n",
+                argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    log_set_verbosity(P2P_LOG_INFO + verbose);
+
+    if (config_load(&cfg, conf, err, sizeof err) == -1)
+        fatalx("%s", err);
+    if (listen_s != NULL)
+        config_set_str(&cfg.sn_listen, listen_s);
+    if (expire != -1)
+        cfg.sn_expire = expire;
+
+    memset(&sp, 0, sizeof sp);
+    if (group_load(&cfg, &sp.group, err, sizeof err) == -1)
+        fatalx("%s", err);
+    if (sec_init() == -1)
+        fatalx("libsodium failed to initialise");
+    sp.expire_s = cfg.sn_expire;
+    /* Three heartbeats fit in the expiry, at most one a second. */
+    sp.heartbeat_ms = cfg.sn_expire * 1000 / 3 < 1000
+                          ? cfg.sn_expire * 1000 / 3
+                          : 1000;
+    sp.rtt_every_ms = 2000;
+    v = net_raise_nofile();
+    sp.max_sessions = v > 64 ? (int)(v - 32) : 32;
+    sp.max_preauth = sp.max_sessions / 4 < 1024 ? sp.max_sessions / 4 : 1024;
+
+    if (netaddr_parse(cfg.sn_listen, CONF_DEFAULT_SUPERNODE_PORT, &na, err,
+                      sizeof err) == -1)
+        fatalx("listen address: %s", err);
+    /* Bind before detaching, so that a taken port is reported here. */
+    if ((fd = netaddr_listen(&na, 1024)) == -1)
+        fatal("cannot listen on %s", na.text);
+
+    if (!foreground) {
+        if (pidfile == NULL && (pidfile = cfg.sn_pid_file) == NULL)
+            pidfile = defpid = daemon_default_pidfile("runSuperNode");
+        if (daemon_detach() == -1)
+            fatal("cannot detach");
+        log_init("runSuperNode", 0, P2P_LOG_INFO + verbose);
+        if (daemon_pidfile(pidfile, err, sizeof err) == -1)
+            fatalx("%s", err);
+    } else if (pidfile != NULL &&
+               daemon_pidfile(pidfile, err, sizeof err) == -1)
+        fatalx("%s", err);
+
+    signal(SIGPIPE, SIG_IGN);
+    if ((base = event_base_new()) == NULL)
+        fatalx("event_base_new failed");
+    the_server = server_new(base, fd, &sp);
+    ev_term = evsignal_new(base, SIGTERM, on_signal, base);
+    ev_int = evsignal_new(base, SIGINT, on_signal, base);
+    ev_cron = event_new(base, -1, EV_PERSIST, on_cron, NULL);
+    evsignal_add(ev_term, NULL);
+    evsignal_add(ev_int, NULL);
+    evtimer_add(ev_cron, &cron_tv);
+    log_info("listening on %s, group %s, expiry %d s", na.text,
+             sp.group.name, sp.expire_s);
+
+    event_base_dispatch(base);
+
+    server_free(the_server);
+    event_free(ev_term);
+    event_free(ev_int);
+    event_free(ev_cron);
+    /* Let closed channels be reaped before the base goes. */
+    event_base_loop(base, EVLOOP_NONBLOCK);
+    event_base_free(base);
+    group_wipe(&sp.group);
+    config_free(&cfg);
+    free(defpid);
+    log_info("stopped");
+    return 0;
+}

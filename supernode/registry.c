@@ -1,0 +1,185 @@
+/*
+ * The peer registry: a hash table by node key (uthash) and a list ordered
+ * by when each peer was last heard from, so that expiry only looks at the
+ * peers that actually expire.
+ */
+#include <sys/queue.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <uthash.h>
+
+#include "supernode.h"
+#include "xmalloc.h"
+
+struct reg_peer {
+    uint8_t id[SEC_SIGN_PK_LEN];
+    char host_label[WIRE_MAX_LABEL + 1];
+    char addr[WIRE_MAX_ADDR + 1];
+    struct resources res;
+    uint64_t last_seen_ms;
+    uint32_t srtt_us; /* smoothed, 0 until the first sample */
+    void *owner;
+    UT_hash_handle hh;
+    TAILQ_ENTRY(reg_peer) by_age; /* oldest first */
+};
+
+struct registry {
+    struct reg_peer *table;
+    TAILQ_HEAD(, reg_peer) ages;
+    size_t count;
+};
+
+struct registry *
+registry_new(void)
+{
+    struct registry *r;
+
+    r = xcalloc(1, sizeof *r);
+    TAILQ_INIT(&r->ages);
+    return r;
+}
+
+void
+registry_free(struct registry *r)
+{
+    struct reg_peer *p, *tmp;
+
+    if (r == NULL)
+        return;
+    HASH_ITER(hh, r->table, p, tmp) {
+        HASH_DEL(r->table, p);
+        free(p);
+    }
+    free(r);
+}
+
+struct reg_peer *
+registry_find(const struct registry *r, const uint8_t id[SEC_SIGN_PK_LEN])
+{
+    struct reg_peer *p;
+
+    HASH_FIND(hh, r->table, id, SEC_SIGN_PK_LEN, p);
+    return p;
+}
+
+struct reg_peer *
+registry_upsert(struct registry *r, const struct msg_register *reg,
+                const char *addr, void *owner, uint64_t now_ms,
+                void **old_owner)
+{
+    struct reg_peer *p;
+
+    *old_owner = NULL;
+    if ((p = registry_find(r, reg->node_key)) != NULL) {
+        *old_owner = p->owner;
+        TAILQ_REMOVE(&r->ages, p, by_age);
+    } else {
+        p = xcalloc(1, sizeof *p);
+        memcpy(p->id, reg->node_key, sizeof p->id);
+        HASH_ADD(hh, r->table, id, sizeof p->id, p);
+        r->count++;
+    }
+    memcpy(p->host_label, reg->host_label, sizeof p->host_label);
+    strncpy(p->addr, addr, sizeof p->addr - 1);
+    p->res = reg->res;
+    p->owner = owner;
+    p->srtt_us = 0;
+    p->last_seen_ms = now_ms;
+    TAILQ_INSERT_TAIL(&r->ages, p, by_age);
+    return p;
+}
+
+void
+registry_heartbeat(struct registry *r, struct reg_peer *p,
+                   const struct resources *res, uint64_t now_ms)
+{
+    p->res = *res;
+    p->last_seen_ms = now_ms;
+    TAILQ_REMOVE(&r->ages, p, by_age);
+    TAILQ_INSERT_TAIL(&r->ages, p, by_age);
+}
+
+void
+registry_rtt_sample(struct reg_peer *p, uint32_t rtt_us)
+{
+    if (rtt_us == 0)
+        rtt_us = 1;
+    /* TCP-style smoothing: 7/8 old, 1/8 new (RFC 6298). */
+    if (p->srtt_us == 0)
+        p->srtt_us = rtt_us;
+    else
+        p->srtt_us = (uint32_t)(((uint64_t)p->srtt_us * 7 + rtt_us) / 8);
+}
+
+void
+registry_remove(struct registry *r, struct reg_peer *p)
+{
+    HASH_DEL(r->table, p);
+    TAILQ_REMOVE(&r->ages, p, by_age);
+    r->count--;
+    free(p);
+}
+
+size_t
+registry_expire(struct registry *r, uint64_t cutoff_ms, registry_expire_fn fn,
+                void *arg)
+{
+    struct reg_peer *p;
+    void *owner;
+    size_t n = 0;
+
+    while ((p = TAILQ_FIRST(&r->ages)) != NULL && p->last_seen_ms < cutoff_ms) {
+        owner = p->owner;
+        if (fn != NULL)
+            fn(p, owner, arg);
+        registry_remove(r, p);
+        n++;
+    }
+    return n;
+}
+
+size_t
+registry_count(const struct registry *r)
+{
+    return r->count;
+}
+
+void
+registry_export(const struct registry *r, uint64_t now_ms,
+                struct msg_list_reply *out)
+{
+    const struct reg_peer *p;
+    struct peer_entry *e;
+
+    out->npeers = r->count;
+    out->peers = r->count ? xcalloc(r->count, sizeof *out->peers) : NULL;
+    e = out->peers;
+    for (p = r->table; p != NULL; p = p->hh.next, e++) {
+        memcpy(e->id, p->id, sizeof e->id);
+        memcpy(e->host_label, p->host_label, sizeof e->host_label);
+        memcpy(e->addr, p->addr, sizeof e->addr);
+        e->res = p->res;
+        e->rtt_us = p->srtt_us;
+        e->age_ms = now_ms > p->last_seen_ms ? now_ms - p->last_seen_ms : 0;
+    }
+}
+
+const char *
+reg_peer_label(const struct reg_peer *p)
+{
+    return p->host_label;
+}
+
+const char *
+reg_peer_addr(const struct reg_peer *p)
+{
+    return p->addr;
+}
+
+uint32_t
+reg_peer_rtt(const struct reg_peer *p)
+{
+    return p->srtt_us;
+}
