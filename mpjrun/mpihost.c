@@ -120,7 +120,7 @@ print_json(const struct msg_list_reply *l)
             return -1;
         }
     }
-    if (json_dumpf(arr, stdout, JSON_INDENT(2)) == -1) {
+    if (json_dumpf(arr, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) == -1) {
         json_decref(arr);
         return -1;
     }

@@ -2,6 +2,7 @@
  * runSuperNode: command line, configuration, daemonizing, signals and the
  * cron timer that drives expiry and round-trip probes.
  */
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <getopt.h>
@@ -80,7 +81,7 @@ main(int argc, char **argv)
     int ch, foreground = 0, verbose = 0, expire = -1, fd;
     struct p2p_config cfg;
     struct server_params sp;
-    struct netaddr na;
+    struct netaddr na, bound;
     struct event_base *base;
     struct event *ev_term, *ev_int, *ev_cron;
     struct timeval cron_tv = {0, CRON_MS * 1000};
@@ -162,6 +163,10 @@ main(int argc, char **argv)
     /* Bind before detaching, so that a taken port is reported here. */
     if ((fd = netaddr_listen(&na, 1024)) == -1)
         fatal("cannot listen on %s", na.text);
+    /* With port 0 the kernel chose one: say which. */
+    bound.len = sizeof bound.ss;
+    if (getsockname(fd, (struct sockaddr *)&bound.ss, &bound.len) == 0)
+        netaddr_set_port(&na, netaddr_port(&bound));
 
     if (!foreground) {
         if (pidfile == NULL && (pidfile = cfg.sn_pid_file) == NULL)

@@ -128,6 +128,19 @@ session_peer_addr(struct session *s, const char *reported, char *out,
     }
 }
 
+/* Send a round-trip probe; the peer echoes it at once. */
+static void
+session_probe(struct session *s, uint64_t now_ms)
+{
+    struct msg ping;
+
+    memset(&ping, 0, sizeof ping);
+    ping.type = MSG_PING;
+    s->ping_stamp = ping.u.stamp = monotime_us();
+    s->next_ping_ms = now_ms + (uint64_t)s->srv->p.rtt_every_ms;
+    channel_send(s->ch, &ping);
+}
+
 static void
 session_register(struct session *s, const struct msg_register *reg)
 {
@@ -172,7 +185,7 @@ session_register(struct session *s, const struct msg_register *reg)
     /* A registered peer is quiet between heartbeats; the registry's expiry
      * decides when silence is too long, the channel only backs it up. */
     channel_set_idle(s->ch, srv->p.expire_s * 2000 + 1000);
-    s->next_ping_ms = 0; /* measure the round trip at once */
+    session_probe(s, monotime_ms()); /* measure the round trip at once */
 }
 
 static void
@@ -338,7 +351,6 @@ void
 server_cron(struct server *srv, uint64_t now_ms)
 {
     struct session *s;
-    struct msg ping;
     uint64_t cutoff;
 
     cutoff = now_ms > (uint64_t)srv->p.expire_s * 1000u
@@ -346,15 +358,9 @@ server_cron(struct server *srv, uint64_t now_ms)
                  : 0;
     registry_expire(srv->reg, cutoff, server_expired, srv);
 
-    memset(&ping, 0, sizeof ping);
-    ping.type = MSG_PING;
-    TAILQ_FOREACH(s, &srv->sessions, entry) {
-        if (s->state != SESS_PEER || now_ms < s->next_ping_ms)
-            continue;
-        s->ping_stamp = ping.u.stamp = monotime_us();
-        s->next_ping_ms = now_ms + (uint64_t)srv->p.rtt_every_ms;
-        channel_send(s->ch, &ping);
-    }
+    TAILQ_FOREACH(s, &srv->sessions, entry)
+        if (s->state == SESS_PEER && now_ms >= s->next_ping_ms)
+            session_probe(s, now_ms);
 }
 
 size_t

@@ -1,0 +1,298 @@
+/*
+ * sn_load: N simulated peers against a running supernode, to measure what
+ * one supernode costs per registered peer and whether it keeps up with N
+ * peers heartbeating every second.  Each simulated peer has its own node
+ * key and its own authenticated channel, exactly like peerd.
+ *
+ *   sn_load --conf F --supernode ADDR:PORT --pid SUPERNODE_PID
+ *           [--peers N] [--seconds S] [--heartbeat-ms MS]
+ *
+ * Prints the supernode's RSS before and after registration (memory per
+ * peer), the time to register all peers, and the supernode's CPU use and
+ * the heartbeat acknowledgements per second over the measurement window.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "channel.h"
+#include "config.h"
+#include "group.h"
+#include "log.h"
+#include "monotime.h"
+#include "netaddr.h"
+#include "xmalloc.h"
+
+struct sim {
+    struct channel *ch;
+    uint8_t pk[SEC_SIGN_PK_LEN], sk[SEC_SIGN_SK_LEN];
+    int idx;
+    int registered;
+};
+
+static struct event_base *base;
+static struct sim *sims;
+static int npeers, nregistered, nfailed;
+static uint64_t acks;
+
+static long
+proc_rss_kb(int pid)
+{
+    char path[64], line[256];
+    long kb = -1;
+    FILE *f;
+
+    snprintf(path, sizeof path, "/proc/%d/status", pid);
+    if ((f = fopen(path, "r")) == NULL)
+        return -1;
+    while (fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb;
+}
+
+/* utime + stime of a process, in clock ticks. */
+static long
+proc_cpu_ticks(int pid)
+{
+    char path[64], buf[1024], *p;
+    unsigned long ut, st;
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    if ((f = fopen(path, "r")) == NULL)
+        return -1;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    if ((p = strrchr(buf, ')')) == NULL)
+        return -1;
+    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+               &ut, &st) != 2)
+        return -1;
+    return (long)(ut + st);
+}
+
+static void
+sim_ready(struct channel *ch, void *arg)
+{
+    struct sim *s = arg;
+    struct msg m;
+    uint8_t buf[16 + SEC_HASH_LEN];
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_REGISTER;
+    memcpy(m.u.reg.node_key, s->pk, sizeof s->pk);
+    memcpy(buf, "p2p-register\0\0\0\0", 16);
+    memcpy(buf + 16, channel_session_id(ch), SEC_HASH_LEN);
+    sec_sign(m.u.reg.signature, buf, sizeof buf, s->sk);
+    snprintf(m.u.reg.host_label, sizeof m.u.reg.host_label, "sim%d", s->idx);
+    snprintf(m.u.reg.addr, sizeof m.u.reg.addr, "127.1.%d.%d:9897",
+             s->idx / 250, s->idx % 250 + 1);
+    m.u.reg.res.cores = 4;
+    m.u.reg.res.mem_total = 16ull << 30;
+    m.u.reg.res.mem_free = 8ull << 30;
+    m.u.reg.res.slots_total = m.u.reg.res.slots_free = 4;
+    m.u.reg.res.state = PEER_STATE_AVAILABLE;
+    channel_send(ch, &m);
+}
+
+static void
+sim_msg(struct channel *ch, const struct msg *m, void *arg)
+{
+    struct sim *s = arg;
+    struct msg r;
+
+    switch (m->type) {
+    case MSG_REGISTER_ACK:
+        s->registered = 1;
+        nregistered++;
+        if (nregistered + nfailed == npeers)
+            event_base_loopbreak(base);
+        break;
+    case MSG_HEARTBEAT_ACK:
+        acks++;
+        break;
+    case MSG_PING:
+        memset(&r, 0, sizeof r);
+        r.type = MSG_PONG;
+        r.u.stamp = m->u.stamp;
+        channel_send(ch, &r);
+        break;
+    default:
+        break;
+    }
+}
+
+static void
+sim_close(struct channel *ch, const char *reason, int fault, void *arg)
+{
+    struct sim *s = arg;
+
+    s->ch = NULL;
+    if (!s->registered)
+        nfailed++;
+    fprintf(stderr, "sim%d: %s\n", s->idx, reason);
+    if (nregistered + nfailed == npeers)
+        event_base_loopbreak(base);
+}
+
+static const struct channel_cbs sim_cbs = {sim_ready, sim_msg, sim_close};
+
+/* One heartbeat per peer per period, spread evenly over the period. */
+static int hb_ms = 1000, hb_next;
+
+static void
+hb_tick(evutil_socket_t fd, short what, void *arg)
+{
+    static uint64_t ticks, sent;
+    struct msg m;
+    uint64_t due;
+
+    /* Exactly npeers heartbeats per 100 ticks, whatever the rounding. */
+    due = ++ticks * (uint64_t)npeers / 100 - sent;
+    sent += due;
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_HEARTBEAT;
+    m.u.heartbeat.cores = 4;
+    m.u.heartbeat.mem_total = 16ull << 30;
+    m.u.heartbeat.mem_free = 8ull << 30;
+    m.u.heartbeat.slots_total = m.u.heartbeat.slots_free = 4;
+    m.u.heartbeat.state = PEER_STATE_AVAILABLE;
+    for (; due > 0; due--, hb_next = (hb_next + 1) % npeers)
+        if (sims[hb_next].ch != NULL)
+            channel_send(sims[hb_next].ch, &m);
+}
+
+static void
+stop(evutil_socket_t fd, short what, void *arg)
+{
+    event_base_loopbreak(base);
+}
+
+int
+main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"conf", required_argument, NULL, 'c'},
+        {"supernode", required_argument, NULL, 's'},
+        {"pid", required_argument, NULL, 'p'},
+        {"peers", required_argument, NULL, 'n'},
+        {"seconds", required_argument, NULL, 't'},
+        {"heartbeat-ms", required_argument, NULL, 'b'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *conf = NULL, *sn = NULL;
+    int pid = 0, seconds = 10, ch, i;
+    struct p2p_config cfg;
+    struct group g;
+    struct channel_params cp;
+    struct netaddr to, from;
+    char err[512];
+    long rss0, rss1, rss2, cpu0, cpu1, hz = sysconf(_SC_CLK_TCK);
+    uint64_t t0, t1, acks0;
+    struct timeval tick, window;
+    struct event *ev_tick, *ev_stop;
+
+    npeers = 1000;
+    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'c': conf = optarg; break;
+        case 's': sn = optarg; break;
+        case 'p': pid = atoi(optarg); break;
+        case 'n': npeers = atoi(optarg); break;
+        case 't': seconds = atoi(optarg); break;
+        case 'b': hb_ms = atoi(optarg); break;
+        default: return 2;
+        }
+    }
+    if (sn == NULL || pid <= 0 || npeers < 1 || hb_ms < 10) {
+        fprintf(stderr, "usage: sn_load --conf F --supernode ADDR:PORT "
+                        "--pid PID [--peers N] [--seconds S] "
+                        "[--heartbeat-ms MS]\n");
+        return 2;
+    }
+    log_init("sn_load", 1, P2P_LOG_WARN);
+    net_raise_nofile();
+    if (sec_init() == -1 || config_load(&cfg, conf, err, sizeof err) == -1 ||
+        group_load(&cfg, &g, err, sizeof err) == -1 ||
+        netaddr_parse(sn, 9700, &to, err, sizeof err) == -1)
+        fatalx("%s", err);
+    base = event_base_new();
+    sims = xcalloc((size_t)npeers, sizeof *sims);
+    group_params(&g, FRAME_MAX_REQUEST, 0, &cp);
+    cp.handshake_ms = 60000;
+
+    rss0 = proc_rss_kb(pid);
+    t0 = monotime_us();
+    for (i = 0; i < npeers; i++) {
+        char a[32];
+
+        sims[i].idx = i;
+        sec_sign_keypair(sims[i].pk, sims[i].sk);
+        /* Spread the sources over 127.1.x.y: one source address would run
+         * out of ephemeral ports long before 10,000 peers. */
+        snprintf(a, sizeof a, "127.1.%d.%d:0", i / 250, i % 250 + 1);
+        netaddr_parse(a, 0, &from, err, sizeof err);
+        sims[i].ch = channel_connect(base, &to, &from, &cp, &sim_cbs, &sims[i]);
+        if (sims[i].ch == NULL)
+            fatal("socket for peer %d", i);
+        /* Keep the accept queue from overflowing during the ramp. */
+        if (i % 200 == 199)
+            event_base_loop(base, EVLOOP_NONBLOCK);
+    }
+    event_base_dispatch(base);
+    t1 = monotime_us();
+    rss1 = proc_rss_kb(pid);
+    printf("registered %d/%d peers in %.3f s (%d failed)\n", nregistered,
+           npeers, (double)(t1 - t0) / 1e6, nfailed);
+    printf("supernode RSS: %ld kB before, %ld kB after: %.0f bytes per peer\n",
+           rss0, rss1, (double)(rss1 - rss0) * 1024.0 / (nregistered ? nregistered : 1));
+
+    tick.tv_sec = 0;
+    tick.tv_usec = hb_ms * 10; /* 100 ticks per heartbeat period */
+    ev_tick = event_new(base, -1, EV_PERSIST, hb_tick, NULL);
+    evtimer_add(ev_tick, &tick);
+    /* Settle for two periods, then measure. */
+    window.tv_sec = 2 * hb_ms / 1000;
+    window.tv_usec = (2 * hb_ms % 1000) * 1000;
+    ev_stop = evtimer_new(base, stop, NULL);
+    evtimer_add(ev_stop, &window);
+    event_base_dispatch(base);
+
+    cpu0 = proc_cpu_ticks(pid);
+    acks0 = acks;
+    t0 = monotime_us();
+    window.tv_sec = seconds;
+    window.tv_usec = 0;
+    evtimer_add(ev_stop, &window);
+    event_base_dispatch(base);
+    t1 = monotime_us();
+    cpu1 = proc_cpu_ticks(pid);
+    rss2 = proc_rss_kb(pid);
+    printf("heartbeats acknowledged: %.0f per second (offered %.0f)\n",
+           (double)(acks - acks0) * 1e6 / (double)(t1 - t0),
+           npeers * 1000.0 / hb_ms);
+    printf("supernode CPU: %.1f%% of one core over %d s; RSS %ld kB\n",
+           100.0 * (double)(cpu1 - cpu0) / (double)hz /
+               ((double)(t1 - t0) / 1e6),
+           seconds, rss2);
+
+    for (i = 0; i < npeers; i++)
+        if (sims[i].ch != NULL)
+            channel_close(sims[i].ch);
+    event_free(ev_tick);
+    event_free(ev_stop);
+    event_base_loop(base, EVLOOP_NONBLOCK);
+    event_base_free(base);
+    free(sims);
+    config_free(&cfg);
+    return 0;
+}

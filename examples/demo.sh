@@ -1,0 +1,67 @@
+#!/bin/sh
+# make demo: a supernode and three workstations on loopback, as a user
+# would start them, then mpihost, then everything stopped again.
+# Usage: demo.sh BINDIR
+set -eu
+bin=$(cd "${1:-build/bin}" && pwd)
+dir=$(mktemp -d /tmp/p2p-demo.XXXXXX)
+pids=""
+cleanup() {
+    for p in $pids; do kill -TERM "$p" 2>/dev/null || true; done
+    for p in $pids; do wait "$p" 2>/dev/null || true; done
+    rm -rf "$dir"
+}
+trap cleanup EXIT INT TERM
+
+say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+
+cd "$dir"
+say "p2p-keygen --group group.key"
+"$bin/p2p-keygen" --group group.key
+cat > p2p.conf <<CONF
+[network]
+group = demo
+key_file = group.key
+supernodes = 127.0.0.1:0
+CONF
+
+say "runSuperNode --conf p2p.conf --listen 127.0.0.1:0 --foreground &"
+"$bin/runSuperNode" --conf p2p.conf --listen 127.0.0.1:0 --foreground \
+    2>supernode.log &
+pids="$pids $!"
+port=""
+for _ in $(seq 100); do
+    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' \
+        supernode.log)
+    [ -n "$port" ] && break
+    sleep 0.05
+done
+[ -n "$port" ] || { cat supernode.log; exit 1; }
+sed -i "s/127.0.0.1:0/127.0.0.1:$port/" p2p.conf
+echo "supernode listening on 127.0.0.1:$port"
+
+for i in 2 3 4; do
+    say "peerd --conf p2p.conf --listen 127.0.0.$i:0 --state-dir ws$i --slots 2 --host-label ws$i --foreground &"
+    "$bin/peerd" --conf p2p.conf --listen "127.0.0.$i:0" --state-dir "ws$i" \
+        --slots 2 --host-label "ws$i" --foreground 2>"ws$i.log" &
+    pids="$pids $!"
+done
+
+for _ in $(seq 100); do
+    n=$("$bin/mpihost" --conf p2p.conf 2>/dev/null | tail -n +2 | wc -l)
+    [ "$n" -ge 3 ] && break
+    sleep 0.05
+done
+
+say "mpihost --conf p2p.conf"
+"$bin/mpihost" --conf p2p.conf
+
+say "mpihost --conf p2p.conf --json   (first entry)"
+"$bin/mpihost" --conf p2p.conf --json | sed -n '1,14p'
+echo "  ..."
+
+echo
+echo "supernode log:"
+sed 's/^/  /' supernode.log
+echo
+echo "stopping the cluster"
