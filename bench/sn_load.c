@@ -204,13 +204,26 @@ main(int argc, char **argv)
     npeers = 1000;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (ch) {
-        case 'c': conf = optarg; break;
-        case 's': sn = optarg; break;
-        case 'p': pid = atoi(optarg); break;
-        case 'n': npeers = atoi(optarg); break;
-        case 't': seconds = atoi(optarg); break;
-        case 'b': hb_ms = atoi(optarg); break;
-        default: return 2;
+        case 'c':
+            conf = optarg;
+            break;
+        case 's':
+            sn = optarg;
+            break;
+        case 'p':
+            pid = atoi(optarg);
+            break;
+        case 'n':
+            npeers = atoi(optarg);
+            break;
+        case 't':
+            seconds = atoi(optarg);
+            break;
+        case 'b':
+            hb_ms = atoi(optarg);
+            break;
+        default:
+            return 2;
         }
     }
     if (sn == NULL || pid <= 0 || npeers < 1 || hb_ms < 10) {
@@ -254,7 +267,8 @@ main(int argc, char **argv)
     printf("registered %d/%d peers in %.3f s (%d failed)\n", nregistered,
            npeers, (double)(t1 - t0) / 1e6, nfailed);
     printf("supernode RSS: %ld kB before, %ld kB after: %.0f bytes per peer\n",
-           rss0, rss1, (double)(rss1 - rss0) * 1024.0 / (nregistered ? nregistered : 1));
+           rss0, rss1,
+           (double)(rss1 - rss0) * 1024.0 / (nregistered ? nregistered : 1));
 
     tick.tv_sec = 0;
     tick.tv_usec = hb_ms * 10; /* 100 ticks per heartbeat period */

@@ -17,15 +17,15 @@ struct p2p_config {
     char *path; /* the file read, NULL when none was found */
 
     /* [network] */
-    char *group;            /* network name, mixed into every handshake */
-    char *key_file;         /* group secret, made by p2p-keygen --group */
+    char *group;    /* network name, mixed into every handshake */
+    char *key_file; /* group secret, made by p2p-keygen --group */
     char *supernodes[CONF_MAX_SUPERNODES];
     int nsupernodes;
     int handshake_timeout_ms; /* a handshake must finish within this */
 
     /* [supernode] */
     char *sn_listen;
-    int sn_expire;    /* seconds of silence before a peer is dropped */
+    int sn_expire; /* seconds of silence before a peer is dropped */
     char *sn_pid_file;
 
     /* [peer] */

@@ -8,8 +8,8 @@
 
 #include <stdarg.h>
 
-#define P2P_LOG_WARN  0
-#define P2P_LOG_INFO  1
+#define P2P_LOG_WARN 0
+#define P2P_LOG_INFO 1
 #define P2P_LOG_DEBUG 2
 
 /* Where lines go; a program may install its own sink (the MPI runtime). */
@@ -25,9 +25,7 @@ void log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
 void log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
-void fatal(const char *, ...)
-    __attribute__((format(printf, 1, 2), noreturn));
-void fatalx(const char *, ...)
-    __attribute__((format(printf, 1, 2), noreturn));
+void fatal(const char *, ...) __attribute__((format(printf, 1, 2), noreturn));
+void fatalx(const char *, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 #endif

@@ -52,8 +52,7 @@ netaddr_parse(const char *s, int default_port, struct netaddr *na, char *err,
     } else {
         colon = strrchr(s, ':');
         if (colon != NULL && strchr(s, ':') != colon) {
-            snprintf(err, errlen, "%s: write IPv6 addresses as [ADDR]:PORT",
-                     s);
+            snprintf(err, errlen, "%s: write IPv6 addresses as [ADDR]:PORT", s);
             return -1;
         }
         hlen = colon ? (size_t)(colon - s) : strlen(s);
@@ -158,8 +157,8 @@ netaddr_listen(const struct netaddr *na, int backlog)
 {
     int fd, one = 1, saved;
 
-    fd = socket(na->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                0);
+    fd =
+        socket(na->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd == -1)
         return -1;
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == -1 ||

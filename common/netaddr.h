@@ -17,8 +17,8 @@ struct netaddr {
 
 /* Parse and resolve "HOST:PORT"; a bare HOST takes default_port.  Returns 0,
  * or -1 with a message in err. */
-int netaddr_parse(const char *, int default_port, struct netaddr *,
-                  char *err, size_t errlen);
+int netaddr_parse(const char *, int default_port, struct netaddr *, char *err,
+                  size_t errlen);
 /* Format a socket address as numeric "host:port". */
 const char *netaddr_format(const struct sockaddr *, char *, size_t);
 /* Non-zero for 0.0.0.0 or ::. */

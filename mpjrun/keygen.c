@@ -69,8 +69,8 @@ main(int argc, char **argv)
     }
     if (group != NULL) {
         sec_random(key, sizeof key);
-        if (sec_keyfile_write(group, key, sizeof key, 0600, err,
-                              sizeof err) == -1) {
+        if (sec_keyfile_write(group, key, sizeof key, 0600, err, sizeof err) ==
+            -1) {
             fprintf(stderr, "p2p-keygen: %s\n", err);
             return 1;
         }

@@ -15,17 +15,16 @@
 static void
 usage(FILE *f)
 {
-    fprintf(f,
-            "usage: mpihost [--conf FILE] [--supernode ADDR:PORT]... "
-            "[--json]\n"
-            "               [--timeout SECONDS] [--verbose] [--help] "
-            "[--version]\n"
-            "\n"
-            "Lists the peers registered with the network's supernode: host, "
-            "address,\n"
-            "slots free/total, memory free/total, load, round-trip time, "
-            "state, and\n"
-            "time since the last heartbeat.\n");
+    fprintf(f, "usage: mpihost [--conf FILE] [--supernode ADDR:PORT]... "
+               "[--json]\n"
+               "               [--timeout SECONDS] [--verbose] [--help] "
+               "[--version]\n"
+               "\n"
+               "Lists the peers registered with the network's supernode: host, "
+               "address,\n"
+               "slots free/total, memory free/total, load, round-trip time, "
+               "state, and\n"
+               "time since the last heartbeat.\n");
 }
 
 /* Unknown round-trip times (0) sort last. */
@@ -103,24 +102,24 @@ print_json(const struct msg_list_reply *l)
         const struct peer_entry *p = &l->peers[i];
 
         sec_hex(id, p->id, sizeof p->id);
-        o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:f, s:I, "
-                      "s:s, s:I}",
-                      "id", id, "host", p->host_label, "addr", p->addr,
-                      "cores", (json_int_t)p->res.cores, "slots_total",
-                      (json_int_t)p->res.slots_total, "slots_free",
-                      (json_int_t)p->res.slots_free, "mem_total",
-                      (json_int_t)p->res.mem_total, "mem_free",
-                      (json_int_t)p->res.mem_free, "load",
-                      p->res.load_milli / 1000.0, "rtt_us",
-                      (json_int_t)p->rtt_us, "state",
-                      peer_state_name(p->res.state), "age_ms",
-                      (json_int_t)p->age_ms);
+        o = json_pack(
+            "{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:f, s:I, "
+            "s:s, s:I}",
+            "id", id, "host", p->host_label, "addr", p->addr, "cores",
+            (json_int_t)p->res.cores, "slots_total",
+            (json_int_t)p->res.slots_total, "slots_free",
+            (json_int_t)p->res.slots_free, "mem_total",
+            (json_int_t)p->res.mem_total, "mem_free",
+            (json_int_t)p->res.mem_free, "load", p->res.load_milli / 1000.0,
+            "rtt_us", (json_int_t)p->rtt_us, "state",
+            peer_state_name(p->res.state), "age_ms", (json_int_t)p->age_ms);
         if (o == NULL || json_array_append_new(arr, o) == -1) {
             json_decref(arr);
             return -1;
         }
     }
-    if (json_dumpf(arr, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) == -1) {
+    if (json_dumpf(arr, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) ==
+        -1) {
         json_decref(arr);
         return -1;
     }
@@ -170,8 +169,9 @@ main(int argc, char **argv)
         case 't':
             v = strtol(optarg, &end, 10);
             if (*optarg == '\0' || *end != '\0' || v < 1 || v > 600) {
-                fprintf(stderr, "mpihost: --timeout: '%s' is not a number "
-                                "of seconds from 1 to 600\n",
+                fprintf(stderr,
+                        "mpihost: --timeout: '%s' is not a number "
+                        "of seconds from 1 to 600\n",
                         optarg);
                 return 2;
             }

@@ -156,7 +156,7 @@ snquery_list(const struct p2p_config *cfg, const struct group *g,
             return 0;
         log_debug("supernode %s: %s", cfg->supernodes[i], why);
         n = snprintf(err + used, errlen - used, "%s%s: %s",
-                     used ? "; " : "no supernode reachable (", 
+                     used ? "; " : "no supernode reachable (",
                      cfg->supernodes[i], why);
         if (n > 0 && (size_t)n < errlen - used)
             used += (size_t)n;

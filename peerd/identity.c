@@ -43,8 +43,8 @@ identity_state_dir(const char *dir, char *err, size_t errlen)
         return -1;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
-        snprintf(err, errlen,
-                 "state directory %s is in use by another peerd", dir);
+        snprintf(err, errlen, "state directory %s is in use by another peerd",
+                 dir);
         close(fd);
         return -1;
     }

@@ -49,7 +49,9 @@ static void link_on_msg(struct channel *, const struct msg *, void *);
 static void link_on_close(struct channel *, const char *, int, void *);
 
 static const struct channel_cbs link_cbs = {
-    link_on_ready, link_on_msg, link_on_close,
+    link_on_ready,
+    link_on_msg,
+    link_on_close,
 };
 
 static void
@@ -79,7 +81,8 @@ link_retry(struct link *l)
     l->ch = NULL;
     link_set_state(l, LINK_IDLE);
     sec_random(&jitter, sizeof jitter);
-    wait = l->backoff_ms * 3 / 4 + (int)(jitter % (uint32_t)(l->backoff_ms / 2 + 1));
+    wait = l->backoff_ms * 3 / 4 +
+           (int)(jitter % (uint32_t)(l->backoff_ms / 2 + 1));
     l->backoff_ms = l->backoff_ms * 2 > LINK_BACKOFF_MAX_MS
                         ? LINK_BACKOFF_MAX_MS
                         : l->backoff_ms * 2;
@@ -219,8 +222,8 @@ link_on_msg(struct channel *ch, const struct msg *m, void *arg)
     default:
         break;
     }
-    log_warnx("supernode %s: unexpected %s in state %s; reconnecting",
-              l->name, msg_type_name(m->type), link_state_names[l->state]);
+    log_warnx("supernode %s: unexpected %s in state %s; reconnecting", l->name,
+              msg_type_name(m->type), link_state_names[l->state]);
     channel_close(ch);
     evtimer_del(l->timer);
     link_failed(l, "protocol error");

@@ -88,8 +88,8 @@ parse_int(const char *opt, const char *s, int min, int max, int *out)
 
     v = strtol(s, &end, 10);
     if (*s == '\0' || *end != '\0' || v < min || v > max) {
-        fprintf(stderr, "peerd: %s: '%s' is not a number from %d to %d\n",
-                opt, s, min, max);
+        fprintf(stderr, "peerd: %s: '%s' is not a number from %d to %d\n", opt,
+                s, min, max);
         return -1;
     }
     *out = (int)v;
@@ -218,8 +218,8 @@ main(int argc, char **argv)
     } else
         identity_machine_label(pd.host_label, sizeof pd.host_label);
 
-    pd.state_dir = cfg.state_dir ? xstrdup(cfg.state_dir)
-                                 : identity_default_state_dir();
+    pd.state_dir =
+        cfg.state_dir ? xstrdup(cfg.state_dir) : identity_default_state_dir();
     if (identity_state_dir(pd.state_dir, err, sizeof err) == -1)
         fatalx("%s", err);
     if (identity_node_key(pd.state_dir, pd.node_pk, pd.node_sk, err,
@@ -265,8 +265,7 @@ main(int argc, char **argv)
         log_warnx("no supernode configured: this peer is not announced "
                   "anywhere");
     pd.nlinks = cfg.nsupernodes;
-    pd.links = pd.nlinks ? xcalloc((size_t)pd.nlinks, sizeof *pd.links)
-                         : NULL;
+    pd.links = pd.nlinks ? xcalloc((size_t)pd.nlinks, sizeof *pd.links) : NULL;
     for (i = 0; i < pd.nlinks; i++)
         pd.links[i] = link_new(&pd, cfg.supernodes[i]);
 

@@ -90,8 +90,7 @@ svc_accept(int fd, void *arg)
     c = xcalloc(1, sizeof *c);
     c->svc = svc;
     group_params(&svc->pd->group, FRAME_MAX_REQUEST, SERVICE_IDLE_MS, &cp);
-    if ((c->ch = channel_accept(svc->pd->base, fd, &cp, &svc_cbs, c)) ==
-        NULL) {
+    if ((c->ch = channel_accept(svc->pd->base, fd, &cp, &svc_cbs, c)) == NULL) {
         free(c);
         return;
     }

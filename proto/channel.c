@@ -40,7 +40,7 @@ struct channel {
     int server;
     struct event_base *base;
     struct bufferevent *bev;
-    struct event *deadline;   /* handshake, then frame completion, closing */
+    struct event *deadline; /* handshake, then frame completion, closing */
     struct handshake *hs;
     struct hs_keys keys;
     uint64_t tx_seq, rx_seq;
@@ -48,10 +48,10 @@ struct channel {
     char *group;
     size_t max_frame;
     int handshake_ms, idle_ms;
-    int frame_pending;        /* a started frame is being waited for */
-    int connect_errno;        /* connect() failed before the loop ran */
-    int stalled;              /* the other end stopped reading */
-    uint8_t *scratch;         /* plaintext / ciphertext buffer */
+    int frame_pending; /* a started frame is being waited for */
+    int connect_errno; /* connect() failed before the loop ran */
+    int stalled;       /* the other end stopped reading */
+    uint8_t *scratch;  /* plaintext / ciphertext buffer */
     size_t scratch_len;
     struct sockaddr_storage peer;
     char name[NETADDR_STRLEN];
@@ -216,8 +216,9 @@ ch_sealed_frame(struct channel *ch, const uint8_t *hdr, const uint8_t *body,
     plain = ch_scratch(ch, len);
     if (sec_open(plain, body, len, hdr, FRAME_HEADER_LEN, ch->rx_seq,
                  ch->keys.rx) == -1) {
-        ch_fail(ch, 1, "frame failed authentication "
-                       "(tampered, replayed or reordered)");
+        ch_fail(ch, 1,
+                "frame failed authentication "
+                "(tampered, replayed or reordered)");
         return;
     }
     ch->rx_seq++;
@@ -398,8 +399,8 @@ ch_event_cb(struct bufferevent *bev, short what, void *arg)
         if (ch->state == CH_READY)
             ch_fail(ch, 0, "connection closed by peer");
         else if (ch->state == CH_HANDSHAKE || ch->state == CH_WELCOME)
-            ch_fail(ch, 1, ch->server
-                               ? "connection closed during handshake"
+            ch_fail(ch, 1,
+                    ch->server ? "connection closed during handshake"
                                : "connection closed during handshake "
                                  "(wrong group key or group name?)");
         else
@@ -451,8 +452,7 @@ ch_deadline_cb(evutil_socket_t fd, short what, void *arg)
 
 static struct channel *
 ch_new(struct event_base *base, struct bufferevent *bev, int server,
-       const struct channel_params *p, const struct channel_cbs *cbs,
-       void *arg)
+       const struct channel_params *p, const struct channel_cbs *cbs, void *arg)
 {
     struct channel *ch;
 
@@ -466,8 +466,8 @@ ch_new(struct event_base *base, struct bufferevent *bev, int server,
     ch->max_frame = p->max_frame;
     ch->handshake_ms = p->handshake_ms;
     ch->idle_ms = p->idle_ms;
-    ch->hs = handshake_new(server ? HS_SERVER : HS_CLIENT, p->group_key,
-                           p->group);
+    ch->hs =
+        handshake_new(server ? HS_SERVER : HS_CLIENT, p->group_key, p->group);
     ch->cbs = *cbs;
     ch->arg = arg;
     snprintf(ch->name, sizeof ch->name, "?");
@@ -497,8 +497,7 @@ channel_accept(struct event_base *base, int fd, const struct channel_params *p,
     ch = ch_new(base, bev, 1, p, cbs, arg);
     len = sizeof ch->peer;
     if (getpeername(fd, (struct sockaddr *)&ch->peer, &len) == 0)
-        netaddr_format((struct sockaddr *)&ch->peer, ch->name,
-                       sizeof ch->name);
+        netaddr_format((struct sockaddr *)&ch->peer, ch->name, sizeof ch->name);
     return ch;
 }
 
@@ -511,8 +510,8 @@ channel_connect(struct event_base *base, const struct netaddr *to,
     struct channel *ch;
     int fd, rc, saved;
 
-    fd = socket(to->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                0);
+    fd =
+        socket(to->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd == -1)
         return NULL;
     if (from != NULL) {

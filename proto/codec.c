@@ -14,9 +14,9 @@ const char *
 msg_type_name(enum msg_type t)
 {
     static const char *names[] = {
-        "none",  "register", "register-ack", "heartbeat",  "heartbeat-ack",
-        "unregister", "ping", "pong",        "list-request", "list-reply",
-        "error",
+        "none",          "register",   "register-ack", "heartbeat",
+        "heartbeat-ack", "unregister", "ping",         "pong",
+        "list-request",  "list-reply", "error",
     };
 
     if ((size_t)t >= sizeof names / sizeof names[0])
@@ -244,8 +244,7 @@ bytes_from_pb(const ProtobufCBinaryData *b, uint8_t *dst, size_t len,
               const char *what, char *err, size_t errlen)
 {
     if (b->len != len) {
-        snprintf(err, errlen, "%s: %zu bytes, expected %zu", what, b->len,
-                 len);
+        snprintf(err, errlen, "%s: %zu bytes, expected %zu", what, b->len, len);
         return -1;
     }
     memcpy(dst, b->data, len);
@@ -268,11 +267,10 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
             bytes_from_pb(&reg->signature, m->u.reg.signature,
                           sizeof m->u.reg.signature, "signature", err,
                           errlen) == -1 ||
-            token_from_pb(reg->host_label, m->u.reg.host_label,
-                          WIRE_MAX_LABEL, 0, "host label", err,
-                          errlen) == -1 ||
-            token_from_pb(reg->addr, m->u.reg.addr, WIRE_MAX_ADDR, 0,
-                          "address", err, errlen) == -1 ||
+            token_from_pb(reg->host_label, m->u.reg.host_label, WIRE_MAX_LABEL,
+                          0, "host label", err, errlen) == -1 ||
+            token_from_pb(reg->addr, m->u.reg.addr, WIRE_MAX_ADDR, 0, "address",
+                          err, errlen) == -1 ||
             token_from_pb(reg->version, m->u.reg.version, WIRE_MAX_LABEL, 1,
                           "version", err, errlen) == -1)
             return -1;
@@ -318,8 +316,8 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
             m->u.list.npeers = i + 1;
             if (bytes_from_pb(&e->id, pe->id, sizeof pe->id, "peer id", err,
                               errlen) == -1 ||
-                token_from_pb(e->host_label, pe->host_label, WIRE_MAX_LABEL,
-                              0, "host label", err, errlen) == -1 ||
+                token_from_pb(e->host_label, pe->host_label, WIRE_MAX_LABEL, 0,
+                              "host label", err, errlen) == -1 ||
                 token_from_pb(e->addr, pe->addr, WIRE_MAX_ADDR, 0, "address",
                               err, errlen) == -1 ||
                 res_from_pb(e->res, &pe->res, err, errlen) == -1)

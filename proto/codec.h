@@ -37,8 +37,8 @@ enum peer_state {
 
 struct resources {
     uint32_t cores;
-    uint64_t mem_total, mem_free; /* bytes, free <= total */
-    uint32_t load_milli;          /* load average x 1000 */
+    uint64_t mem_total, mem_free;     /* bytes, free <= total */
+    uint32_t load_milli;              /* load average x 1000 */
     uint32_t slots_total, slots_free; /* free <= total */
     enum peer_state state;
 };

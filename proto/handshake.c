@@ -11,12 +11,12 @@
 #define HS_KDF_CTX "p2pgroup"
 
 enum hs_state {
-    HS_C_START,     /* client: nothing sent yet */
+    HS_C_START,      /* client: nothing sent yet */
     HS_C_WAIT_PROOF, /* client: HELLO sent, waiting for the server's proof */
     HS_S_WAIT_HELLO, /* server: waiting for the client's HELLO */
     HS_S_WAIT_PROOF, /* server: proof sent, waiting for the client's proof */
-    HS_ST_DONE,     /* keys derived */
-    HS_ST_FAILED,   /* terminal */
+    HS_ST_DONE,      /* keys derived */
+    HS_ST_FAILED,    /* terminal */
 };
 
 struct handshake {

@@ -14,13 +14,11 @@
 
 #include "sec.h"
 
-_Static_assert(sizeof(struct sec_hasher) >=
-                   sizeof(crypto_generichash_state),
+_Static_assert(sizeof(struct sec_hasher) >= sizeof(crypto_generichash_state),
                "sec_hasher too small");
 _Static_assert(crypto_kx_PUBLICKEYBYTES == SEC_KX_PK_LEN, "kx pk");
 _Static_assert(crypto_kx_SESSIONKEYBYTES == SEC_KEY_LEN, "kx session");
-_Static_assert(crypto_aead_chacha20poly1305_ietf_ABYTES == SEC_TAG_LEN,
-               "tag");
+_Static_assert(crypto_aead_chacha20poly1305_ietf_ABYTES == SEC_TAG_LEN, "tag");
 _Static_assert(crypto_sign_SECRETKEYBYTES == SEC_SIGN_SK_LEN, "sign sk");
 _Static_assert(crypto_sign_BYTES == SEC_SIG_LEN, "sig");
 _Static_assert(crypto_kdf_CONTEXTBYTES == 8, "kdf ctx");
@@ -139,8 +137,7 @@ sec_open(uint8_t *out, const uint8_t *in, size_t len, const uint8_t *ad,
         return -1;
     sec_nonce(nonce, counter);
     return crypto_aead_chacha20poly1305_ietf_decrypt(out, NULL, NULL, in, len,
-                                                     ad, adlen, nonce,
-                                                     key) == 0
+                                                     ad, adlen, nonce, key) == 0
                ? 0
                : -1;
 }
@@ -152,7 +149,8 @@ sec_sign_keypair(uint8_t pk[SEC_SIGN_PK_LEN], uint8_t sk[SEC_SIGN_SK_LEN])
 }
 
 void
-sec_sign_sk_to_pk(uint8_t pk[SEC_SIGN_PK_LEN], const uint8_t sk[SEC_SIGN_SK_LEN])
+sec_sign_sk_to_pk(uint8_t pk[SEC_SIGN_PK_LEN],
+                  const uint8_t sk[SEC_SIGN_SK_LEN])
 {
     crypto_sign_ed25519_sk_to_pk(pk, sk);
 }
@@ -254,8 +252,8 @@ sec_keyfile_read(const char *path, uint8_t *key, size_t len, int secret,
         goto out;
     }
     buf[n] = '\0';
-    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' ||
-                     buf[n - 1] == ' '))
+    while (n > 0 &&
+           (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
         buf[--n] = '\0';
     if (sec_unhex(key, len, buf) == -1) {
         snprintf(err, errlen, "%s: not a %zu-byte hex key", path, len);

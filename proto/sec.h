@@ -11,12 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SEC_KEY_LEN 32     /* group key, session keys, MAC keys */
-#define SEC_KX_PK_LEN 32   /* ephemeral public key */
+#define SEC_KEY_LEN 32   /* group key, session keys, MAC keys */
+#define SEC_KX_PK_LEN 32 /* ephemeral public key */
 #define SEC_KX_SK_LEN 32
 #define SEC_MAC_LEN 32
 #define SEC_HASH_LEN 32
-#define SEC_TAG_LEN 16     /* AEAD overhead */
+#define SEC_TAG_LEN 16 /* AEAD overhead */
 #define SEC_SIGN_PK_LEN 32
 #define SEC_SIGN_SK_LEN 64
 #define SEC_SIG_LEN 64

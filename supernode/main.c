@@ -100,8 +100,9 @@ main(int argc, char **argv)
         case 'e':
             v = strtol(optarg, &endp, 10);
             if (*optarg == '\0' || *endp != '\0' || v < 1 || v > 3600) {
-                fprintf(stderr, "runSuperNode: --expire: '%s' is not a "
-                                "number of seconds from 1 to 3600\n",
+                fprintf(stderr,
+                        "runSuperNode: --expire: '%s' is not a "
+                        "number of seconds from 1 to 3600\n",
                         optarg);
                 return 2;
             }
@@ -149,9 +150,8 @@ main(int argc, char **argv)
         fatalx("libsodium failed to initialise");
     sp.expire_s = cfg.sn_expire;
     /* Three heartbeats fit in the expiry, at most one a second. */
-    sp.heartbeat_ms = cfg.sn_expire * 1000 / 3 < 1000
-                          ? cfg.sn_expire * 1000 / 3
-                          : 1000;
+    sp.heartbeat_ms =
+        cfg.sn_expire * 1000 / 3 < 1000 ? cfg.sn_expire * 1000 / 3 : 1000;
     sp.rtt_every_ms = 2000;
     v = net_raise_nofile();
     sp.max_sessions = v > 64 ? (int)(v - 32) : 32;
@@ -190,8 +190,8 @@ main(int argc, char **argv)
     evsignal_add(ev_term, NULL);
     evsignal_add(ev_int, NULL);
     evtimer_add(ev_cron, &cron_tv);
-    log_info("listening on %s, group %s, expiry %d s", na.text,
-             sp.group.name, sp.expire_s);
+    log_info("listening on %s, group %s, expiry %d s", na.text, sp.group.name,
+             sp.expire_s);
 
     event_base_dispatch(base);
 

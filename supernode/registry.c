@@ -48,7 +48,8 @@ registry_free(struct registry *r)
 
     if (r == NULL)
         return;
-    HASH_ITER(hh, r->table, p, tmp) {
+    HASH_ITER(hh, r->table, p, tmp)
+    {
         HASH_DEL(r->table, p);
         free(p);
     }

@@ -30,7 +30,10 @@ enum session_state {
 };
 
 static const char *session_state_names[] = {
-    "handshake", "open", "peer", "client",
+    "handshake",
+    "open",
+    "peer",
+    "client",
 };
 
 struct session {
@@ -58,7 +61,9 @@ static void session_on_msg(struct channel *, const struct msg *, void *);
 static void session_on_close(struct channel *, const char *, int, void *);
 
 static const struct channel_cbs session_cbs = {
-    session_on_ready, session_on_msg, session_on_close,
+    session_on_ready,
+    session_on_msg,
+    session_on_close,
 };
 
 static void
@@ -95,8 +100,7 @@ session_violation(struct session *s, const char *why)
 {
     struct msg m;
 
-    log_warnx("%s: dropped: protocol violation: %s", channel_name(s->ch),
-              why);
+    log_warnx("%s: dropped: protocol violation: %s", channel_name(s->ch), why);
     memset(&m, 0, sizeof m);
     m.type = MSG_ERROR;
     m.u.error.code = 1;
@@ -209,9 +213,9 @@ session_pong(struct session *s, uint64_t stamp)
     if (s->ping_stamp == 0 || stamp != s->ping_stamp || now < stamp)
         return;
     s->ping_stamp = 0;
-    registry_rtt_sample(s->peer, (uint32_t)(now - stamp > UINT32_MAX
-                                                ? UINT32_MAX
-                                                : now - stamp));
+    registry_rtt_sample(
+        s->peer,
+        (uint32_t)(now - stamp > UINT32_MAX ? UINT32_MAX : now - stamp));
 }
 
 static void
@@ -359,8 +363,8 @@ server_cron(struct server *srv, uint64_t now_ms)
     registry_expire(srv->reg, cutoff, server_expired, srv);
 
     TAILQ_FOREACH(s, &srv->sessions, entry)
-        if (s->state == SESS_PEER && now_ms >= s->next_ping_ms)
-            session_probe(s, now_ms);
+    if (s->state == SESS_PEER && now_ms >= s->next_ping_ms)
+        session_probe(s, now_ms);
 }
 
 size_t

@@ -56,10 +56,10 @@ uint32_t reg_peer_rtt(const struct reg_peer *);
 struct server_params {
     struct group group;
     int expire_s;
-    int heartbeat_ms;  /* asked of peers: well inside the expiry */
-    int rtt_every_ms;  /* round-trip measurement period per peer */
-    int max_sessions;  /* open connections at most */
-    int max_preauth;   /* connections still in their handshake at most */
+    int heartbeat_ms; /* asked of peers: well inside the expiry */
+    int rtt_every_ms; /* round-trip measurement period per peer */
+    int max_sessions; /* open connections at most */
+    int max_preauth;  /* connections still in their handshake at most */
 };
 
 struct server;
