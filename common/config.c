@@ -3,6 +3,8 @@
  * it).  Keys are described by one table; unknown keys are errors so that a
  * typo does not silently keep a default.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <stddef.h>
@@ -103,6 +105,10 @@ conf_handler(void *user, const char *section, const char *name,
     long v;
     char *ep;
 
+    /* inih goes on after an error and reports the first one's line: keep
+     * the first one's text too. */
+    if (cp->err[0] != '\0')
+        return 0;
     for (i = 0; i < sizeof conf_keys / sizeof conf_keys[0]; i++) {
         k = &conf_keys[i];
         if (strcmp(k->section, section) != 0 || strcmp(k->name, name) != 0)
@@ -185,6 +191,7 @@ config_load(struct p2p_config *cfg, const char *explicit_path, char *err,
             size_t errlen)
 {
     struct conf_parse cp;
+    struct stat st;
     char *path, *dir, *slash;
     FILE *f;
     int line;
@@ -194,6 +201,12 @@ config_load(struct p2p_config *cfg, const char *explicit_path, char *err,
         return 0;
     if ((f = fopen(path, "r")) == NULL) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        free(path);
+        return -1;
+    }
+    if (fstat(fileno(f), &st) == -1 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file", path);
+        fclose(f);
         free(path);
         return -1;
     }

@@ -45,7 +45,7 @@ daemon_detach(void)
 }
 
 int
-daemon_pidfile(const char *path, char *err, size_t errlen)
+daemon_pidfile_open(const char *path, char *err, size_t errlen)
 {
     char buf[32];
     int fd, n;
@@ -63,10 +63,18 @@ daemon_pidfile(const char *path, char *err, size_t errlen)
         close(fd);
         return -1;
     }
+    return fd;
+}
+
+int
+daemon_pidfile_write(int fd, char *err, size_t errlen)
+{
+    char buf[32];
+    int n;
+
     n = snprintf(buf, sizeof buf, "%d\n", (int)getpid());
-    if (ftruncate(fd, 0) == -1 || write(fd, buf, (size_t)n) != n) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        close(fd);
+    if (ftruncate(fd, 0) == -1 || pwrite(fd, buf, (size_t)n, 0) != n) {
+        snprintf(err, errlen, "pid file: %s", strerror(errno));
         return -1;
     }
     /* The descriptor stays open, holding the lock, until we exit. */

@@ -120,7 +120,8 @@ main(int argc, char **argv)
     struct p2p_config cfg;
     struct peerd pd;
     struct netaddr bound = {.len = sizeof bound.ss};
-    char err[512], *defpid = NULL;
+    char err[512], *defpid = NULL, *abs_dir;
+    int pidfd = -1;
 
     log_init("peerd", 1, P2P_LOG_INFO);
     while ((ch = getopt_long(argc, argv, "c:l:s:d:n:L:fp:vhV", opts, NULL)) !=
@@ -222,6 +223,11 @@ main(int argc, char **argv)
         cfg.state_dir ? xstrdup(cfg.state_dir) : identity_default_state_dir();
     if (identity_state_dir(pd.state_dir, err, sizeof err) == -1)
         fatalx("%s", err);
+    /* Absolute from here on: a detached daemon works from "/". */
+    if ((abs_dir = realpath(pd.state_dir, NULL)) == NULL)
+        fatal("state directory %s", pd.state_dir);
+    free(pd.state_dir);
+    pd.state_dir = abs_dir;
     if (identity_node_key(pd.state_dir, pd.node_pk, pd.node_sk, err,
                           sizeof err) == -1)
         fatalx("node key: %s", err);
@@ -238,16 +244,18 @@ main(int argc, char **argv)
      * peerd on one machine (127.0.0.2, 127.0.0.3, ...) look distinct. */
     pd.source = netaddr_is_any(&pd.listen_addr) ? NULL : &pd.listen_addr;
 
+    if (!foreground && pidfile == NULL &&
+        (pidfile = cfg.peer_pid_file) == NULL)
+        pidfile = defpid = daemon_default_pidfile("peerd");
+    if (pidfile != NULL &&
+        (pidfd = daemon_pidfile_open(pidfile, err, sizeof err)) == -1)
+        fatalx("%s", err);
     if (!foreground) {
-        if (pidfile == NULL && (pidfile = cfg.peer_pid_file) == NULL)
-            pidfile = defpid = daemon_default_pidfile("peerd");
         if (daemon_detach() == -1)
             fatal("cannot detach");
         log_init("peerd", 0, P2P_LOG_INFO + verbose);
-        if (daemon_pidfile(pidfile, err, sizeof err) == -1)
-            fatalx("%s", err);
-    } else if (pidfile != NULL &&
-               daemon_pidfile(pidfile, err, sizeof err) == -1)
+    }
+    if (pidfd != -1 && daemon_pidfile_write(pidfd, err, sizeof err) == -1)
         fatalx("%s", err);
 
     signal(SIGPIPE, SIG_IGN);

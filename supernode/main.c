@@ -86,6 +86,7 @@ main(int argc, char **argv)
     struct event *ev_term, *ev_int, *ev_cron;
     struct timeval cron_tv = {0, CRON_MS * 1000};
     char err[512], *endp, *defpid = NULL;
+    int pidfd = -1;
     long v;
 
     log_init("runSuperNode", 1, P2P_LOG_INFO);
@@ -168,16 +169,18 @@ main(int argc, char **argv)
     if (getsockname(fd, (struct sockaddr *)&bound.ss, &bound.len) == 0)
         netaddr_set_port(&na, netaddr_port(&bound));
 
+    if (!foreground && pidfile == NULL &&
+        (pidfile = cfg.sn_pid_file) == NULL)
+        pidfile = defpid = daemon_default_pidfile("runSuperNode");
+    if (pidfile != NULL &&
+        (pidfd = daemon_pidfile_open(pidfile, err, sizeof err)) == -1)
+        fatalx("%s", err);
     if (!foreground) {
-        if (pidfile == NULL && (pidfile = cfg.sn_pid_file) == NULL)
-            pidfile = defpid = daemon_default_pidfile("runSuperNode");
         if (daemon_detach() == -1)
             fatal("cannot detach");
         log_init("runSuperNode", 0, P2P_LOG_INFO + verbose);
-        if (daemon_pidfile(pidfile, err, sizeof err) == -1)
-            fatalx("%s", err);
-    } else if (pidfile != NULL &&
-               daemon_pidfile(pidfile, err, sizeof err) == -1)
+    }
+    if (pidfd != -1 && daemon_pidfile_write(pidfd, err, sizeof err) == -1)
         fatalx("%s", err);
 
     signal(SIGPIPE, SIG_IGN);
