@@ -39,7 +39,8 @@ struct p2p_config {
 
 /* Load defaults, then the file found as described above (explicit may be
  * NULL).  A missing explicit file, a syntax error or an unknown key is an
- * error: -1 with a message naming file and line in err. */
+ * error: -1 with a message naming file and line in err.  Either way the
+ * caller owns the result and frees it with config_free(). */
 int config_load(struct p2p_config *, const char *explicit_path, char *err,
                 size_t errlen);
 /* Replace the supernode list with a comma-separated one; -1 if too many. */

@@ -21,7 +21,7 @@ int
 netaddr_parse(const char *s, int default_port, struct netaddr *na, char *err,
               size_t errlen)
 {
-    char host[256], port[16];
+    char host[256], port[24];
     const char *colon, *end;
     struct addrinfo hints, *res;
     size_t hlen;
@@ -64,8 +64,9 @@ netaddr_parse(const char *s, int default_port, struct netaddr *na, char *err,
     if (colon != NULL) {
         errno = 0;
         p = strtol(colon + 1, &ep, 10);
-        if (colon[1] == '\0' || *ep != '\0' || errno != 0 || p < 0 ||
-            p > 65535) {
+        /* Plain digits only: no sign, no spaces, at most five. */
+        if (colon[1] < '0' || colon[1] > '9' || strlen(colon + 1) > 5 ||
+            *ep != '\0' || errno != 0 || p < 0 || p > 65535) {
             snprintf(err, errlen, "%s: bad port", s);
             return -1;
         }

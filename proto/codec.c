@@ -252,9 +252,27 @@ bytes_from_pb(const ProtobufCBinaryData *b, uint8_t *dst, size_t len,
 }
 
 static int
+entry_from_pb(const P2p__PeerEntry *e, struct peer_entry *pe, char *err,
+              size_t errlen)
+{
+    if (bytes_from_pb(&e->id, pe->id, sizeof pe->id, "peer id", err,
+                      errlen) == -1 ||
+        token_from_pb(e->host_label, pe->host_label, WIRE_MAX_LABEL, 0,
+                      "host label", err, errlen) == -1 ||
+        token_from_pb(e->addr, pe->addr, WIRE_MAX_ADDR, 0, "address", err,
+                      errlen) == -1 ||
+        res_from_pb(e->res, &pe->res, err, errlen) == -1)
+        return -1;
+    pe->rtt_us = e->rtt_us;
+    pe->age_ms = e->age_ms;
+    return 0;
+}
+
+static int
 decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
 {
     const P2p__Register *reg;
+    struct peer_entry tmp;
     size_t i;
 
     switch (pb->body_case) {
@@ -304,27 +322,20 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
         m->type = MSG_LIST_REPLY;
         m->u.list.npeers = 0;
         m->u.list.peers = NULL;
+        /* Validate every entry first: nothing is allocated for a list
+         * that will be refused, whatever count it claims. */
+        for (i = 0; i < pb->list_reply->n_peers; i++)
+            if (entry_from_pb(pb->list_reply->peers[i], &tmp, err, errlen) ==
+                -1)
+                return -1;
         if (pb->list_reply->n_peers == 0)
             return 0;
-        /* The count is bounded by the frame it came in. */
         m->u.list.peers =
             xcalloc(pb->list_reply->n_peers, sizeof *m->u.list.peers);
-        for (i = 0; i < pb->list_reply->n_peers; i++) {
-            const P2p__PeerEntry *e = pb->list_reply->peers[i];
-            struct peer_entry *pe = &m->u.list.peers[i];
-
-            m->u.list.npeers = i + 1;
-            if (bytes_from_pb(&e->id, pe->id, sizeof pe->id, "peer id", err,
-                              errlen) == -1 ||
-                token_from_pb(e->host_label, pe->host_label, WIRE_MAX_LABEL, 0,
-                              "host label", err, errlen) == -1 ||
-                token_from_pb(e->addr, pe->addr, WIRE_MAX_ADDR, 0, "address",
-                              err, errlen) == -1 ||
-                res_from_pb(e->res, &pe->res, err, errlen) == -1)
-                return -1;
-            pe->rtt_us = e->rtt_us;
-            pe->age_ms = e->age_ms;
-        }
+        m->u.list.npeers = pb->list_reply->n_peers;
+        for (i = 0; i < pb->list_reply->n_peers; i++)
+            entry_from_pb(pb->list_reply->peers[i], &m->u.list.peers[i], err,
+                          errlen);
         return 0;
     case P2P__MESSAGE__BODY_ERROR:
         m->type = MSG_ERROR;

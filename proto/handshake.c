@@ -172,9 +172,11 @@ handshake_input(struct handshake *hs, const uint8_t *in, size_t len,
         if (!sec_equal(mac, in + SEC_KX_PK_LEN, SEC_MAC_LEN))
             return hs_fail(hs, "server failed authentication "
                                "(different group key or group name)");
+        if (hs_derive(hs) == HS_FAIL)
+            return HS_FAIL;
         hs_mac(hs, "client", out);
         *outlen = SEC_MAC_LEN;
-        return hs_derive(hs);
+        return HS_DONE;
     case HS_S_WAIT_PROOF:
         if (len != SEC_MAC_LEN)
             return hs_fail(hs, "malformed client proof");

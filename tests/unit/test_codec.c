@@ -1,0 +1,952 @@
+/*
+ * Codec: every message type survives encode/decode unchanged, and decoding
+ * refuses what the rest of the program must never see (wrong key sizes,
+ * bad labels, impossible resource figures, unknown states, no body,
+ * garbage).  A refused message leaves nothing to free; the sanitizer build
+ * checks that no allocation escapes.
+ *
+ * Messages that codec_encode cannot produce (a 31-byte key, a 65-character
+ * label) are written here with a few lines of protobuf wire format, field
+ * numbers as in proto/p2p.proto.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec.h"
+#include "test.h"
+
+/* --- a minimal protobuf writer ----------------------------------------- */
+
+struct pbuf {
+    uint8_t b[8192];
+    size_t n;
+};
+
+static void
+pb_raw(struct pbuf *p, const void *data, size_t len)
+{
+    if (p->n + len > sizeof p->b)
+        abort();
+    memcpy(p->b + p->n, data, len);
+    p->n += len;
+}
+
+static void
+pb_varint(struct pbuf *p, uint64_t v)
+{
+    uint8_t c;
+
+    do {
+        c = v & 0x7f;
+        v >>= 7;
+        if (v != 0)
+            c |= 0x80;
+        pb_raw(p, &c, 1);
+    } while (v != 0);
+}
+
+/* Field with wire type 0 (varint). */
+static void
+pb_uint(struct pbuf *p, unsigned field, uint64_t v)
+{
+    pb_varint(p, (uint64_t)field << 3 | 0);
+    pb_varint(p, v);
+}
+
+/* Field with wire type 2 (bytes, string, embedded message). */
+static void
+pb_bytes(struct pbuf *p, unsigned field, const void *data, size_t len)
+{
+    pb_varint(p, (uint64_t)field << 3 | 2);
+    pb_varint(p, len);
+    pb_raw(p, data, len);
+}
+
+static void
+pb_str(struct pbuf *p, unsigned field, const char *s)
+{
+    pb_bytes(p, field, s, strlen(s));
+}
+
+static void
+pb_sub(struct pbuf *p, unsigned field, const struct pbuf *sub)
+{
+    pb_bytes(p, field, sub->b, sub->n);
+}
+
+/* Resources (p2p.Resources). */
+static void
+pb_res(struct pbuf *p, uint64_t mem_total, uint64_t mem_free,
+       uint32_t slots_total, uint32_t slots_free, uint64_t state)
+{
+    pb_uint(p, 1, 4);
+    pb_uint(p, 2, mem_total);
+    pb_uint(p, 3, mem_free);
+    pb_uint(p, 4, 1500);
+    pb_uint(p, 5, slots_total);
+    pb_uint(p, 6, slots_free);
+    pb_uint(p, 7, state);
+}
+
+/* The parts of a Register message that the rejection cases vary. */
+struct reg_spec {
+    size_t key_len, sig_len;
+    const char *label, *addr, *version;
+    int no_res;
+};
+
+static const struct reg_spec reg_good = {
+    SEC_SIGN_PK_LEN, SEC_SIG_LEN, "node-1", "10.0.0.1:9897", "0.1.0", 0,
+};
+
+/* A whole p2p.Message carrying a Register built from spec. */
+static void
+pb_register(struct pbuf *out, const struct reg_spec *spec)
+{
+    uint8_t key[256], sig[256];
+    struct pbuf reg = {.n = 0}, res = {.n = 0};
+
+    memset(key, 0xab, sizeof key);
+    memset(sig, 0xcd, sizeof sig);
+    out->n = 0;
+    pb_bytes(&reg, 1, key, spec->key_len);
+    pb_bytes(&reg, 2, sig, spec->sig_len);
+    if (spec->label != NULL)
+        pb_str(&reg, 3, spec->label);
+    if (spec->addr != NULL)
+        pb_str(&reg, 4, spec->addr);
+    if (!spec->no_res) {
+        pb_res(&res, 1000, 500, 4, 2, 2);
+        pb_sub(&reg, 5, &res);
+    }
+    if (spec->version != NULL)
+        pb_str(&reg, 6, spec->version);
+    pb_sub(out, 1, &reg);
+}
+
+/* --- helpers -------------------------------------------------------------- */
+
+static void
+fill_res(struct resources *r, uint32_t seed)
+{
+    r->cores = 8 + seed;
+    r->mem_total = (uint64_t)64 << 30 | seed;
+    r->mem_free = (uint64_t)12 << 30;
+    r->load_milli = 2500 + seed;
+    r->slots_total = 8 + seed;
+    r->slots_free = 3;
+    r->state = PEER_STATE_BUSY;
+}
+
+static int
+res_equal(const struct resources *a, const struct resources *b)
+{
+    return a->cores == b->cores && a->mem_total == b->mem_total &&
+           a->mem_free == b->mem_free && a->load_milli == b->load_milli &&
+           a->slots_total == b->slots_total && a->slots_free == b->slots_free &&
+           a->state == b->state;
+}
+
+/* Encode m and decode it into out; 0 on success. */
+static int
+roundtrip(const struct msg *m, struct msg *out)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    char err[160] = "";
+    int rc;
+
+    if (!CHECK_EQ_INT(codec_encode(m, &buf, &len), 0))
+        return -1;
+    rc = codec_decode(buf, len, out, err, sizeof err);
+    free(buf);
+    if (!CHECK_EQ_INT(rc, 0)) {
+        fprintf(stderr, "  decode error: %s\n", err);
+        return -1;
+    }
+    CHECK_EQ_INT(out->type, m->type);
+    return 0;
+}
+
+/* Decode must fail with a reason and leave an empty message. */
+static void
+expect_reject_at(const char *file, int line, const uint8_t *buf, size_t len,
+                 const char *why)
+{
+    struct msg m;
+    char err[160] = "";
+    static const struct msg zero;
+
+    memset(&m, 0x5a, sizeof m);
+    if (codec_decode(buf, len, &m, err, sizeof err) != -1) {
+        test_fail(file, line, "decode accepted %s (type %s)", why,
+                  msg_type_name(m.type));
+        codec_msg_free(&m);
+        return;
+    }
+    if (err[0] == '\0')
+        test_fail(file, line, "%s: no reason given", why);
+    if (memcmp(&m, &zero, sizeof m) != 0)
+        test_fail(file, line, "%s: refused message not cleared", why);
+    /* Must be harmless to free anyway. */
+    codec_msg_free(&m);
+}
+#define expect_reject(buf, len, why)                                           \
+    expect_reject_at(__FILE__, __LINE__, (buf), (len), (why))
+
+/* Encode m (codec_encode does not validate) and expect decode to refuse. */
+static void
+expect_encoded_reject_at(const char *file, int line, const struct msg *m,
+                         const char *why)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0;
+
+    if (codec_encode(m, &buf, &len) != 0) {
+        test_fail(file, line, "%s: codec_encode refused", why);
+        return;
+    }
+    expect_reject_at(file, line, buf, len, why);
+    free(buf);
+}
+#define expect_encoded_reject(m, why)                                          \
+    expect_encoded_reject_at(__FILE__, __LINE__, (m), (why))
+
+static void
+make_register(struct msg *m)
+{
+    memset(m, 0, sizeof *m);
+    m->type = MSG_REGISTER;
+    memset(m->u.reg.node_key, 0x11, sizeof m->u.reg.node_key);
+    m->u.reg.node_key[0] = 0;
+    memset(m->u.reg.signature, 0x22, sizeof m->u.reg.signature);
+    m->u.reg.signature[SEC_SIG_LEN - 1] = 0xff;
+    snprintf(m->u.reg.host_label, sizeof m->u.reg.host_label, "node-17.lab");
+    snprintf(m->u.reg.addr, sizeof m->u.reg.addr, "[fe80::1]:9897");
+    snprintf(m->u.reg.version, sizeof m->u.reg.version, "0.1.0+git");
+    fill_res(&m->u.reg.res, 1);
+}
+
+static void
+make_list(struct msg *m, struct peer_entry *pe, size_t n)
+{
+    size_t i;
+
+    memset(m, 0, sizeof *m);
+    m->type = MSG_LIST_REPLY;
+    m->u.list.npeers = n;
+    m->u.list.peers = pe;
+    for (i = 0; i < n; i++) {
+        memset(&pe[i], 0, sizeof pe[i]);
+        memset(pe[i].id, (int)(0x30 + i), sizeof pe[i].id);
+        snprintf(pe[i].host_label, sizeof pe[i].host_label, "host%zu", i);
+        snprintf(pe[i].addr, sizeof pe[i].addr, "10.0.0.%zu:9897", i + 1);
+        fill_res(&pe[i].res, (uint32_t)i);
+        pe[i].res.state = (enum peer_state)(i % 5);
+        pe[i].rtt_us = (uint32_t)(100 * i + 7);
+        pe[i].age_ms = (uint64_t)1 << (20 + i % 40);
+    }
+}
+
+/* --- round trips -------------------------------------------------------- */
+
+static void
+t_register(void)
+{
+    struct msg m, d;
+
+    make_register(&m);
+    if (roundtrip(&m, &d) != 0)
+        return;
+    CHECK_MEM(d.u.reg.node_key, m.u.reg.node_key, SEC_SIGN_PK_LEN);
+    CHECK_MEM(d.u.reg.signature, m.u.reg.signature, SEC_SIG_LEN);
+    CHECK_EQ_STR(d.u.reg.host_label, "node-17.lab");
+    CHECK_EQ_STR(d.u.reg.addr, "[fe80::1]:9897");
+    CHECK_EQ_STR(d.u.reg.version, "0.1.0+git");
+    CHECK(res_equal(&d.u.reg.res, &m.u.reg.res));
+    codec_msg_free(&d);
+
+    /* The version is informational and may be empty. */
+    m.u.reg.version[0] = '\0';
+    if (roundtrip(&m, &d) != 0)
+        return;
+    CHECK_EQ_STR(d.u.reg.version, "");
+    codec_msg_free(&d);
+}
+
+/* Labels and addresses of exactly the maximum length pass. */
+static void
+t_register_max_lengths(void)
+{
+    struct msg m, d;
+
+    make_register(&m);
+    memset(m.u.reg.host_label, 'h', WIRE_MAX_LABEL);
+    m.u.reg.host_label[WIRE_MAX_LABEL] = '\0';
+    memset(m.u.reg.addr, 'a', WIRE_MAX_ADDR);
+    m.u.reg.addr[WIRE_MAX_ADDR] = '\0';
+    memset(m.u.reg.version, 'v', WIRE_MAX_LABEL);
+    m.u.reg.version[WIRE_MAX_LABEL] = '\0';
+    if (roundtrip(&m, &d) != 0)
+        return;
+    CHECK_EQ_STR(d.u.reg.host_label, m.u.reg.host_label);
+    CHECK_EQ_STR(d.u.reg.addr, m.u.reg.addr);
+    CHECK_EQ_STR(d.u.reg.version, m.u.reg.version);
+    codec_msg_free(&d);
+}
+
+static void
+t_register_ack(void)
+{
+    struct msg m = {.type = MSG_REGISTER_ACK}, d;
+
+    m.u.reg_ack.heartbeat_ms = 1000;
+    m.u.reg_ack.expire_ms = 0xffffffff;
+    if (roundtrip(&m, &d) != 0)
+        return;
+    CHECK_EQ_INT(d.u.reg_ack.heartbeat_ms, 1000);
+    CHECK_EQ_INT(d.u.reg_ack.expire_ms, 0xffffffffu);
+    codec_msg_free(&d);
+}
+
+static void
+t_heartbeat(void)
+{
+    struct msg m = {.type = MSG_HEARTBEAT}, d;
+    int s;
+
+    for (s = PEER_STATE_UNKNOWN; s <= PEER_STATE_NOT_SHARING; s++) {
+        fill_res(&m.u.heartbeat, (uint32_t)s);
+        m.u.heartbeat.state = (enum peer_state)s;
+        if (roundtrip(&m, &d) != 0)
+            return;
+        CHECK(res_equal(&d.u.heartbeat, &m.u.heartbeat));
+        codec_msg_free(&d);
+    }
+    /* Extremes: free == total, everything zero, 64-bit memory sizes. */
+    memset(&m.u.heartbeat, 0, sizeof m.u.heartbeat);
+    if (roundtrip(&m, &d) != 0)
+        return;
+    CHECK(res_equal(&d.u.heartbeat, &m.u.heartbeat));
+    codec_msg_free(&d);
+    m.u.heartbeat.mem_total = m.u.heartbeat.mem_free = UINT64_MAX;
+    m.u.heartbeat.slots_total = m.u.heartbeat.slots_free = UINT32_MAX;
+    m.u.heartbeat.cores = UINT32_MAX;
+    if (roundtrip(&m, &d) != 0)
+        return;
+    CHECK(res_equal(&d.u.heartbeat, &m.u.heartbeat));
+    codec_msg_free(&d);
+}
+
+/* Messages without fields. */
+static void
+t_empty_bodies(void)
+{
+    static const enum msg_type types[] = {MSG_HEARTBEAT_ACK, MSG_UNREGISTER,
+                                          MSG_LIST_REQUEST};
+    struct msg m, d;
+    size_t i;
+
+    for (i = 0; i < sizeof types / sizeof types[0]; i++) {
+        memset(&m, 0, sizeof m);
+        m.type = types[i];
+        if (roundtrip(&m, &d) != 0)
+            return;
+        codec_msg_free(&d);
+    }
+}
+
+static void
+t_ping_pong(void)
+{
+    static const uint64_t stamps[] = {0, 1, 1234567890123ull, UINT64_MAX};
+    struct msg m, d;
+    size_t i;
+
+    for (i = 0; i < sizeof stamps / sizeof stamps[0]; i++) {
+        memset(&m, 0, sizeof m);
+        m.type = i % 2 ? MSG_PING : MSG_PONG;
+        m.u.stamp = stamps[i];
+        if (roundtrip(&m, &d) != 0)
+            return;
+        CHECK(d.u.stamp == stamps[i]);
+        m.type = i % 2 ? MSG_PONG : MSG_PING;
+        if (roundtrip(&m, &d) != 0)
+            return;
+        CHECK(d.u.stamp == stamps[i]);
+    }
+}
+
+static void
+t_list_reply(void)
+{
+    struct peer_entry pe[5];
+    struct msg m, d;
+    size_t i;
+
+    make_list(&m, pe, 5);
+    if (roundtrip(&m, &d) != 0)
+        return;
+    if (!CHECK_EQ_INT(d.u.list.npeers, 5) || !CHECK(d.u.list.peers != NULL)) {
+        codec_msg_free(&d);
+        return;
+    }
+    /* A decoded list owns its own array. */
+    CHECK(d.u.list.peers != pe);
+    for (i = 0; i < 5; i++) {
+        const struct peer_entry *a = &pe[i], *b = &d.u.list.peers[i];
+
+        CHECK_MEM(b->id, a->id, sizeof a->id);
+        CHECK_EQ_STR(b->host_label, a->host_label);
+        CHECK_EQ_STR(b->addr, a->addr);
+        CHECK(res_equal(&b->res, &a->res));
+        CHECK_EQ_INT(b->rtt_us, a->rtt_us);
+        CHECK(b->age_ms == a->age_ms);
+    }
+    codec_msg_free(&d);
+    CHECK(d.u.list.peers == NULL);
+    CHECK_EQ_INT(d.u.list.npeers, 0);
+}
+
+static void
+t_list_reply_empty(void)
+{
+    struct msg m, d;
+
+    make_list(&m, NULL, 0);
+    if (roundtrip(&m, &d) != 0)
+        return;
+    CHECK_EQ_INT(d.u.list.npeers, 0);
+    CHECK(d.u.list.peers == NULL);
+    codec_msg_free(&d);
+}
+
+/* A list that fills most of a request-sized frame. */
+static void
+t_list_reply_many(void)
+{
+    enum { N = 300 };
+    struct peer_entry *pe = calloc(N, sizeof *pe);
+    struct msg m, d;
+    size_t i;
+
+    if (!CHECK(pe != NULL))
+        return;
+    make_list(&m, pe, N);
+    if (roundtrip(&m, &d) == 0) {
+        CHECK_EQ_INT(d.u.list.npeers, N);
+        for (i = 0; i < N && i < d.u.list.npeers; i++)
+            if (!CHECK_EQ_STR(d.u.list.peers[i].host_label, pe[i].host_label))
+                break;
+        codec_msg_free(&d);
+    }
+    free(pe);
+}
+
+static void
+t_error(void)
+{
+    struct msg m = {.type = MSG_ERROR}, d;
+
+    m.u.error.code = 403;
+    snprintf(m.u.error.text, sizeof m.u.error.text,
+             "not allowed: peer ~ busy (try later)");
+    if (roundtrip(&m, &d) != 0)
+        return;
+    CHECK_EQ_INT(d.u.error.code, 403);
+    CHECK_EQ_STR(d.u.error.text, m.u.error.text);
+
+    /* Empty text, and text of exactly the maximum length. */
+    m.u.error.text[0] = '\0';
+    if (roundtrip(&m, &d) != 0)
+        return;
+    CHECK_EQ_STR(d.u.error.text, "");
+    memset(m.u.error.text, 'e', WIRE_MAX_TEXT);
+    m.u.error.text[WIRE_MAX_TEXT] = '\0';
+    if (roundtrip(&m, &d) != 0)
+        return;
+    CHECK_EQ_STR(d.u.error.text, m.u.error.text);
+}
+
+/* codec_encode refuses what it cannot express. */
+static void
+t_encode_invalid_type(void)
+{
+    struct msg m;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_NONE;
+    CHECK_EQ_INT(codec_encode(&m, &buf, &len), -1);
+    m.type = (enum msg_type)(MSG_ERROR + 1);
+    CHECK_EQ_INT(codec_encode(&m, &buf, &len), -1);
+    CHECK(buf == NULL);
+}
+
+/* --- rejections ----------------------------------------------------------- */
+
+/* The hand-written Register is itself accepted, so the cases below fail
+ * only for the field they change. */
+static void
+t_handmade_register_ok(void)
+{
+    struct pbuf p;
+    struct msg m;
+    char err[160];
+
+    pb_register(&p, &reg_good);
+    if (!CHECK_EQ_INT(codec_decode(p.b, p.n, &m, err, sizeof err), 0)) {
+        fprintf(stderr, "  %s\n", err);
+        return;
+    }
+    CHECK_EQ_INT(m.type, MSG_REGISTER);
+    CHECK_EQ_STR(m.u.reg.host_label, "node-1");
+    CHECK_EQ_STR(m.u.reg.addr, "10.0.0.1:9897");
+    CHECK_EQ_INT(m.u.reg.res.slots_free, 2);
+    CHECK_EQ_INT(m.u.reg.res.state, PEER_STATE_BUSY);
+    codec_msg_free(&m);
+}
+
+static void
+t_reject_key_lengths(void)
+{
+    static const size_t bad[] = {
+        0, 1, SEC_SIGN_PK_LEN - 1, SEC_SIGN_PK_LEN + 1, SEC_SIG_LEN, 200};
+    struct reg_spec s;
+    struct pbuf p;
+    size_t i;
+
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        s = reg_good;
+        s.key_len = bad[i];
+        pb_register(&p, &s);
+        expect_reject(p.b, p.n, "node key of wrong length");
+    }
+}
+
+static void
+t_reject_signature_lengths(void)
+{
+    static const size_t bad[] = {
+        0, 1, SEC_SIG_LEN - 1, SEC_SIG_LEN + 1, SEC_SIGN_PK_LEN, 200};
+    struct reg_spec s;
+    struct pbuf p;
+    size_t i;
+
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        s = reg_good;
+        s.sig_len = bad[i];
+        pb_register(&p, &s);
+        expect_reject(p.b, p.n, "signature of wrong length");
+    }
+}
+
+static void
+t_reject_labels(void)
+{
+    char longest[WIRE_MAX_LABEL + 2], longaddr[WIRE_MAX_ADDR + 2];
+    static const char *bad[] = {
+        "",        "has space",         "tab\there", "ctl\x01",
+        "del\x7f", "\xc3\xa9t\xc3\xa9", "nl\n",      " lead",
+    };
+    struct reg_spec s;
+    struct pbuf p;
+    size_t i;
+
+    memset(longest, 'x', WIRE_MAX_LABEL + 1);
+    longest[WIRE_MAX_LABEL + 1] = '\0';
+    memset(longaddr, '1', WIRE_MAX_ADDR + 1);
+    longaddr[WIRE_MAX_ADDR + 1] = '\0';
+
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        s = reg_good;
+        s.label = bad[i];
+        pb_register(&p, &s);
+        expect_reject(p.b, p.n, "bad host label");
+        s = reg_good;
+        s.addr = bad[i];
+        pb_register(&p, &s);
+        expect_reject(p.b, p.n, "bad address");
+    }
+    /* Missing altogether. */
+    s = reg_good;
+    s.label = NULL;
+    pb_register(&p, &s);
+    expect_reject(p.b, p.n, "missing host label");
+    s = reg_good;
+    s.addr = NULL;
+    pb_register(&p, &s);
+    expect_reject(p.b, p.n, "missing address");
+    /* One character too long. */
+    s = reg_good;
+    s.label = longest;
+    pb_register(&p, &s);
+    expect_reject(p.b, p.n, "overlong host label");
+    s = reg_good;
+    s.addr = longaddr;
+    pb_register(&p, &s);
+    expect_reject(p.b, p.n, "overlong address");
+    s = reg_good;
+    s.version = longest;
+    pb_register(&p, &s);
+    expect_reject(p.b, p.n, "overlong version");
+    s = reg_good;
+    s.version = "bad version";
+    pb_register(&p, &s);
+    expect_reject(p.b, p.n, "version with a space");
+    /* A label with an embedded NUL must not pass as its prefix... or if the
+     * decoder keeps the prefix, the prefix must itself be valid. */
+    {
+        struct pbuf reg = {.n = 0}, res = {.n = 0};
+        uint8_t key[SEC_SIGN_PK_LEN] = {0}, sig[SEC_SIG_LEN] = {0};
+        struct msg m;
+        char err[160];
+
+        pb_bytes(&reg, 1, key, sizeof key);
+        pb_bytes(&reg, 2, sig, sizeof sig);
+        pb_bytes(&reg, 3, "ok\0 evil", 8);
+        pb_str(&reg, 4, "1.2.3.4:5");
+        pb_res(&res, 10, 5, 2, 1, 1);
+        pb_sub(&reg, 5, &res);
+        p.n = 0;
+        pb_sub(&p, 1, &reg);
+        if (codec_decode(p.b, p.n, &m, err, sizeof err) == 0) {
+            CHECK(codec_valid_token(m.u.reg.host_label, WIRE_MAX_LABEL));
+            codec_msg_free(&m);
+        }
+    }
+}
+
+/* Labels refused by the decoder when produced by codec_encode. */
+static void
+t_reject_encoded_labels(void)
+{
+    struct msg m;
+
+    make_register(&m);
+    m.u.reg.host_label[0] = '\0';
+    expect_encoded_reject(&m, "empty host label");
+    make_register(&m);
+    m.u.reg.addr[0] = '\0';
+    expect_encoded_reject(&m, "empty address");
+    make_register(&m);
+    m.u.reg.host_label[3] = '\x1b';
+    expect_encoded_reject(&m, "escape in host label");
+    make_register(&m);
+    m.u.reg.addr[2] = ' ';
+    expect_encoded_reject(&m, "space in address");
+}
+
+static void
+t_reject_resources(void)
+{
+    struct msg m;
+
+    make_register(&m);
+    m.u.reg.res.mem_free = m.u.reg.res.mem_total + 1;
+    expect_encoded_reject(&m, "register mem_free > mem_total");
+    make_register(&m);
+    m.u.reg.res.slots_free = m.u.reg.res.slots_total + 1;
+    expect_encoded_reject(&m, "register slots_free > slots_total");
+    make_register(&m);
+    m.u.reg.res.state = (enum peer_state)(PEER_STATE_NOT_SHARING + 1);
+    expect_encoded_reject(&m, "register unknown state");
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_HEARTBEAT;
+    fill_res(&m.u.heartbeat, 0);
+    m.u.heartbeat.mem_free = m.u.heartbeat.mem_total + 1;
+    expect_encoded_reject(&m, "heartbeat mem_free > mem_total");
+    fill_res(&m.u.heartbeat, 0);
+    m.u.heartbeat.slots_total = 0;
+    m.u.heartbeat.slots_free = 1;
+    expect_encoded_reject(&m, "heartbeat slots_free > slots_total");
+    fill_res(&m.u.heartbeat, 0);
+    m.u.heartbeat.state = (enum peer_state)99;
+    expect_encoded_reject(&m, "heartbeat unknown state");
+    fill_res(&m.u.heartbeat, 0);
+    m.u.heartbeat.state = (enum peer_state) - 1;
+    expect_encoded_reject(&m, "heartbeat negative state");
+}
+
+/* Register and heartbeat need their resources. */
+static void
+t_reject_missing_resources(void)
+{
+    struct reg_spec s = reg_good;
+    struct pbuf p, hb = {.n = 0};
+
+    s.no_res = 1;
+    pb_register(&p, &s);
+    expect_reject(p.b, p.n, "register without resources");
+    p.n = 0;
+    pb_sub(&p, 3, &hb);
+    expect_reject(p.b, p.n, "heartbeat without resources");
+}
+
+/* A bad entry anywhere in a list refuses the whole list, and the entries
+ * decoded before it are freed (ASan). */
+static void
+t_reject_list_entries(void)
+{
+    struct peer_entry pe[4];
+    struct msg m;
+
+    make_list(&m, pe, 4);
+    pe[2].res.slots_free = pe[2].res.slots_total + 1;
+    expect_encoded_reject(&m, "list entry slots_free > slots_total");
+    make_list(&m, pe, 4);
+    pe[3].addr[0] = '\0';
+    expect_encoded_reject(&m, "list entry with empty address");
+    make_list(&m, pe, 4);
+    pe[0].host_label[1] = '\x7f';
+    expect_encoded_reject(&m, "first list entry bad label");
+    make_list(&m, pe, 4);
+    pe[1].res.state = (enum peer_state)7;
+    expect_encoded_reject(&m, "list entry unknown state");
+
+    /* Entries written by hand: an id of the wrong length, no resources. */
+    {
+        uint8_t id[SEC_SIGN_PK_LEN + 1] = {0};
+        struct pbuf p = {.n = 0}, list = {.n = 0}, e = {.n = 0}, res = {.n = 0};
+
+        pb_res(&res, 10, 5, 2, 1, 1);
+        pb_bytes(&e, 1, id, SEC_SIGN_PK_LEN);
+        pb_str(&e, 2, "h");
+        pb_str(&e, 3, "a:1");
+        pb_sub(&e, 4, &res);
+        pb_sub(&list, 1, &e); /* one good entry */
+        e.n = 0;
+        pb_bytes(&e, 1, id, sizeof id);
+        pb_str(&e, 2, "h");
+        pb_str(&e, 3, "a:1");
+        pb_sub(&e, 4, &res);
+        pb_sub(&list, 1, &e);
+        pb_sub(&p, 9, &list);
+        expect_reject(p.b, p.n, "list entry id of 33 bytes");
+
+        p.n = list.n = e.n = 0;
+        pb_bytes(&e, 1, id, SEC_SIGN_PK_LEN);
+        pb_str(&e, 2, "h");
+        pb_str(&e, 3, "a:1");
+        pb_sub(&list, 1, &e);
+        pb_sub(&p, 9, &list);
+        expect_reject(p.b, p.n, "list entry without resources");
+
+        /* An entry with nothing in it at all. */
+        p.n = list.n = 0;
+        pb_bytes(&list, 1, "", 0);
+        pb_sub(&p, 9, &list);
+        expect_reject(p.b, p.n, "empty list entry");
+    }
+}
+
+static void
+t_reject_error_text(void)
+{
+    struct pbuf p = {.n = 0}, e = {.n = 0};
+    char longtext[WIRE_MAX_TEXT + 2];
+    struct msg m = {.type = MSG_ERROR};
+
+    m.u.error.code = 1;
+    snprintf(m.u.error.text, sizeof m.u.error.text, "bell\a");
+    expect_encoded_reject(&m, "error text with a control character");
+    snprintf(m.u.error.text, sizeof m.u.error.text, "line\nbreak");
+    expect_encoded_reject(&m, "error text with a newline");
+
+    memset(longtext, 't', WIRE_MAX_TEXT + 1);
+    longtext[WIRE_MAX_TEXT + 1] = '\0';
+    pb_uint(&e, 1, 5);
+    pb_str(&e, 2, longtext);
+    pb_sub(&p, 10, &e);
+    expect_reject(p.b, p.n, "overlong error text");
+}
+
+static void
+t_reject_no_body(void)
+{
+    static const uint8_t unknown_field[] = {0x58, 0x01}; /* field 11 = 1 */
+    static const uint8_t unknown_body[] = {0x62, 0x00};  /* field 12, empty */
+    uint8_t empty[1] = {0};
+
+    expect_reject(empty, 0, "zero-length message");
+    expect_reject(unknown_field, sizeof unknown_field, "unknown field only");
+    expect_reject(unknown_body, sizeof unknown_body, "unknown body type");
+}
+
+static void
+t_reject_garbage(void)
+{
+    static const struct {
+        const char *bytes;
+        size_t len;
+    } bad[] = {
+        {"\xff", 1},
+        {"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", 11}, /* bad varint */
+        {"\x0a", 1},         /* reg, length missing */
+        {"\x0a\x05\x01", 3}, /* reg, length beyond the buffer */
+        {"\x32\x02\x08", 3}, /* ping, body truncated */
+        {"\x0f", 1},         /* wire type 7 */
+        {"\x00\x01", 2},     /* field number 0 */
+        {"GET / HTTP/1.1\r\n", 16},
+        {"\x0a\x80\x80\x80\x80\x10", 6}, /* length 2^32 */
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        expect_reject((const uint8_t *)bad[i].bytes, bad[i].len, "garbage");
+}
+
+/* Every prefix of a valid message is either refused or decodes to a valid
+ * message; none crashes or leaks. */
+static void
+t_truncations(void)
+{
+    struct peer_entry pe[2];
+    struct msg m, d;
+    uint8_t *buf;
+    size_t len, i;
+    char err[160];
+
+    make_list(&m, pe, 2);
+    if (!CHECK_EQ_INT(codec_encode(&m, &buf, &len), 0))
+        return;
+    for (i = 0; i < len; i++) {
+        if (codec_decode(buf, i, &d, err, sizeof err) == 0) {
+            /* Only a whole list can stand for itself. */
+            CHECK(d.type == MSG_LIST_REPLY && d.u.list.npeers < 2);
+            codec_msg_free(&d);
+        }
+    }
+    CHECK_EQ_INT(codec_decode(buf, len, &d, err, sizeof err), 0);
+    codec_msg_free(&d);
+    free(buf);
+}
+
+/* Protobuf merges repeated bodies: the last one wins, and whatever the
+ * first one allocated is not leaked (ASan). */
+static void
+t_two_bodies(void)
+{
+    struct peer_entry pe[2];
+    struct msg a, b, d;
+    uint8_t *ba, *bb, cat[4096];
+    size_t la, lb;
+    char err[160];
+
+    make_list(&a, pe, 2);
+    memset(&b, 0, sizeof b);
+    b.type = MSG_PING;
+    b.u.stamp = 42;
+    if (!CHECK_EQ_INT(codec_encode(&a, &ba, &la), 0))
+        return;
+    if (!CHECK_EQ_INT(codec_encode(&b, &bb, &lb), 0)) {
+        free(ba);
+        return;
+    }
+    if (CHECK(la + lb <= sizeof cat)) {
+        memcpy(cat, ba, la);
+        memcpy(cat + la, bb, lb);
+        if (CHECK_EQ_INT(codec_decode(cat, la + lb, &d, err, sizeof err), 0)) {
+            CHECK_EQ_INT(d.type, MSG_PING);
+            CHECK(d.u.stamp == 42);
+            codec_msg_free(&d);
+        }
+        memcpy(cat, bb, lb);
+        memcpy(cat + lb, ba, la);
+        if (CHECK_EQ_INT(codec_decode(cat, la + lb, &d, err, sizeof err), 0)) {
+            CHECK_EQ_INT(d.type, MSG_LIST_REPLY);
+            CHECK_EQ_INT(d.u.list.npeers, 2);
+            codec_msg_free(&d);
+        }
+    }
+    free(ba);
+    free(bb);
+}
+
+static void
+t_valid_token(void)
+{
+    char s[WIRE_MAX_LABEL + 2];
+
+    CHECK(codec_valid_token("a", 1));
+    CHECK(codec_valid_token("node-1.lab:9897", WIRE_MAX_LABEL));
+    CHECK(codec_valid_token("[::1]:9700", WIRE_MAX_ADDR));
+    CHECK(codec_valid_token("~!", 2));
+    CHECK(!codec_valid_token("", WIRE_MAX_LABEL));
+    CHECK(!codec_valid_token("ab", 1));
+    CHECK(!codec_valid_token("a b", 10));
+    CHECK(!codec_valid_token("a\tb", 10));
+    CHECK(!codec_valid_token("a\x7f", 10));
+    CHECK(!codec_valid_token("\x80", 10));
+    CHECK(!codec_valid_token("\xff", 10));
+    memset(s, 'x', WIRE_MAX_LABEL);
+    s[WIRE_MAX_LABEL] = '\0';
+    CHECK(codec_valid_token(s, WIRE_MAX_LABEL));
+    s[WIRE_MAX_LABEL] = 'x';
+    s[WIRE_MAX_LABEL + 1] = '\0';
+    CHECK(!codec_valid_token(s, WIRE_MAX_LABEL));
+}
+
+static void
+t_names(void)
+{
+    enum msg_type t;
+
+    CHECK_EQ_STR(msg_type_name(MSG_PING), "ping");
+    CHECK_EQ_STR(msg_type_name(MSG_LIST_REPLY), "list-reply");
+    CHECK_EQ_STR(msg_type_name(MSG_ERROR), "error");
+    CHECK_EQ_STR(msg_type_name((enum msg_type)(MSG_ERROR + 1)), "?");
+    CHECK_EQ_STR(msg_type_name((enum msg_type) - 1), "?");
+    for (t = MSG_REGISTER; t <= MSG_ERROR; t++)
+        CHECK(strcmp(msg_type_name(t), "?") != 0);
+    CHECK_EQ_STR(peer_state_name(PEER_STATE_AVAILABLE), "available");
+    CHECK_EQ_STR(peer_state_name(PEER_STATE_NOT_SHARING), "not-sharing");
+    CHECK_EQ_STR(peer_state_name((enum peer_state)42), "unknown");
+}
+
+static void
+t_free_null(void)
+{
+    struct msg m;
+
+    codec_msg_free(NULL);
+    memset(&m, 0, sizeof m);
+    codec_msg_free(&m);
+    CHECK_EQ_INT(m.type, MSG_NONE);
+}
+
+static const struct test_case cases[] = {
+    {"register", t_register},
+    {"register_max_lengths", t_register_max_lengths},
+    {"register_ack", t_register_ack},
+    {"heartbeat", t_heartbeat},
+    {"empty_bodies", t_empty_bodies},
+    {"ping_pong", t_ping_pong},
+    {"list_reply", t_list_reply},
+    {"list_reply_empty", t_list_reply_empty},
+    {"list_reply_many", t_list_reply_many},
+    {"error", t_error},
+    {"encode_invalid_type", t_encode_invalid_type},
+    {"handmade_register_ok", t_handmade_register_ok},
+    {"reject_key_lengths", t_reject_key_lengths},
+    {"reject_signature_lengths", t_reject_signature_lengths},
+    {"reject_labels", t_reject_labels},
+    {"reject_encoded_labels", t_reject_encoded_labels},
+    {"reject_resources", t_reject_resources},
+    {"reject_missing_resources", t_reject_missing_resources},
+    {"reject_list_entries", t_reject_list_entries},
+    {"reject_error_text", t_reject_error_text},
+    {"reject_no_body", t_reject_no_body},
+    {"reject_garbage", t_reject_garbage},
+    {"truncations", t_truncations},
+    {"two_bodies", t_two_bodies},
+    {"valid_token", t_valid_token},
+    {"names", t_names},
+    {"free_null", t_free_null},
+};
+
+TEST_MAIN(cases)
