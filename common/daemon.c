@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "log.h"
 #include "xmalloc.h"
 
 int
@@ -95,4 +96,28 @@ daemon_default_pidfile(const char *name)
     else
         xasprintf(&p, "/tmp/%s-%u.pid", name, (unsigned)getuid());
     return p;
+}
+
+void
+daemon_start(const char *name, int foreground, const char *pidfile,
+             int verbosity)
+{
+    char err[512], *defpid = NULL;
+    int fd = -1;
+
+    if (!foreground && pidfile == NULL)
+        pidfile = defpid = daemon_default_pidfile(name);
+    if (pidfile != NULL) {
+        fd = daemon_pidfile_open(pidfile, err, sizeof err);
+        free(defpid);
+        if (fd == -1)
+            fatalx("%s", err);
+    }
+    if (!foreground) {
+        if (daemon_detach() == -1)
+            fatal("cannot detach");
+        log_init(name, 0, verbosity);
+    }
+    if (fd != -1 && daemon_pidfile_write(fd, err, sizeof err) == -1)
+        fatalx("%s", err);
 }

@@ -16,6 +16,12 @@ int daemon_detach(void);
 int daemon_pidfile_open(const char *path, char *err, size_t errlen);
 /* Write our pid (after detaching) into a file from daemon_pidfile_open. */
 int daemon_pidfile_write(int fd, char *err, size_t errlen);
+/* Become what the flags ask for: lock the pid file (given, else the
+ * default one when detaching), detach unless foreground (logging then goes
+ * to syslog at the given verbosity), and write the pid.  Exits with a
+ * message on failure, which reaches the terminal. */
+void daemon_start(const char *name, int foreground, const char *pidfile,
+                  int verbosity);
 /* Default pid file for a program: /run/p2p/NAME.pid as root, else
  * $XDG_RUNTIME_DIR/NAME.pid or /tmp/NAME-UID.pid.  Caller frees. */
 char *daemon_default_pidfile(const char *name);

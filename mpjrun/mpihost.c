@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "cli.h"
 #include "log.h"
 #include "mpjrun.h"
 
@@ -146,8 +147,7 @@ main(int argc, char **argv)
     struct p2p_config cfg;
     struct group g;
     struct msg_list_reply list;
-    char err[1024], *end;
-    long v;
+    char err[1024];
 
     log_init("mpihost", 1, P2P_LOG_WARN);
     while ((ch = getopt_long(argc, argv, "c:s:jt:vhV", opts, NULL)) != -1) {
@@ -167,15 +167,8 @@ main(int argc, char **argv)
             json = 1;
             break;
         case 't':
-            v = strtol(optarg, &end, 10);
-            if (*optarg == '\0' || *end != '\0' || v < 1 || v > 600) {
-                fprintf(stderr,
-                        "mpihost: --timeout: '%s' is not a number "
-                        "of seconds from 1 to 600\n",
-                        optarg);
+            if (cli_int("--timeout", optarg, 1, 600, &timeout_s) == -1)
                 return 2;
-            }
-            timeout_s = (int)v;
             break;
         case 'v':
             verbose++;
@@ -184,18 +177,15 @@ main(int argc, char **argv)
             usage(stdout);
             return 0;
         case 'V':
-            printf("mpihost (p2pmpi) %s\n", P2P_VERSION);
+            cli_version();
             return 0;
         default:
             usage(stderr);
             return 2;
         }
     }
-    if (optind != argc) {
-        fprintf(stderr, "mpihost: unexpected argument '%s'\n", argv[optind]);
-        usage(stderr);
+    if (cli_no_operands(argc, argv, optind, usage) == -1)
         return 2;
-    }
     log_set_verbosity(P2P_LOG_WARN + verbose);
     /* A failed attempt is summed up in the one error line below. */
     if (verbose == 0)

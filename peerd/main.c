@@ -14,6 +14,7 @@
 
 #include <event2/event.h>
 
+#include "cli.h"
 #include "daemon.h"
 #include "log.h"
 #include "peerd.h"
@@ -80,22 +81,6 @@ on_signal(evutil_socket_t sig, short what, void *arg)
     shutdown_links(pd);
 }
 
-static int
-parse_int(const char *opt, const char *s, int min, int max, int *out)
-{
-    char *end;
-    long v;
-
-    v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v < min || v > max) {
-        fprintf(stderr, "peerd: %s: '%s' is not a number from %d to %d\n", opt,
-                s, min, max);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -120,8 +105,7 @@ main(int argc, char **argv)
     struct p2p_config cfg;
     struct peerd pd;
     struct netaddr bound = {.len = sizeof bound.ss};
-    char err[512], *defpid = NULL, *abs_dir;
-    int pidfd = -1;
+    char err[512], *abs_dir;
 
     log_init("peerd", 1, P2P_LOG_INFO);
     while ((ch = getopt_long(argc, argv, "c:l:s:d:n:L:fp:vhV", opts, NULL)) !=
@@ -145,7 +129,7 @@ main(int argc, char **argv)
             state_dir = optarg;
             break;
         case 'n':
-            if (parse_int("--slots", optarg, 0, 4096, &slots) == -1)
+            if (cli_int("--slots", optarg, 0, 4096, &slots) == -1)
                 return 2;
             break;
         case 'L':
@@ -171,18 +155,15 @@ main(int argc, char **argv)
             usage(stdout);
             return 0;
         case 'V':
-            printf("peerd (p2pmpi) %s\n", P2P_VERSION);
+            cli_version();
             return 0;
         default:
             usage(stderr);
             return 2;
         }
     }
-    if (optind != argc) {
-        fprintf(stderr, "peerd: unexpected argument '%s'\n", argv[optind]);
-        usage(stderr);
+    if (cli_no_operands(argc, argv, optind, usage) == -1)
         return 2;
-    }
     log_set_verbosity(P2P_LOG_INFO + verbose);
 
     if (config_load(&cfg, conf, err, sizeof err) == -1)
@@ -244,19 +225,9 @@ main(int argc, char **argv)
      * peerd on one machine (127.0.0.2, 127.0.0.3, ...) look distinct. */
     pd.source = netaddr_is_any(&pd.listen_addr) ? NULL : &pd.listen_addr;
 
-    if (!foreground && pidfile == NULL &&
-        (pidfile = cfg.peer_pid_file) == NULL)
-        pidfile = defpid = daemon_default_pidfile("peerd");
-    if (pidfile != NULL &&
-        (pidfd = daemon_pidfile_open(pidfile, err, sizeof err)) == -1)
-        fatalx("%s", err);
-    if (!foreground) {
-        if (daemon_detach() == -1)
-            fatal("cannot detach");
-        log_init("peerd", 0, P2P_LOG_INFO + verbose);
-    }
-    if (pidfd != -1 && daemon_pidfile_write(pidfd, err, sizeof err) == -1)
-        fatalx("%s", err);
+    daemon_start("peerd", foreground,
+                 pidfile != NULL ? pidfile : cfg.peer_pid_file,
+                 P2P_LOG_INFO + verbose);
 
     signal(SIGPIPE, SIG_IGN);
     if ((pd.base = event_base_new()) == NULL)
@@ -291,7 +262,6 @@ main(int argc, char **argv)
     group_wipe(&pd.group);
     resources_fini();
     free(pd.state_dir);
-    free(defpid);
     config_free(&cfg);
     log_info("stopped");
     return 0;

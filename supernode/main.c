@@ -14,6 +14,7 @@
 
 #include <event2/event.h>
 
+#include "cli.h"
 #include "config.h"
 #include "daemon.h"
 #include "log.h"
@@ -85,8 +86,7 @@ main(int argc, char **argv)
     struct event_base *base;
     struct event *ev_term, *ev_int, *ev_cron;
     struct timeval cron_tv = {0, CRON_MS * 1000};
-    char err[512], *endp, *defpid = NULL;
-    int pidfd = -1;
+    char err[512];
     long v;
 
     log_init("runSuperNode", 1, P2P_LOG_INFO);
@@ -99,15 +99,8 @@ main(int argc, char **argv)
             listen_s = optarg;
             break;
         case 'e':
-            v = strtol(optarg, &endp, 10);
-            if (*optarg == '\0' || *endp != '\0' || v < 1 || v > 3600) {
-                fprintf(stderr,
-                        "runSuperNode: --expire: '%s' is not a "
-                        "number of seconds from 1 to 3600\n",
-                        optarg);
+            if (cli_int("--expire", optarg, 1, 3600, &expire) == -1)
                 return 2;
-            }
-            expire = (int)v;
             break;
         case 'f':
             foreground = 1;
@@ -122,19 +115,15 @@ main(int argc, char **argv)
             usage(stdout);
             return 0;
         case 'V':
-            printf("runSuperNode (p2pmpi) %s\n", P2P_VERSION);
+            cli_version();
             return 0;
         default:
             usage(stderr);
             return 2;
         }
     }
-    if (optind != argc) {
-        fprintf(stderr, "runSuperNode: unexpected argument '%s'\n",
-                argv[optind]);
-        usage(stderr);
+    if (cli_no_operands(argc, argv, optind, usage) == -1)
         return 2;
-    }
     log_set_verbosity(P2P_LOG_INFO + verbose);
 
     if (config_load(&cfg, conf, err, sizeof err) == -1)
@@ -169,19 +158,9 @@ main(int argc, char **argv)
     if (getsockname(fd, (struct sockaddr *)&bound.ss, &bound.len) == 0)
         netaddr_set_port(&na, netaddr_port(&bound));
 
-    if (!foreground && pidfile == NULL &&
-        (pidfile = cfg.sn_pid_file) == NULL)
-        pidfile = defpid = daemon_default_pidfile("runSuperNode");
-    if (pidfile != NULL &&
-        (pidfd = daemon_pidfile_open(pidfile, err, sizeof err)) == -1)
-        fatalx("%s", err);
-    if (!foreground) {
-        if (daemon_detach() == -1)
-            fatal("cannot detach");
-        log_init("runSuperNode", 0, P2P_LOG_INFO + verbose);
-    }
-    if (pidfd != -1 && daemon_pidfile_write(pidfd, err, sizeof err) == -1)
-        fatalx("%s", err);
+    daemon_start("runSuperNode", foreground,
+                 pidfile != NULL ? pidfile : cfg.sn_pid_file,
+                 P2P_LOG_INFO + verbose);
 
     signal(SIGPIPE, SIG_IGN);
     if ((base = event_base_new()) == NULL)
@@ -207,7 +186,6 @@ main(int argc, char **argv)
     event_base_free(base);
     group_wipe(&sp.group);
     config_free(&cfg);
-    free(defpid);
     log_info("stopped");
     return 0;
 }
