@@ -143,7 +143,11 @@ sim_close(struct channel *ch, const char *reason, int fault, void *arg)
         event_base_loopbreak(base);
 }
 
-static const struct channel_cbs sim_cbs = {sim_ready, sim_msg, sim_close};
+static const struct channel_cbs sim_cbs = {
+    .on_ready = sim_ready,
+    .on_msg = sim_msg,
+    .on_close = sim_close,
+};
 
 /* One heartbeat per peer per period, spread evenly over the period. */
 static int hb_ms = 1000, hb_next;
@@ -192,7 +196,7 @@ main(int argc, char **argv)
     const char *conf = NULL, *sn = NULL;
     int pid = 0, seconds = 10, ch, i;
     struct p2p_config cfg;
-    struct group g;
+    struct p2p_group g;
     struct channel_params cp;
     struct netaddr to, from;
     char err[512];

@@ -18,7 +18,14 @@
 #include "config.h"
 #include "xmalloc.h"
 
-enum conf_type { CONF_STR, CONF_INT, CONF_PATH, CONF_LIST };
+enum conf_type {
+    CONF_STR,
+    CONF_INT,
+    CONF_PATH,
+    CONF_LIST,
+    CONF_WORDS,
+    CONF_BOOL
+};
 
 struct conf_key {
     const char *section;
@@ -44,6 +51,19 @@ static const struct conf_key conf_keys[] = {
     {"peer", "host_label", CONF_STR, F(host_label), 0, 0},
     {"peer", "heartbeat_ms", CONF_INT, F(heartbeat_ms), 50, 60000},
     {"peer", "pid_file", CONF_PATH, F(peer_pid_file), 0, 0},
+    {"peer", "sharing", CONF_BOOL, F(sharing), 0, 0},
+    {"peer", "allow_users", CONF_WORDS, F(allow_users), 0, 0},
+    {"peer", "deny_users", CONF_WORDS, F(deny_users), 0, 0},
+    {"peer", "allow_hosts", CONF_WORDS, F(allow_hosts), 0, 0},
+    {"peer", "deny_hosts", CONF_WORDS, F(deny_hosts), 0, 0},
+    {"peer", "run_as", CONF_STR, F(run_as), 0, 0},
+    {"peer", "cache_mb", CONF_INT, F(cache_mb), 1, 1 << 24},
+    {"peer", "job_mem_mb", CONF_INT, F(job_mem_mb), 0, 1 << 24},
+    {"peer", "job_nofile", CONF_INT, F(job_nofile), 0, 1 << 20},
+    {"peer", "max_lease_ms", CONF_INT, F(max_lease_ms), 500, 3600000},
+    {"run", "user_key", CONF_PATH, F(user_key), 0, 0},
+    {"run", "strategy", CONF_STR, F(strategy), 0, 0},
+    {"run", "lease_ms", CONF_INT, F(lease_ms), 500, 3600000},
 };
 #undef F
 
@@ -58,6 +78,74 @@ config_set_str(char **field, const char *value)
 {
     free(*field);
     *field = value != NULL ? xstrdup(value) : NULL;
+}
+
+static void
+conf_list_free(struct conf_list *l)
+{
+    while (l->n > 0)
+        free(l->v[--l->n]);
+    free(l->v);
+    l->v = NULL;
+}
+
+/* Split a comma-separated value into words, trimming blanks. */
+static void
+conf_list_set(struct conf_list *l, const char *value)
+{
+    char *copy, *tok, *save, *p, *end;
+
+    conf_list_free(l);
+    copy = xstrdup(value);
+    for (tok = strtok_r(copy, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        for (p = tok; *p == ' ' || *p == '\t'; p++)
+            ;
+        end = p + strlen(p);
+        while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+            *--end = '\0';
+        if (*p == '\0')
+            continue;
+        l->v = xreallocarray(l->v, (size_t)l->n + 1, sizeof *l->v);
+        l->v[l->n++] = xstrdup(p);
+    }
+    free(copy);
+}
+
+int
+config_list_has(const struct conf_list *l, const char *word)
+{
+    int i;
+
+    for (i = 0; i < l->n; i++)
+        if (strcmp(l->v[i], word) == 0)
+            return 1;
+    return 0;
+}
+
+/* [users] NAME = HEXKEY */
+static int
+conf_user(struct conf_parse *cp, const char *name, const char *value)
+{
+    struct p2p_config *cfg = cp->cfg;
+    size_t i;
+
+    for (i = 0; name[i] != '\0'; i++)
+        if (name[i] <= ' ' || name[i] > '~' || name[i] == ',' || i >= 64)
+            goto bad;
+    if (strlen(value) != 64 || strspn(value, "0123456789abcdefABCDEF") != 64)
+        goto bad;
+    cfg->users =
+        xreallocarray(cfg->users, (size_t)cfg->nusers + 1, sizeof *cfg->users);
+    cfg->users[cfg->nusers].name = xstrdup(name);
+    cfg->users[cfg->nusers].key_hex = xstrdup(value);
+    cfg->nusers++;
+    return 1;
+bad:
+    snprintf(cp->err, sizeof cp->err,
+             "[users] %s: expected NAME = 64 hex digits (a user's .pub key)",
+             name);
+    return 0;
 }
 
 int
@@ -109,6 +197,8 @@ conf_handler(void *user, const char *section, const char *name,
      * the first one's text too. */
     if (cp->err[0] != '\0')
         return 0;
+    if (strcmp(section, "users") == 0)
+        return conf_user(cp, name, value);
     for (i = 0; i < sizeof conf_keys / sizeof conf_keys[0]; i++) {
         k = &conf_keys[i];
         if (strcmp(k->section, section) != 0 || strcmp(k->name, name) != 0)
@@ -138,6 +228,24 @@ conf_handler(void *user, const char *section, const char *name,
             }
             *(int *)((char *)cp->cfg + k->offset) = (int)v;
             return 1;
+        case CONF_WORDS:
+            conf_list_set((struct conf_list *)((char *)cp->cfg + k->offset),
+                          value);
+            return 1;
+        case CONF_BOOL:
+            if (strcmp(value, "yes") == 0 || strcmp(value, "true") == 0 ||
+                strcmp(value, "1") == 0)
+                *(int *)((char *)cp->cfg + k->offset) = 1;
+            else if (strcmp(value, "no") == 0 || strcmp(value, "false") == 0 ||
+                     strcmp(value, "0") == 0)
+                *(int *)((char *)cp->cfg + k->offset) = 0;
+            else {
+                snprintf(cp->err, sizeof cp->err,
+                         "[%s] %s: '%s' is not yes or no", section, name,
+                         value);
+                return 0;
+            }
+            return 1;
         case CONF_LIST:
             if (config_set_supernodes(cp->cfg, value) == -1) {
                 snprintf(cp->err, sizeof cp->err,
@@ -162,6 +270,11 @@ config_defaults(struct p2p_config *cfg)
     cfg->sn_expire = 10;
     cfg->peer_listen = xstrdup("0.0.0.0:9897");
     cfg->heartbeat_ms = 1000;
+    cfg->sharing = 1;
+    cfg->cache_mb = 1024;
+    cfg->max_lease_ms = 60000;
+    cfg->strategy = xstrdup("spread");
+    cfg->lease_ms = 5000;
 }
 
 /* The file to read: explicit, $P2P_CONF, the user's, the system's. */
@@ -244,5 +357,15 @@ config_free(struct p2p_config *cfg)
             free(*(char **)((char *)cfg + conf_keys[i].offset));
     while (cfg->nsupernodes > 0)
         free(cfg->supernodes[--cfg->nsupernodes]);
+    for (i = 0; i < sizeof conf_keys / sizeof conf_keys[0]; i++)
+        if (conf_keys[i].type == CONF_WORDS)
+            conf_list_free(
+                (struct conf_list *)((char *)cfg + conf_keys[i].offset));
+    while (cfg->nusers > 0) {
+        cfg->nusers--;
+        free(cfg->users[cfg->nusers].name);
+        free(cfg->users[cfg->nusers].key_hex);
+    }
+    free(cfg->users);
     memset(cfg, 0, sizeof *cfg);
 }

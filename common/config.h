@@ -13,6 +13,18 @@
 #define CONF_DEFAULT_SUPERNODE_PORT 9700
 #define CONF_DEFAULT_PEER_PORT 9897
 
+/* A comma-separated list of words. */
+struct conf_list {
+    char **v;
+    int n;
+};
+
+/* [users]: a login name for a user's public signing key. */
+struct conf_user {
+    char *name;
+    char *key_hex; /* 64 hex digits */
+};
+
 struct p2p_config {
     char *path; /* the file read, NULL when none was found */
 
@@ -35,6 +47,25 @@ struct p2p_config {
     char *host_label; /* NULL: the machine id */
     int heartbeat_ms;
     char *peer_pid_file;
+    int sharing;                  /* 0: refuse new work */
+    struct conf_list allow_users; /* names from [users] or hex keys */
+    struct conf_list deny_users;
+    struct conf_list allow_hosts; /* addresses or CIDR prefixes */
+    struct conf_list deny_hosts;
+    char *run_as;   /* account for jobs when peerd runs as root */
+    int cache_mb;   /* bound of the staged-file cache */
+    int job_mem_mb; /* address-space limit per process; 0: none */
+    int job_nofile; /* open-file limit per process; 0: inherited */
+    int max_lease_ms;
+
+    /* [users] */
+    struct conf_user *users;
+    int nusers;
+
+    /* [run] */
+    char *user_key; /* the user's signing key; made on first use */
+    char *strategy; /* spread or concentrate */
+    int lease_ms;   /* how long peers wait for a silent p2prun */
 };
 
 /* Load defaults, then the file found as described above (explicit may be
@@ -47,6 +78,8 @@ int config_load(struct p2p_config *, const char *explicit_path, char *err,
 int config_set_supernodes(struct p2p_config *, const char *list);
 /* Append one supernode ("--supernode" is repeatable); -1 if too many. */
 int config_add_supernode(struct p2p_config *, const char *);
+/* Does list contain word? */
+int config_list_has(const struct conf_list *, const char *word);
 /* Replace a string field (flags overriding the file). */
 void config_set_str(char **field, const char *value);
 void config_free(struct p2p_config *);

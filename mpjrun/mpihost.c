@@ -145,7 +145,7 @@ main(int argc, char **argv)
     const char *conf = NULL, *sn[CONF_MAX_SUPERNODES];
     int nsn = 0, json = 0, verbose = 0, timeout_s = 5, ch, i, rc;
     struct p2p_config cfg;
-    struct group g;
+    struct p2p_group g;
     struct msg_list_reply list;
     char err[1024];
 

@@ -5,9 +5,11 @@
 #define P2P_MPJRUN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "codec.h"
 #include "config.h"
+#include "channel.h"
 #include "group.h"
 
 /* snquery.c */
@@ -15,8 +17,132 @@
  * that answers wins.  timeout_ms bounds each attempt.  On failure -1 with
  * one line in err saying what was tried and why it failed.  The caller
  * frees out->peers. */
-int snquery_list(const struct p2p_config *, const struct group *,
+int snquery_list(const struct p2p_config *, const struct p2p_group *,
                  int timeout_ms, struct msg_list_reply *out, char *err,
                  size_t errlen);
+
+/* alloc.c: where the ranks go (pure: no I/O) */
+
+/* A peer that may hold slots of the job. */
+struct alloc_cand {
+    char host[WIRE_MAX_LABEL + 1]; /* replicas of a rank need distinct hosts */
+    uint32_t slots_free;
+    uint32_t rtt_us;   /* 0: unknown, ordered after every known one */
+    uint64_t mem_free; /* bytes; more free memory is the better fit */
+};
+
+enum alloc_strategy {
+    ALLOC_SPREAD,      /* as many distinct hosts as possible */
+    ALLOC_CONCENTRATE, /* fill each host before using the next */
+};
+
+/* Where each process of the job goes: slots[rank * r + replica] is the
+ * index of its candidate in the array given to alloc_plan(). */
+struct alloc_plan {
+    int n, r;
+    int *slots;
+};
+
+/* Place n ranks of r replicas each on the candidates so that the r
+ * replicas of every rank are on r distinct hosts, never giving a candidate
+ * more than its free slots.  Candidates are preferred by round-trip time,
+ * then by free memory; the strategy decides how processes spread over
+ * hosts.  Returns 0 and fills plan (free with alloc_plan_free), or -1
+ * with one line in err such as
+ * "need 7 slots on 1+ hosts, found 6 slots on 3 hosts". */
+int alloc_plan(const struct alloc_cand *, size_t ncand, int n, int r,
+               enum alloc_strategy, struct alloc_plan *, char *err,
+               size_t errlen);
+/* How many processes the plan puts on each candidate: counts[ncand]. */
+void alloc_plan_counts(const struct alloc_plan *, size_t ncand,
+                       uint32_t *counts);
+void alloc_plan_free(struct alloc_plan *);
+
+/* userkey.c: the user's identity towards peers */
+/* Load the user's signing key from path (default
+ * ~/.config/p2p/user.key), creating it on first use; *created says so.
+ * -1 with err. */
+int userkey_load(const char *path, uint8_t pk[SEC_SIGN_PK_LEN],
+                 uint8_t sk[SEC_SIGN_SK_LEN], int *created, char *err,
+                 size_t errlen);
+
+/* local.c: the embedded local cluster for users without a network */
+struct local_cluster;
+/* Start a supernode and npeers peerd on loopback (127.0.0.2, ...), each
+ * with the given slots and its own host label, under a fresh group key;
+ * point cfg at them.  NULL with err. */
+struct local_cluster *local_start(struct p2p_config *, int npeers, int slots,
+                                  char *err, size_t errlen);
+/* Stop the daemons and remove every file; NULL is fine. */
+void local_stop(struct local_cluster *);
+
+/* What p2prun was asked to run. */
+struct job_spec {
+    int n, r;
+    enum alloc_strategy strategy;
+    char **argv; /* the program and its arguments, as typed */
+    int argc;
+    char **files; /* -l FILE */
+    int nfiles;
+    char **env; /* NAME=VALUE from -x */
+    int nenv;
+    int tag_output;
+    int timeout_s; /* 0: none */
+    int lease_ms;
+};
+
+/* stage.c: the files a job takes along */
+struct stage_file {
+    char *path;
+    char name[WIRE_MAX_NAME + 1]; /* base name in the job directory */
+    uint8_t hash[SEC_HASH_LEN];
+    uint64_t size;
+    int executable;
+};
+/* Check and hash the program (when given as a path) and the -l files:
+ * files[0..*n).  Sets *prog to the staged program's index or -1. */
+int stage_prepare(const struct job_spec *, struct stage_file **files, int *n,
+                  int *prog, char *err, size_t errlen);
+void stage_free(struct stage_file *, int n);
+/* Sending one file over a channel without holding it in memory. */
+struct stage_send;
+struct stage_send *stage_send_open(const struct stage_file *, char *err,
+                                   size_t errlen);
+/* Queue chunks while the channel's backlog allows; returns bytes queued
+ * now, and sets *done when the whole file is queued.  -1 with err on a
+ * read error (or a file that changed size). */
+long stage_send_pump(struct stage_send *, struct channel *, int *done,
+                     char *err, size_t errlen);
+void stage_send_close(struct stage_send *);
+
+/* coord.c: the job's coordinator */
+/* Run the job on the network the configuration names: allocate, stage,
+ * launch, forward output, wait.  Returns p2prun's exit status. */
+int coord_run(const struct p2p_config *, const struct p2p_group *,
+              const uint8_t user_pk[SEC_SIGN_PK_LEN],
+              const uint8_t user_sk[SEC_SIGN_SK_LEN], const struct job_spec *);
+
+/* output.c: the job's stdout and stderr, once per rank (pure but for the
+ * writes to the two descriptors) */
+
+struct output;
+
+/* Forward to fd_out and fd_err; tag non-zero prefixes every line with
+ * "[rank] ". */
+struct output *output_new(int nranks, int nreplicas, int tag, int fd_out,
+                          int fd_err);
+/* Bytes from one replica's stream (1 stdout, 2 stderr).  Only the rank's
+ * master (its lowest live replica) is shown, whole lines at a time; the
+ * others are kept from the byte the master has reached, so that a new
+ * master continues exactly where the old one stopped. */
+void output_data(struct output *, int rank, int replica, int stream,
+                 const void *, size_t);
+/* A replica is gone: if it was the master, the next live replica takes
+ * over and whatever it has beyond the old master's last byte is shown. */
+void output_replica_dead(struct output *, int rank, int replica);
+/* The rank has finished: show any unterminated last line of its master. */
+void output_rank_done(struct output *, int rank);
+/* Free; NULL is fine.  Does not flush. */
+void output_free(struct output *);
 
 #endif

@@ -89,11 +89,15 @@ snq_timeout(evutil_socket_t fd, short what, void *arg)
     event_base_loopbreak(q->base);
 }
 
-static const struct channel_cbs snq_cbs = {snq_ready, snq_msg, snq_close};
+static const struct channel_cbs snq_cbs = {
+    .on_ready = snq_ready,
+    .on_msg = snq_msg,
+    .on_close = snq_close,
+};
 
 /* One attempt at one supernode. */
 static int
-snq_one(const struct group *g, const struct netaddr *to, int timeout_ms,
+snq_one(const struct p2p_group *g, const struct netaddr *to, int timeout_ms,
         struct msg_list_reply *out, char *why, size_t whylen)
 {
     struct channel_params cp;
@@ -132,7 +136,7 @@ snq_one(const struct group *g, const struct netaddr *to, int timeout_ms,
 }
 
 int
-snquery_list(const struct p2p_config *cfg, const struct group *g,
+snquery_list(const struct p2p_config *cfg, const struct p2p_group *g,
              int timeout_ms, struct msg_list_reply *out, char *err,
              size_t errlen)
 {

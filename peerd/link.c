@@ -49,9 +49,9 @@ static void link_on_msg(struct channel *, const struct msg *, void *);
 static void link_on_close(struct channel *, const char *, int, void *);
 
 static const struct channel_cbs link_cbs = {
-    link_on_ready,
-    link_on_msg,
-    link_on_close,
+    .on_ready = link_on_ready,
+    .on_msg = link_on_msg,
+    .on_close = link_on_close,
 };
 
 static void
@@ -126,10 +126,24 @@ link_connect(struct link *l)
     link_set_state(l, LINK_CONNECTING);
 }
 
+/* Tell the supernode what we have now. */
+static void
+link_send_heartbeat(struct link *l)
+{
+    struct msg m;
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_HEARTBEAT;
+    resources_probe(&m.u.heartbeat, (uint32_t)l->pd->slots_total,
+                    reserve_free(l->pd));
+    if (!l->pd->cfg->sharing)
+        m.u.heartbeat.state = PEER_STATE_NOT_SHARING;
+    channel_send(l->ch, &m);
+}
+
 static void
 link_heartbeat(struct link *l)
 {
-    struct msg m;
     uint64_t now = monotime_ms();
 
     if (now - l->last_ack_ms >
@@ -138,12 +152,20 @@ link_heartbeat(struct link *l)
         link_failed(l, "no heartbeat answered for too long");
         return;
     }
-    memset(&m, 0, sizeof m);
-    m.type = MSG_HEARTBEAT;
-    resources_probe(&m.u.heartbeat, (uint32_t)l->pd->slots_total,
-                    (uint32_t)l->pd->slots_total);
-    channel_send(l->ch, &m);
+    link_send_heartbeat(l);
     link_arm(l, l->heartbeat_ms);
+}
+
+void
+link_announce(struct peerd *pd)
+{
+    int i;
+
+    /* Slots changed: every supernode hears of it now, not at the next
+     * beat, so that the next job is placed on what is really free. */
+    for (i = 0; i < pd->nlinks; i++)
+        if (pd->links[i]->state == LINK_UP)
+            link_send_heartbeat(pd->links[i]);
 }
 
 static void
@@ -175,8 +197,9 @@ link_on_ready(struct channel *ch, void *arg)
              pd->host_label);
     snprintf(m.u.reg.addr, sizeof m.u.reg.addr, "%s", pd->listen_addr.text);
     snprintf(m.u.reg.version, sizeof m.u.reg.version, "%s", P2P_VERSION);
-    resources_probe(&m.u.reg.res, (uint32_t)pd->slots_total,
-                    (uint32_t)pd->slots_total);
+    resources_probe(&m.u.reg.res, (uint32_t)pd->slots_total, reserve_free(pd));
+    if (!pd->cfg->sharing)
+        m.u.reg.res.state = PEER_STATE_NOT_SHARING;
     channel_send(ch, &m);
     link_set_state(l, LINK_REGISTERING);
 }

@@ -5,7 +5,10 @@
  */
 #include <sys/socket.h>
 
+#include <sys/stat.h>
+
 #include <getopt.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +20,11 @@
 #include "cli.h"
 #include "daemon.h"
 #include "log.h"
+#include "monotime.h"
 #include "peerd.h"
 #include "xmalloc.h"
 
-static struct event *ev_term, *ev_int;
+static struct event *ev_term, *ev_int, *ev_chld;
 
 static void
 usage(FILE *f)
@@ -54,6 +58,52 @@ usage(FILE *f)
             "  --verbose              debug logging\n");
 }
 
+/* Who jobs run as: never root.  As root, the configured account (default
+ * nobody); otherwise ourselves. */
+static int
+job_account(const struct p2p_config *cfg, uid_t *uid, gid_t *gid, char *err,
+            size_t errlen)
+{
+    const char *name = cfg->run_as ? cfg->run_as : "nobody";
+    struct passwd *pw;
+
+    if (geteuid() != 0) {
+        *uid = geteuid();
+        *gid = getegid();
+        return 0;
+    }
+    if ((pw = getpwnam(name)) == NULL) {
+        snprintf(err, errlen, "[peer] run_as: no user '%s'", name);
+        return -1;
+    }
+    if (pw->pw_uid == 0) {
+        snprintf(err, errlen,
+                 "[peer] run_as: '%s' is root; jobs never run "
+                 "as root",
+                 name);
+        return -1;
+    }
+    *uid = pw->pw_uid;
+    *gid = pw->pw_gid;
+    return 0;
+}
+
+static void
+on_sigchld(evutil_socket_t sig, short what, void *arg)
+{
+    job_reap(arg);
+}
+
+static void
+on_cron(evutil_socket_t fd, short what, void *arg)
+{
+    struct peerd *pd = arg;
+    uint64_t now = monotime_ms();
+
+    reserve_cron(pd, now);
+    job_cron(pd, now);
+}
+
 static void
 shutdown_links(struct peerd *pd)
 {
@@ -76,8 +126,11 @@ on_signal(evutil_socket_t sig, short what, void *arg)
     log_info("signal %d: shutting down", (int)sig);
     event_del(ev_term);
     event_del(ev_int);
+    event_del(ev_chld);
+    event_del(pd->cron);
     service_free(pd->service);
     pd->service = NULL;
+    job_shutdown(pd);
     shutdown_links(pd);
 }
 
@@ -105,7 +158,8 @@ main(int argc, char **argv)
     struct p2p_config cfg;
     struct peerd pd;
     struct netaddr bound = {.len = sizeof bound.ss};
-    char err[512], *abs_dir;
+    struct timeval cron_tv = {0, 100000};
+    char err[512], *abs_dir, *cache_dir;
 
     log_init("peerd", 1, P2P_LOG_INFO);
     while ((ch = getopt_long(argc, argv, "c:l:s:d:n:L:fp:vhV", opts, NULL)) !=
@@ -212,6 +266,18 @@ main(int argc, char **argv)
     if (identity_node_key(pd.state_dir, pd.node_pk, pd.node_sk, err,
                           sizeof err) == -1)
         fatalx("node key: %s", err);
+    /* Jobs run in STATE_DIR/jobs/<id>: the job account must be able to
+     * pass through the state directory, though not to list it. */
+    if (chmod(pd.state_dir, 0711) == -1)
+        fatal("state directory %s", pd.state_dir);
+    xasprintf(&cache_dir, "%s/cache", pd.state_dir);
+    pd.cache =
+        cache_open(cache_dir, (uint64_t)cfg.cache_mb << 20, err, sizeof err);
+    free(cache_dir);
+    if (pd.cache == NULL)
+        fatalx("cache: %s", err);
+    if (job_account(&cfg, &pd.job_uid, &pd.job_gid, err, sizeof err) == -1)
+        fatalx("%s", err);
 
     if (netaddr_parse(cfg.peer_listen, CONF_DEFAULT_PEER_PORT, &pd.listen_addr,
                       err, sizeof err) == -1)
@@ -235,8 +301,12 @@ main(int argc, char **argv)
     pd.service = service_new(&pd, fd);
     ev_term = evsignal_new(pd.base, SIGTERM, on_signal, &pd);
     ev_int = evsignal_new(pd.base, SIGINT, on_signal, &pd);
+    ev_chld = evsignal_new(pd.base, SIGCHLD, on_sigchld, &pd);
+    pd.cron = event_new(pd.base, -1, EV_PERSIST, on_cron, &pd);
     evsignal_add(ev_term, NULL);
     evsignal_add(ev_int, NULL);
+    evsignal_add(ev_chld, NULL);
+    evtimer_add(pd.cron, &cron_tv);
 
     log_info("peer %s serving on %s with %d slots, state in %s", pd.host_label,
              pd.listen_addr.text, pd.slots_total, pd.state_dir);
@@ -254,13 +324,17 @@ main(int argc, char **argv)
         link_free(pd.links[i]);
     free(pd.links);
     service_free(pd.service);
+    job_shutdown(&pd);
     event_free(ev_term);
     event_free(ev_int);
+    event_free(ev_chld);
+    event_free(pd.cron);
     event_base_loop(pd.base, EVLOOP_NONBLOCK);
     event_base_free(pd.base);
     sec_wipe(pd.node_sk, sizeof pd.node_sk);
     group_wipe(&pd.group);
     resources_fini();
+    cache_close(pd.cache);
     free(pd.state_dir);
     config_free(&cfg);
     log_info("stopped");

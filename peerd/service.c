@@ -1,7 +1,10 @@
 /*
- * The peer's own service: authenticated connections from other programs
- * of the network.  For now it answers round-trip probes; the reservation
- * and launch requests are added here.
+ * The peer's service: authenticated connections from the network's
+ * programs.  A connection starts OPEN (only pings and the user's proof of
+ * identity), becomes USER once the user's signature over the channel's
+ * session id verifies, and may then reserve slots, stage files into the
+ * cache, launch and kill jobs.  Every message is checked against the
+ * connection's state; anything out of place drops the connection.
  */
 #include <sys/queue.h>
 
@@ -19,9 +22,28 @@
 #define SERVICE_IDLE_MS 60000
 #define SERVICE_MAX_CONNS 256
 
+enum svc_state {
+    SVC_OPEN, /* authenticated channel, user unknown */
+    SVC_USER, /* the user proved its key */
+};
+
+/* A file arriving on a connection. */
+struct incoming {
+    uint8_t hash[SEC_HASH_LEN];
+    uint64_t size;
+    struct cache_in *in;
+    struct incoming *next;
+};
+
 struct svc_conn {
     struct service *svc;
     struct channel *ch;
+    enum svc_state state;
+    char user[80];
+    int user_ok; /* passes the access lists */
+    char user_why[WIRE_MAX_TEXT + 1];
+    struct incoming *incoming;
+    int nincoming;
     LIST_ENTRY(svc_conn) entry;
 };
 
@@ -34,44 +56,308 @@ struct service {
 
 static void svc_on_msg(struct channel *, const struct msg *, void *);
 static void svc_on_close(struct channel *, const char *, int, void *);
+static void svc_on_drain(struct channel *, void *);
 
-static const struct channel_cbs svc_cbs = {NULL, svc_on_msg, svc_on_close};
+static const struct channel_cbs svc_cbs = {
+    .on_msg = svc_on_msg,
+    .on_close = svc_on_close,
+    .on_drain = svc_on_drain,
+};
 
+int
+svc_conn_send(struct svc_conn *c, const struct msg *m)
+{
+    return channel_send(c->ch, m);
+}
+
+size_t
+svc_conn_backlog(const struct svc_conn *c)
+{
+    return channel_output_len(c->ch);
+}
+
+const char *
+svc_conn_name(const struct svc_conn *c)
+{
+    return c->user[0] ? c->user : channel_name(c->ch);
+}
+
+/* Forget a connection whose channel is closed or closing: unconfirmed
+ * reservations go back, its jobs lose their coordinator. */
 static void
 svc_conn_free(struct svc_conn *c)
 {
+    struct peerd *pd = c->svc->pd;
+    struct incoming *in;
+
+    while ((in = c->incoming) != NULL) {
+        c->incoming = in->next;
+        cache_in_abort(in->in);
+        free(in);
+    }
+    reserve_drop_owner(pd, c);
+    job_orphan_owner(pd, c);
     LIST_REMOVE(c, entry);
     c->svc->nconns--;
     free(c);
 }
 
 static void
+svc_violation(struct svc_conn *c, const char *why)
+{
+    struct msg m;
+
+    log_warnx("%s: dropped: protocol violation: %s", channel_name(c->ch), why);
+    memset(&m, 0, sizeof m);
+    m.type = MSG_ERROR;
+    m.u.error.code = 1;
+    snprintf(m.u.error.text, sizeof m.u.error.text, "%s", why);
+    channel_close_after(c->ch, &m);
+    svc_conn_free(c);
+}
+
+static void
+svc_user_auth(struct svc_conn *c, const struct msg_user_auth *a)
+{
+    struct peerd *pd = c->svc->pd;
+    uint8_t buf[16 + SEC_HASH_LEN];
+
+    memcpy(buf, "p2p-user\0\0\0\0\0\0\0\0", 16);
+    memcpy(buf + 16, channel_session_id(c->ch), SEC_HASH_LEN);
+    if (sec_verify(a->signature, buf, sizeof buf, a->user_key) == -1) {
+        svc_violation(c, "user signature does not verify");
+        return;
+    }
+    c->state = SVC_USER;
+    /* access_user() names the user even when it refuses. */
+    c->user_ok = access_user(pd->cfg, a->user_key, c->user, sizeof c->user,
+                             c->user_why, sizeof c->user_why) &&
+                 access_host(pd->cfg, channel_peer_addr(c->ch), c->user_why,
+                             sizeof c->user_why);
+    log_debug("%s: user %s%s", channel_name(c->ch), c->user,
+              c->user_ok ? "" : " (refused by the access lists)");
+}
+
+static void
+svc_reserve(struct svc_conn *c, const struct msg_reserve *r)
+{
+    struct peerd *pd = c->svc->pd;
+    struct msg m;
+    uint32_t free_now = 0;
+    int rc;
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_RESERVE_REPLY;
+    memcpy(m.u.reply.job, r->job, WIRE_JOB_ID_LEN);
+    if (!c->user_ok) {
+        snprintf(m.u.reply.reason, sizeof m.u.reply.reason, "%s", c->user_why);
+        log_info("reservation refused to %s: %s", c->user, c->user_why);
+        channel_send(c->ch, &m);
+        return;
+    }
+    rc = reserve_take(pd, r->job, r->slots, r->lease_ms, c, &free_now,
+                      m.u.reply.reason, sizeof m.u.reply.reason);
+    m.u.reply.ok = rc == 0;
+    m.u.reply.granted = rc == 0 ? r->slots : free_now;
+    if (rc == 0)
+        log_info("%u slot%s reserved for %s (%u free)", r->slots,
+                 r->slots == 1 ? "" : "s", c->user, free_now);
+    else
+        log_info("reservation refused to %s: %s", c->user, m.u.reply.reason);
+    channel_send(c->ch, &m);
+}
+
+/* Does this connection hold slots here?  Only then may it stage files. */
+static int
+svc_holds_slots(struct svc_conn *c)
+{
+    struct hold *h;
+
+    for (h = c->svc->pd->holds; h != NULL; h = h->next)
+        if (h->owner == c)
+            return 1;
+    return 0;
+}
+
+static void
+svc_file_reply(struct svc_conn *c, enum msg_type type,
+               const uint8_t hash[SEC_HASH_LEN], int flag, const char *why)
+{
+    struct msg m;
+
+    memset(&m, 0, sizeof m);
+    m.type = type;
+    memcpy(m.u.file.hash, hash, SEC_HASH_LEN);
+    m.u.file.flag = flag;
+    if (why != NULL)
+        snprintf(m.u.file.reason, sizeof m.u.file.reason, "%s", why);
+    channel_send(c->ch, &m);
+}
+
+static void
+svc_file_offer(struct svc_conn *c, const struct msg_file *f)
+{
+    struct peerd *pd = c->svc->pd;
+    struct incoming *in;
+    char err[256];
+
+    if (!svc_holds_slots(c)) {
+        svc_file_reply(c, MSG_FILE_DONE, f->hash, 0,
+                       "no reservation here: stage files after reserving");
+        return;
+    }
+    if (cache_has(pd->cache, f->hash, f->size)) {
+        svc_file_reply(c, MSG_FILE_NEED, f->hash, 0, NULL);
+        return;
+    }
+    for (in = c->incoming; in != NULL; in = in->next)
+        if (memcmp(in->hash, f->hash, SEC_HASH_LEN) == 0) {
+            svc_violation(c, "file offered twice");
+            return;
+        }
+    if (c->nincoming >= WIRE_MAX_FILES) {
+        svc_violation(c, "too many files in flight");
+        return;
+    }
+    in = xcalloc(1, sizeof *in);
+    memcpy(in->hash, f->hash, SEC_HASH_LEN);
+    in->size = f->size;
+    if ((in->in = cache_in_begin(pd->cache, f->hash, f->size, err,
+                                 sizeof err)) == NULL) {
+        free(in);
+        svc_file_reply(c, MSG_FILE_DONE, f->hash, 0, err);
+        return;
+    }
+    if (f->size == 0) { /* nothing to wait for */
+        if (cache_in_finish(in->in, err, sizeof err) == -1)
+            svc_file_reply(c, MSG_FILE_DONE, f->hash, 0, err);
+        else
+            svc_file_reply(c, MSG_FILE_NEED, f->hash, 0, NULL);
+        free(in);
+        return;
+    }
+    in->next = c->incoming;
+    c->incoming = in;
+    c->nincoming++;
+    svc_file_reply(c, MSG_FILE_NEED, f->hash, 1, NULL);
+}
+
+static void
+svc_file_chunk(struct svc_conn *c, const struct msg_data *d)
+{
+    struct incoming **ip, *in;
+    char err[256];
+    int rc;
+
+    for (ip = &c->incoming; *ip != NULL; ip = &(*ip)->next)
+        if (memcmp((*ip)->hash, d->hash, SEC_HASH_LEN) == 0)
+            break;
+    if ((in = *ip) == NULL) {
+        svc_violation(c, "chunk of a file that was not offered");
+        return;
+    }
+    rc = cache_in_write(in->in, d->data, d->len, err, sizeof err);
+    if (rc == 0 && cache_in_received(in->in) < in->size)
+        return;
+    *ip = in->next;
+    c->nincoming--;
+    if (rc == -1) {
+        cache_in_abort(in->in);
+        svc_file_reply(c, MSG_FILE_DONE, in->hash, 0, err);
+    } else if (cache_in_finish(in->in, err, sizeof err) == -1)
+        svc_file_reply(c, MSG_FILE_DONE, in->hash, 0, err);
+    else {
+        char hex[2 * SEC_HASH_LEN + 1];
+
+        log_info("received file %.16s (%llu bytes) from %s",
+                 sec_hex(hex, in->hash, SEC_HASH_LEN),
+                 (unsigned long long)in->size, c->user);
+        svc_file_reply(c, MSG_FILE_DONE, in->hash, 1, NULL);
+    }
+    free(in);
+}
+
+static void
+svc_launch(struct svc_conn *c, const struct msg_launch *l)
+{
+    struct msg m;
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_LAUNCH_REPLY;
+    memcpy(m.u.reply.job, l->job, WIRE_JOB_ID_LEN);
+    m.u.reply.ok = job_launch(c->svc->pd, c, l, m.u.reply.reason,
+                              sizeof m.u.reply.reason) == 0;
+    channel_send(c->ch, &m);
+}
+
+static void
 svc_on_msg(struct channel *ch, const struct msg *m, void *arg)
 {
     struct svc_conn *c = arg;
+    struct peerd *pd = c->svc->pd;
     struct msg reply;
+    struct job *j;
+    struct hold *h;
+    char why[96];
 
-    memset(&reply, 0, sizeof reply);
     if (m->type == MSG_PING) {
+        memset(&reply, 0, sizeof reply);
         reply.type = MSG_PONG;
         reply.u.stamp = m->u.stamp;
         channel_send(ch, &reply);
+        job_heard(pd, c);
         return;
     }
-    log_warnx("%s: dropped: protocol violation: %s not served here",
-              channel_name(ch), msg_type_name(m->type));
-    reply.type = MSG_ERROR;
-    reply.u.error.code = 1;
-    snprintf(reply.u.error.text, sizeof reply.u.error.text,
-             "%s not served by peerd", msg_type_name(m->type));
-    channel_close_after(ch, &reply);
-    svc_conn_free(c);
+    if (c->state == SVC_OPEN) {
+        if (m->type == MSG_USER_AUTH) {
+            svc_user_auth(c, &m->u.auth);
+            return;
+        }
+        goto violation;
+    }
+    job_heard(pd, c);
+    switch (m->type) {
+    case MSG_RESERVE:
+        svc_reserve(c, &m->u.reserve);
+        return;
+    case MSG_RELEASE:
+        h = reserve_find(pd, m->u.job);
+        if (h != NULL && h->owner == c && h->expires_ms != 0)
+            reserve_release(pd, m->u.job);
+        return;
+    case MSG_FILE_OFFER:
+        svc_file_offer(c, &m->u.file);
+        return;
+    case MSG_FILE_CHUNK:
+        svc_file_chunk(c, &m->u.data);
+        return;
+    case MSG_LAUNCH:
+        svc_launch(c, &m->u.launch);
+        return;
+    case MSG_KILL:
+        if ((j = job_find(pd, m->u.job)) != NULL)
+            job_kill(j, "cancelled by its coordinator");
+        return;
+    default:
+        break;
+    }
+violation:
+    snprintf(why, sizeof why, "%s not allowed here", msg_type_name(m->type));
+    svc_violation(c, why);
 }
 
 static void
 svc_on_close(struct channel *ch, const char *reason, int fault, void *arg)
 {
     svc_conn_free(arg);
+}
+
+static void
+svc_on_drain(struct channel *ch, void *arg)
+{
+    struct svc_conn *c = arg;
+
+    job_resume_output(c->svc->pd, c);
 }
 
 static void

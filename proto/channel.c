@@ -174,6 +174,8 @@ ch_ready(struct channel *ch)
     handshake_free(ch->hs);
     ch->hs = NULL;
     ch_set_state(ch, CH_READY);
+    if (ch->cbs.on_drain != NULL)
+        bufferevent_setwatermark(ch->bev, EV_WRITE, CHANNEL_DRAIN_LOW, 0);
     if (ch->idle_ms > 0)
         channel_set_idle(ch, ch->idle_ms);
     if (ch->cbs.on_ready != NULL)
@@ -359,6 +361,8 @@ ch_write_cb(struct bufferevent *bev, void *arg)
     if (ch->state == CH_CLOSING &&
         evbuffer_get_length(bufferevent_get_output(bev)) == 0)
         ch_kill(ch);
+    else if (ch->state == CH_READY && ch->cbs.on_drain != NULL)
+        ch->cbs.on_drain(ch, ch->arg);
 }
 
 static void
@@ -585,6 +589,7 @@ channel_close_after(struct channel *ch, const struct msg *last)
     if (last != NULL)
         channel_send(ch, last);
     ch_set_state(ch, CH_CLOSING);
+    bufferevent_setwatermark(ch->bev, EV_WRITE, 0, 0);
     bufferevent_disable(ch->bev, EV_READ);
     bufferevent_set_timeouts(ch->bev, NULL, NULL);
     evtimer_del(ch->deadline);
@@ -631,6 +636,12 @@ channel_set_idle(struct channel *ch, int ms)
     ch->idle_ms = ms;
     if (ch->state == CH_READY)
         bufferevent_set_timeouts(ch->bev, ms > 0 ? &tv : NULL, NULL);
+}
+
+size_t
+channel_output_len(const struct channel *ch)
+{
+    return evbuffer_get_length(bufferevent_get_output(ch->bev));
 }
 
 void

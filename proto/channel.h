@@ -40,6 +40,9 @@ struct channel_cbs {
      * for an orderly close by the other side. */
     void (*on_close)(struct channel *, const char *reason, int fault,
                      void *arg);
+    /* Optional: queued output has fallen to CHANNEL_DRAIN_LOW bytes or
+     * fewer, so a sender streaming a file may queue more. */
+    void (*on_drain)(struct channel *, void *arg);
 };
 
 /* Serve an accepted socket (takes fd, even on failure). */
@@ -68,9 +71,13 @@ const struct sockaddr *channel_peer_addr(const struct channel *);
 const uint8_t *channel_session_id(const struct channel *);
 void channel_set_max_frame(struct channel *, size_t);
 void channel_set_idle(struct channel *, int ms);
+/* Bytes queued for sending. */
+size_t channel_output_len(const struct channel *);
 /* Replace the callback argument (an owner handing the channel over). */
 void channel_set_arg(struct channel *, void *);
 
+/* Streaming senders keep at most about this much queued. */
+#define CHANNEL_DRAIN_LOW (256 * 1024)
 /* How long a started frame may take to arrive in full. */
 #define CHANNEL_FRAME_MS 10000
 /* Unread output beyond this means the other end has stopped reading. */

@@ -14,9 +14,12 @@ const char *
 msg_type_name(enum msg_type t)
 {
     static const char *names[] = {
-        "none",          "register",   "register-ack", "heartbeat",
-        "heartbeat-ack", "unregister", "ping",         "pong",
-        "list-request",  "list-reply", "error",
+        "none",          "register",      "register-ack", "heartbeat",
+        "heartbeat-ack", "unregister",    "ping",         "pong",
+        "list-request",  "list-reply",    "error",        "user-auth",
+        "reserve",       "reserve-reply", "release",      "kill",
+        "file-offer",    "file-need",     "file-chunk",   "file-done",
+        "launch",        "launch-reply",  "output",       "proc-exit",
     };
 
     if ((size_t)t >= sizeof names / sizeof names[0])
@@ -65,6 +68,34 @@ codec_valid_text(const char *s, size_t max)
     return 1;
 }
 
+int
+codec_valid_basename(const char *s)
+{
+    size_t n;
+
+    for (n = 0; s[n] != '\0'; n++)
+        if (n >= WIRE_MAX_NAME || s[n] == '/' || (unsigned char)s[n] < ' ' ||
+            s[n] == 0x7f)
+            return 0;
+    return n > 0 && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+}
+
+/* NAME=VALUE with NAME a shell identifier. */
+static int
+codec_valid_env(const char *s)
+{
+    size_t n = 0;
+
+    if (!((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z') ||
+          s[0] == '_'))
+        return 0;
+    for (n = 1; s[n] != '=' && s[n] != '\0'; n++)
+        if (!((s[n] >= 'A' && s[n] <= 'Z') || (s[n] >= 'a' && s[n] <= 'z') ||
+              (s[n] >= '0' && s[n] <= '9') || s[n] == '_'))
+            return 0;
+    return s[n] == '=';
+}
+
 /* --- encoding ---------------------------------------------------------- */
 
 static void
@@ -78,6 +109,77 @@ res_to_pb(const struct resources *r, P2p__Resources *pb)
     pb->slots_total = r->slots_total;
     pb->slots_free = r->slots_free;
     pb->state = (P2p__PeerState)r->state;
+}
+
+#define BYTES(b, p, n)                                                         \
+    do {                                                                       \
+        (b).data = (uint8_t *)(p);                                             \
+        (b).len = (n);                                                         \
+    } while (0)
+
+/* Pack a Launch (its arrays need their own storage). */
+static void
+encode_launch(const struct msg_launch *l, P2p__Message *pb, uint8_t **out,
+              size_t *len)
+{
+    P2p__Launch la = P2P__LAUNCH__INIT;
+    P2p__ProcSpec *procs = NULL, **procp = NULL;
+    P2p__JobFile *files = NULL, **filep = NULL;
+    ProtobufCBinaryData *argv = NULL, *env = NULL;
+    size_t i;
+
+    BYTES(la.job, l->job, WIRE_JOB_ID_LEN);
+    la.size = l->size;
+    la.nreplicas = l->nreplicas;
+    la.lease_ms = l->lease_ms;
+    if (l->nprocs > 0) {
+        procs = xcalloc(l->nprocs, sizeof *procs);
+        procp = xcalloc(l->nprocs, sizeof *procp);
+    }
+    for (i = 0; i < l->nprocs; i++) {
+        p2p__proc_spec__init(&procs[i]);
+        procs[i].rank = l->procs[i].rank;
+        procs[i].replica = l->procs[i].replica;
+        procp[i] = &procs[i];
+    }
+    la.n_procs = l->nprocs;
+    la.procs = procp;
+    if (l->nargv > 0)
+        argv = xcalloc(l->nargv, sizeof *argv);
+    for (i = 0; i < l->nargv; i++)
+        BYTES(argv[i], l->argv[i], strlen(l->argv[i]));
+    la.n_argv = l->nargv;
+    la.argv = argv;
+    if (l->nenv > 0)
+        env = xcalloc(l->nenv, sizeof *env);
+    for (i = 0; i < l->nenv; i++)
+        BYTES(env[i], l->env[i], strlen(l->env[i]));
+    la.n_env = l->nenv;
+    la.env = env;
+    if (l->nfiles > 0) {
+        files = xcalloc(l->nfiles, sizeof *files);
+        filep = xcalloc(l->nfiles, sizeof *filep);
+    }
+    for (i = 0; i < l->nfiles; i++) {
+        p2p__job_file__init(&files[i]);
+        files[i].name = (char *)l->files[i].name;
+        BYTES(files[i].hash, l->files[i].hash, SEC_HASH_LEN);
+        files[i].executable = l->files[i].executable;
+        filep[i] = &files[i];
+    }
+    la.n_files = l->nfiles;
+    la.files = filep;
+    pb->body_case = P2P__MESSAGE__BODY_LAUNCH;
+    pb->launch = &la;
+    *len = p2p__message__get_packed_size(pb);
+    *out = xmalloc(*len);
+    p2p__message__pack(pb, *out);
+    free(procs);
+    free(procp);
+    free(argv);
+    free(env);
+    free(files);
+    free(filep);
 }
 
 int
@@ -94,6 +196,18 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
     P2p__ListRequest lreq = P2P__LIST_REQUEST__INIT;
     P2p__ListReply lrep = P2P__LIST_REPLY__INIT;
     P2p__Error error = P2P__ERROR__INIT;
+    P2p__UserAuth ua = P2P__USER_AUTH__INIT;
+    P2p__Reserve rsv = P2P__RESERVE__INIT;
+    P2p__ReserveReply rrep = P2P__RESERVE_REPLY__INIT;
+    P2p__LaunchReply lrep2 = P2P__LAUNCH_REPLY__INIT;
+    P2p__Release rel = P2P__RELEASE__INIT;
+    P2p__Kill kill = P2P__KILL__INIT;
+    P2p__FileOffer foff = P2P__FILE_OFFER__INIT;
+    P2p__FileNeed fneed = P2P__FILE_NEED__INIT;
+    P2p__FileChunk fchunk = P2P__FILE_CHUNK__INIT;
+    P2p__FileDone fdone = P2P__FILE_DONE__INIT;
+    P2p__Output outp = P2P__OUTPUT__INIT;
+    P2p__ProcExit pexit = P2P__PROC_EXIT__INIT;
     P2p__Resources res;
     P2p__PeerEntry *entries = NULL, **entryp = NULL;
     P2p__Resources *eres = NULL;
@@ -179,6 +293,91 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         pb.body_case = P2P__MESSAGE__BODY_ERROR;
         pb.error = &error;
         break;
+    case MSG_USER_AUTH:
+        BYTES(ua.user_key, m->u.auth.user_key, SEC_SIGN_PK_LEN);
+        BYTES(ua.signature, m->u.auth.signature, SEC_SIG_LEN);
+        ua.user = (char *)m->u.auth.user;
+        pb.body_case = P2P__MESSAGE__BODY_USER_AUTH;
+        pb.user_auth = &ua;
+        break;
+    case MSG_RESERVE:
+        BYTES(rsv.job, m->u.reserve.job, WIRE_JOB_ID_LEN);
+        rsv.slots = m->u.reserve.slots;
+        rsv.lease_ms = m->u.reserve.lease_ms;
+        pb.body_case = P2P__MESSAGE__BODY_RESERVE;
+        pb.reserve = &rsv;
+        break;
+    case MSG_RESERVE_REPLY:
+        BYTES(rrep.job, m->u.reply.job, WIRE_JOB_ID_LEN);
+        rrep.ok = m->u.reply.ok;
+        rrep.granted = m->u.reply.granted;
+        rrep.reason = (char *)m->u.reply.reason;
+        pb.body_case = P2P__MESSAGE__BODY_RESERVE_REPLY;
+        pb.reserve_reply = &rrep;
+        break;
+    case MSG_LAUNCH_REPLY:
+        BYTES(lrep2.job, m->u.reply.job, WIRE_JOB_ID_LEN);
+        lrep2.ok = m->u.reply.ok;
+        lrep2.reason = (char *)m->u.reply.reason;
+        pb.body_case = P2P__MESSAGE__BODY_LAUNCH_REPLY;
+        pb.launch_reply = &lrep2;
+        break;
+    case MSG_RELEASE:
+        BYTES(rel.job, m->u.job, WIRE_JOB_ID_LEN);
+        pb.body_case = P2P__MESSAGE__BODY_RELEASE;
+        pb.release = &rel;
+        break;
+    case MSG_KILL:
+        BYTES(kill.job, m->u.job, WIRE_JOB_ID_LEN);
+        pb.body_case = P2P__MESSAGE__BODY_KILL;
+        pb.kill = &kill;
+        break;
+    case MSG_FILE_OFFER:
+        BYTES(foff.hash, m->u.file.hash, SEC_HASH_LEN);
+        foff.size = m->u.file.size;
+        pb.body_case = P2P__MESSAGE__BODY_FILE_OFFER;
+        pb.file_offer = &foff;
+        break;
+    case MSG_FILE_NEED:
+        BYTES(fneed.hash, m->u.file.hash, SEC_HASH_LEN);
+        fneed.need = m->u.file.flag;
+        pb.body_case = P2P__MESSAGE__BODY_FILE_NEED;
+        pb.file_need = &fneed;
+        break;
+    case MSG_FILE_DONE:
+        BYTES(fdone.hash, m->u.file.hash, SEC_HASH_LEN);
+        fdone.ok = m->u.file.flag;
+        fdone.reason = (char *)m->u.file.reason;
+        pb.body_case = P2P__MESSAGE__BODY_FILE_DONE;
+        pb.file_done = &fdone;
+        break;
+    case MSG_FILE_CHUNK:
+        BYTES(fchunk.hash, m->u.data.hash, SEC_HASH_LEN);
+        BYTES(fchunk.data, m->u.data.data, m->u.data.len);
+        pb.body_case = P2P__MESSAGE__BODY_FILE_CHUNK;
+        pb.file_chunk = &fchunk;
+        break;
+    case MSG_OUTPUT:
+        BYTES(outp.job, m->u.data.job, WIRE_JOB_ID_LEN);
+        outp.rank = m->u.data.rank;
+        outp.replica = m->u.data.replica;
+        outp.stream = m->u.data.stream;
+        BYTES(outp.data, m->u.data.data, m->u.data.len);
+        pb.body_case = P2P__MESSAGE__BODY_OUTPUT;
+        pb.output = &outp;
+        break;
+    case MSG_PROC_EXIT:
+        BYTES(pexit.job, m->u.exit.job, WIRE_JOB_ID_LEN);
+        pexit.rank = m->u.exit.rank;
+        pexit.replica = m->u.exit.replica;
+        pexit.signaled = m->u.exit.signaled;
+        pexit.code = m->u.exit.code;
+        pb.body_case = P2P__MESSAGE__BODY_PROC_EXIT;
+        pb.proc_exit = &pexit;
+        break;
+    case MSG_LAUNCH:
+        encode_launch(&m->u.launch, &pb, out, len);
+        return 0;
     default:
         return -1;
     }
@@ -255,8 +454,8 @@ static int
 entry_from_pb(const P2p__PeerEntry *e, struct peer_entry *pe, char *err,
               size_t errlen)
 {
-    if (bytes_from_pb(&e->id, pe->id, sizeof pe->id, "peer id", err,
-                      errlen) == -1 ||
+    if (bytes_from_pb(&e->id, pe->id, sizeof pe->id, "peer id", err, errlen) ==
+            -1 ||
         token_from_pb(e->host_label, pe->host_label, WIRE_MAX_LABEL, 0,
                       "host label", err, errlen) == -1 ||
         token_from_pb(e->addr, pe->addr, WIRE_MAX_ADDR, 0, "address", err,
@@ -265,6 +464,134 @@ entry_from_pb(const P2p__PeerEntry *e, struct peer_entry *pe, char *err,
         return -1;
     pe->rtt_us = e->rtt_us;
     pe->age_ms = e->age_ms;
+    return 0;
+}
+
+/* Printable text (spaces allowed) into dst[max+1]; a missing one is
+ * empty. */
+static int
+text_from_pb(const char *src, char *dst, size_t max, const char *what,
+             char *err, size_t errlen)
+{
+    if (src == NULL) {
+        dst[0] = '\0';
+        return 0;
+    }
+    if (!codec_valid_text(src, max)) {
+        snprintf(err, errlen, "%s: too long or not printable", what);
+        return -1;
+    }
+    snprintf(dst, max + 1, "%s", src);
+    return 0;
+}
+
+/* A NUL-terminated copy of bytes that must not contain NUL. */
+static char *
+cstr_from_pb(const ProtobufCBinaryData *b, size_t max)
+{
+    char *s;
+
+    if (b->len > max || memchr(b->data, '\0', b->len) != NULL)
+        return NULL;
+    s = xmalloc(b->len + 1);
+    memcpy(s, b->data, b->len);
+    s[b->len] = '\0';
+    return s;
+}
+
+/* Decode a Launch; on failure what was allocated stays in l for
+ * codec_msg_free(). */
+static int
+decode_launch(const P2p__Launch *pb, struct msg_launch *l, char *err,
+              size_t errlen)
+{
+    size_t i;
+
+    if (bytes_from_pb(&pb->job, l->job, WIRE_JOB_ID_LEN, "job id", err,
+                      errlen) == -1)
+        return -1;
+    if (pb->size < 1 || pb->size > WIRE_MAX_RANKS || pb->nreplicas < 1 ||
+        pb->nreplicas > WIRE_MAX_REPLICAS) {
+        snprintf(err, errlen, "launch: %u ranks x %u replicas out of range",
+                 pb->size, pb->nreplicas);
+        return -1;
+    }
+    if (pb->n_procs < 1 || pb->n_procs > (size_t)pb->size * pb->nreplicas ||
+        pb->n_argv < 1 || pb->n_argv > WIRE_MAX_ARGS ||
+        pb->n_env > WIRE_MAX_ENV || pb->n_files > WIRE_MAX_FILES) {
+        snprintf(err, errlen,
+                 "launch: too many or too few processes, "
+                 "arguments, variables or files");
+        return -1;
+    }
+    l->size = pb->size;
+    l->nreplicas = pb->nreplicas;
+    l->lease_ms = pb->lease_ms;
+    /* Every count is checked against its bound above. */
+    l->procs = xcalloc(pb->n_procs, sizeof *l->procs);
+    l->nprocs = pb->n_procs;
+    for (i = 0; i < pb->n_procs; i++) {
+        if (pb->procs[i]->rank >= pb->size ||
+            pb->procs[i]->replica >= pb->nreplicas) {
+            snprintf(err, errlen, "launch: process %u.%u outside the job",
+                     pb->procs[i]->rank, pb->procs[i]->replica);
+            return -1;
+        }
+        l->procs[i].rank = pb->procs[i]->rank;
+        l->procs[i].replica = pb->procs[i]->replica;
+    }
+    l->argv = xcalloc(pb->n_argv + 1, sizeof *l->argv);
+    l->nargv = pb->n_argv;
+    for (i = 0; i < pb->n_argv; i++)
+        if ((l->argv[i] = cstr_from_pb(&pb->argv[i], WIRE_MAX_ARG)) == NULL) {
+            snprintf(err, errlen, "launch: argument %zu too long or has NUL",
+                     i);
+            return -1;
+        }
+    if (l->argv[0][0] == '\0') {
+        snprintf(err, errlen, "launch: empty program name");
+        return -1;
+    }
+    l->env = xcalloc(pb->n_env + 1, sizeof *l->env);
+    l->nenv = pb->n_env;
+    for (i = 0; i < pb->n_env; i++)
+        if ((l->env[i] = cstr_from_pb(&pb->env[i], WIRE_MAX_ARG)) == NULL ||
+            !codec_valid_env(l->env[i])) {
+            snprintf(err, errlen, "launch: variable %zu is not NAME=VALUE", i);
+            return -1;
+        }
+    if (pb->n_files > 0)
+        l->files = xcalloc(pb->n_files, sizeof *l->files);
+    l->nfiles = pb->n_files;
+    for (i = 0; i < pb->n_files; i++) {
+        if (pb->files[i]->name == NULL ||
+            !codec_valid_basename(pb->files[i]->name)) {
+            snprintf(err, errlen, "launch: file %zu: not a plain file name", i);
+            return -1;
+        }
+        snprintf(l->files[i].name, sizeof l->files[i].name, "%s",
+                 pb->files[i]->name);
+        if (bytes_from_pb(&pb->files[i]->hash, l->files[i].hash, SEC_HASH_LEN,
+                          "file hash", err, errlen) == -1)
+            return -1;
+        l->files[i].executable = pb->files[i]->executable;
+    }
+    return 0;
+}
+
+/* Take a copy of a data chunk of at most WIRE_MAX_CHUNK bytes. */
+static int
+data_from_pb(const ProtobufCBinaryData *b, struct msg_data *d, char *err,
+             size_t errlen)
+{
+    if (b->len > WIRE_MAX_CHUNK) {
+        snprintf(err, errlen, "chunk of %zu bytes, limit %d", b->len,
+                 WIRE_MAX_CHUNK);
+        return -1;
+    }
+    d->len = b->len;
+    d->data = xmalloc(b->len > 0 ? b->len : 1);
+    memcpy(d->data, b->data, b->len);
     return 0;
 }
 
@@ -348,6 +675,95 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
         snprintf(m->u.error.text, sizeof m->u.error.text, "%s",
                  pb->error->text);
         return 0;
+    case P2P__MESSAGE__BODY_USER_AUTH:
+        m->type = MSG_USER_AUTH;
+        if (bytes_from_pb(&pb->user_auth->user_key, m->u.auth.user_key,
+                          SEC_SIGN_PK_LEN, "user key", err, errlen) == -1 ||
+            bytes_from_pb(&pb->user_auth->signature, m->u.auth.signature,
+                          SEC_SIG_LEN, "signature", err, errlen) == -1)
+            return -1;
+        return token_from_pb(pb->user_auth->user, m->u.auth.user,
+                             WIRE_MAX_LABEL, 1, "user name", err, errlen);
+    case P2P__MESSAGE__BODY_RESERVE:
+        m->type = MSG_RESERVE;
+        m->u.reserve.slots = pb->reserve->slots;
+        m->u.reserve.lease_ms = pb->reserve->lease_ms;
+        return bytes_from_pb(&pb->reserve->job, m->u.reserve.job,
+                             WIRE_JOB_ID_LEN, "job id", err, errlen);
+    case P2P__MESSAGE__BODY_RESERVE_REPLY:
+        m->type = MSG_RESERVE_REPLY;
+        m->u.reply.ok = pb->reserve_reply->ok;
+        m->u.reply.granted = pb->reserve_reply->granted;
+        if (text_from_pb(pb->reserve_reply->reason, m->u.reply.reason,
+                         WIRE_MAX_TEXT, "reason", err, errlen) == -1)
+            return -1;
+        return bytes_from_pb(&pb->reserve_reply->job, m->u.reply.job,
+                             WIRE_JOB_ID_LEN, "job id", err, errlen);
+    case P2P__MESSAGE__BODY_LAUNCH_REPLY:
+        m->type = MSG_LAUNCH_REPLY;
+        m->u.reply.ok = pb->launch_reply->ok;
+        if (text_from_pb(pb->launch_reply->reason, m->u.reply.reason,
+                         WIRE_MAX_TEXT, "reason", err, errlen) == -1)
+            return -1;
+        return bytes_from_pb(&pb->launch_reply->job, m->u.reply.job,
+                             WIRE_JOB_ID_LEN, "job id", err, errlen);
+    case P2P__MESSAGE__BODY_RELEASE:
+        m->type = MSG_RELEASE;
+        return bytes_from_pb(&pb->release->job, m->u.job, WIRE_JOB_ID_LEN,
+                             "job id", err, errlen);
+    case P2P__MESSAGE__BODY_KILL:
+        m->type = MSG_KILL;
+        return bytes_from_pb(&pb->kill->job, m->u.job, WIRE_JOB_ID_LEN,
+                             "job id", err, errlen);
+    case P2P__MESSAGE__BODY_FILE_OFFER:
+        m->type = MSG_FILE_OFFER;
+        m->u.file.size = pb->file_offer->size;
+        return bytes_from_pb(&pb->file_offer->hash, m->u.file.hash,
+                             SEC_HASH_LEN, "hash", err, errlen);
+    case P2P__MESSAGE__BODY_FILE_NEED:
+        m->type = MSG_FILE_NEED;
+        m->u.file.flag = pb->file_need->need;
+        return bytes_from_pb(&pb->file_need->hash, m->u.file.hash, SEC_HASH_LEN,
+                             "hash", err, errlen);
+    case P2P__MESSAGE__BODY_FILE_DONE:
+        m->type = MSG_FILE_DONE;
+        m->u.file.flag = pb->file_done->ok;
+        if (text_from_pb(pb->file_done->reason, m->u.file.reason, WIRE_MAX_TEXT,
+                         "reason", err, errlen) == -1)
+            return -1;
+        return bytes_from_pb(&pb->file_done->hash, m->u.file.hash, SEC_HASH_LEN,
+                             "hash", err, errlen);
+    case P2P__MESSAGE__BODY_FILE_CHUNK:
+        m->type = MSG_FILE_CHUNK;
+        if (bytes_from_pb(&pb->file_chunk->hash, m->u.data.hash, SEC_HASH_LEN,
+                          "hash", err, errlen) == -1)
+            return -1;
+        return data_from_pb(&pb->file_chunk->data, &m->u.data, err, errlen);
+    case P2P__MESSAGE__BODY_OUTPUT:
+        m->type = MSG_OUTPUT;
+        if (pb->output->stream != 1 && pb->output->stream != 2) {
+            snprintf(err, errlen, "output: unknown stream %u",
+                     pb->output->stream);
+            return -1;
+        }
+        m->u.data.rank = pb->output->rank;
+        m->u.data.replica = pb->output->replica;
+        m->u.data.stream = pb->output->stream;
+        if (bytes_from_pb(&pb->output->job, m->u.data.job, WIRE_JOB_ID_LEN,
+                          "job id", err, errlen) == -1)
+            return -1;
+        return data_from_pb(&pb->output->data, &m->u.data, err, errlen);
+    case P2P__MESSAGE__BODY_PROC_EXIT:
+        m->type = MSG_PROC_EXIT;
+        m->u.exit.rank = pb->proc_exit->rank;
+        m->u.exit.replica = pb->proc_exit->replica;
+        m->u.exit.signaled = pb->proc_exit->signaled;
+        m->u.exit.code = pb->proc_exit->code;
+        return bytes_from_pb(&pb->proc_exit->job, m->u.exit.job,
+                             WIRE_JOB_ID_LEN, "job id", err, errlen);
+    case P2P__MESSAGE__BODY_LAUNCH:
+        m->type = MSG_LAUNCH;
+        return decode_launch(pb->launch, &m->u.launch, err, errlen);
     case P2P__MESSAGE__BODY__NOT_SET:
     default:
         snprintf(err, errlen, "message without a known body");
@@ -379,11 +795,35 @@ codec_decode(const uint8_t *buf, size_t len, struct msg *m, char *err,
 void
 codec_msg_free(struct msg *m)
 {
+    size_t i;
+
     if (m == NULL)
         return;
-    if (m->type == MSG_LIST_REPLY) {
+    switch (m->type) {
+    case MSG_LIST_REPLY:
         free(m->u.list.peers);
         m->u.list.peers = NULL;
         m->u.list.npeers = 0;
+        break;
+    case MSG_FILE_CHUNK:
+    case MSG_OUTPUT:
+        free(m->u.data.data);
+        m->u.data.data = NULL;
+        break;
+    case MSG_LAUNCH:
+        free(m->u.launch.procs);
+        if (m->u.launch.argv != NULL)
+            for (i = 0; i < m->u.launch.nargv; i++)
+                free(m->u.launch.argv[i]);
+        free(m->u.launch.argv);
+        if (m->u.launch.env != NULL)
+            for (i = 0; i < m->u.launch.nenv; i++)
+                free(m->u.launch.env[i]);
+        free(m->u.launch.env);
+        free(m->u.launch.files);
+        memset(&m->u.launch, 0, sizeof m->u.launch);
+        break;
+    default:
+        break;
     }
 }

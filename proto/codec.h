@@ -25,6 +25,19 @@ enum msg_type {
     MSG_LIST_REQUEST,
     MSG_LIST_REPLY,
     MSG_ERROR,
+    MSG_USER_AUTH,
+    MSG_RESERVE,
+    MSG_RESERVE_REPLY,
+    MSG_RELEASE,
+    MSG_KILL,
+    MSG_FILE_OFFER,
+    MSG_FILE_NEED,
+    MSG_FILE_CHUNK,
+    MSG_FILE_DONE,
+    MSG_LAUNCH,
+    MSG_LAUNCH_REPLY,
+    MSG_OUTPUT,
+    MSG_PROC_EXIT,
 };
 
 enum peer_state {
@@ -75,6 +88,75 @@ struct msg_error {
     char text[WIRE_MAX_TEXT + 1];
 };
 
+struct msg_user_auth {
+    uint8_t user_key[SEC_SIGN_PK_LEN];
+    uint8_t signature[SEC_SIG_LEN];
+    char user[WIRE_MAX_LABEL + 1];
+};
+
+struct msg_reserve {
+    uint8_t job[WIRE_JOB_ID_LEN];
+    uint32_t slots;
+    uint32_t lease_ms;
+};
+
+/* Reserve and launch replies, and file verification. */
+struct msg_reply {
+    uint8_t job[WIRE_JOB_ID_LEN];
+    int ok;
+    uint32_t granted; /* reserve only */
+    char reason[WIRE_MAX_TEXT + 1];
+};
+
+struct msg_file {
+    uint8_t hash[SEC_HASH_LEN];
+    uint64_t size; /* offer */
+    int flag;      /* need: the peer wants it; done: verified */
+    char reason[WIRE_MAX_TEXT + 1]; /* done */
+};
+
+/* A chunk of a file or of a process's output; data is owned by a decoded
+ * message, borrowed by one being encoded. */
+struct msg_data {
+    uint8_t job[WIRE_JOB_ID_LEN];   /* output */
+    uint8_t hash[SEC_HASH_LEN];     /* file chunk */
+    uint32_t rank, replica, stream; /* output: stream 1 stdout, 2 stderr */
+    uint8_t *data;
+    size_t len;
+};
+
+struct proc_spec {
+    uint32_t rank, replica;
+};
+
+struct job_file {
+    char name[WIRE_MAX_NAME + 1];
+    uint8_t hash[SEC_HASH_LEN];
+    int executable;
+};
+
+/* Arrays are owned by a decoded message, borrowed by one being encoded.
+ * Decoding guarantees: 1 <= size <= WIRE_MAX_RANKS, 1 <= nreplicas <=
+ * WIRE_MAX_REPLICAS, every proc within them, 1..WIRE_MAX_ARGS arguments,
+ * env entries NAME=VALUE with a valid name, file names that are plain
+ * base names. */
+struct msg_launch {
+    uint8_t job[WIRE_JOB_ID_LEN];
+    uint32_t size, nreplicas, lease_ms;
+    size_t nprocs, nargv, nenv, nfiles;
+    struct proc_spec *procs;
+    char **argv;
+    char **env;
+    struct job_file *files;
+};
+
+struct msg_proc_exit {
+    uint8_t job[WIRE_JOB_ID_LEN];
+    uint32_t rank, replica;
+    int signaled;
+    uint32_t code;
+};
+
 struct msg {
     enum msg_type type;
     union {
@@ -84,6 +166,14 @@ struct msg {
         uint64_t stamp; /* ping, pong */
         struct msg_list_reply list;
         struct msg_error error;
+        struct msg_user_auth auth;
+        struct msg_reserve reserve;
+        struct msg_reply reply;       /* reserve reply, launch reply */
+        uint8_t job[WIRE_JOB_ID_LEN]; /* release, kill */
+        struct msg_file file;         /* offer, need, done */
+        struct msg_data data;         /* file chunk, output */
+        struct msg_launch launch;
+        struct msg_proc_exit exit;
     } u;
 };
 
@@ -101,5 +191,8 @@ const char *msg_type_name(enum msg_type);
 const char *peer_state_name(enum peer_state);
 /* A label or address: 1..max printable characters without spaces. */
 int codec_valid_token(const char *, size_t max);
+/* A file name that is safe inside a directory: 1..WIRE_MAX_NAME bytes, no
+ * '/', no control characters, not "." or "..". */
+int codec_valid_basename(const char *);
 
 #endif

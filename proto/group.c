@@ -7,7 +7,7 @@
 #include "group.h"
 
 int
-group_load(const struct p2p_config *cfg, struct group *g, char *err,
+group_load(const struct p2p_config *cfg, struct p2p_group *g, char *err,
            size_t errlen)
 {
     char why[256];
@@ -38,7 +38,7 @@ group_load(const struct p2p_config *cfg, struct group *g, char *err,
 }
 
 void
-group_params(const struct group *g, size_t max_frame, int idle_ms,
+group_params(const struct p2p_group *g, size_t max_frame, int idle_ms,
              struct channel_params *p)
 {
     memset(p, 0, sizeof *p);
@@ -50,7 +50,7 @@ group_params(const struct group *g, size_t max_frame, int idle_ms,
 }
 
 void
-group_wipe(struct group *g)
+group_wipe(struct p2p_group *g)
 {
     sec_wipe(g, sizeof *g);
 }

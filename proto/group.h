@@ -11,18 +11,18 @@
 #include "config.h"
 #include "sec.h"
 
-struct group {
+struct p2p_group {
     uint8_t key[SEC_KEY_LEN];
     char name[WIRE_MAX_LABEL + 1];
     int handshake_ms;
 };
 
 /* Read [network] group and key_file; -1 with a message a user can act on. */
-int group_load(const struct p2p_config *, struct group *, char *err,
+int group_load(const struct p2p_config *, struct p2p_group *, char *err,
                size_t errlen);
 /* Channel parameters for this group with the given limits. */
-void group_params(const struct group *, size_t max_frame, int idle_ms,
+void group_params(const struct p2p_group *, size_t max_frame, int idle_ms,
                   struct channel_params *);
-void group_wipe(struct group *);
+void group_wipe(struct p2p_group *);
 
 #endif

@@ -41,5 +41,15 @@ enum frame_kind {
 #define WIRE_MAX_LABEL 64
 #define WIRE_MAX_ADDR 64
 #define WIRE_MAX_TEXT 256
+/* Jobs. */
+#define WIRE_JOB_ID_LEN 16
+#define WIRE_MAX_NAME 255          /* a staged file's base name */
+#define WIRE_MAX_ARG 4096          /* one argument or NAME=VALUE */
+#define WIRE_MAX_ARGS 1024         /* arguments of a program */
+#define WIRE_MAX_ENV 256           /* exported variables */
+#define WIRE_MAX_FILES 64          /* staged files of a job */
+#define WIRE_MAX_RANKS 65536       /* ranks of a job */
+#define WIRE_MAX_REPLICAS 16       /* replicas of a rank */
+#define WIRE_MAX_CHUNK (60 * 1024) /* file chunk or output piece */
 
 #endif

@@ -61,9 +61,9 @@ static void session_on_msg(struct channel *, const struct msg *, void *);
 static void session_on_close(struct channel *, const char *, int, void *);
 
 static const struct channel_cbs session_cbs = {
-    session_on_ready,
-    session_on_msg,
-    session_on_close,
+    .on_ready = session_on_ready,
+    .on_msg = session_on_msg,
+    .on_close = session_on_close,
 };
 
 static void

@@ -54,7 +54,7 @@ uint32_t reg_peer_rtt(const struct reg_peer *);
 
 /* server.c */
 struct server_params {
-    struct group group;
+    struct p2p_group group;
     int expire_s;
     int heartbeat_ms; /* asked of peers: well inside the expiry */
     int rtt_every_ms; /* round-trip measurement period per peer */

@@ -102,7 +102,11 @@ on_close(struct channel *ch, const char *reason, int fault, void *arg)
     f->ch = NULL;
 }
 
-static const struct channel_cbs cbs = {on_ready, on_msg, on_close};
+static const struct channel_cbs cbs = {
+    .on_ready = on_ready,
+    .on_msg = on_msg,
+    .on_close = on_close,
+};
 
 /* One non-blocking turn of the loop, then drain what the channel wrote. */
 static void

@@ -174,7 +174,11 @@ on_close(struct channel *ch, const char *reason, int fault, void *arg)
     s->ch = NULL;
 }
 
-static const struct channel_cbs cbs = {on_ready, on_msg, on_close};
+static const struct channel_cbs cbs = {
+    .on_ready = on_ready,
+    .on_msg = on_msg,
+    .on_close = on_close,
+};
 
 static void
 accept_cb(evutil_socket_t fd, short what, void *arg)

@@ -1,0 +1,959 @@
+/*
+ * The job's coordinator, inside p2prun.  One event loop drives a
+ * connection to every peer the job uses through the job's phases:
+ *
+ *   reserve  plan the placement, reserve slots (a lease on each peer),
+ *            re-plan around refusals and lost peers, until the plan holds
+ *            or cannot be met;
+ *   stage    offer every file by content hash, stream what a peer lacks,
+ *            launch on a peer as soon as its files are verified;
+ *   run      forward output once per rank, collect exits, decide the
+ *            job's status; a failed rank, a signal or the timeout stops
+ *            the job everywhere;
+ *   stop     wait (boundedly) for the last exits.
+ *
+ * Peers are pinged every quarter lease; a peer silent for a whole lease,
+ * or whose connection drops, has lost its processes.
+ */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "log.h"
+#include "monotime.h"
+#include "mpjrun.h"
+#include "xmalloc.h"
+
+#define CO_ALLOC_MS 15000 /* allocation must succeed or fail by then */
+#define CO_MAX_REPLANS 64
+#define CO_STOP_MS 2000 /* stopping waits this long for the exits */
+#define CO_TICK_MS 100
+
+enum co_phase {
+    PH_RESERVE, /* planning and reserving */
+    PH_STAGE,   /* staging and launching */
+    PH_RUN,     /* every peer launched */
+    PH_STOP,    /* stopping: waiting for the last exits */
+    PH_DONE,
+};
+
+enum pc_state {
+    PC_IDLE,       /* not contacted */
+    PC_CONNECTING, /* handshake under way */
+    PC_READY,      /* authenticated: reservations and staging */
+    PC_LAUNCHING,  /* launch sent */
+    PC_RUNNING,    /* its processes are started */
+    PC_GONE,       /* closed, lost or refused for good */
+};
+
+enum file_state { F_OFFERED, F_NEEDED, F_SENDING, F_DONE };
+
+enum rep_state { REP_PENDING, REP_RUNNING, REP_OK, REP_FAILED };
+
+struct pconn {
+    struct coord *co;
+    int idx;
+    struct channel *ch;
+    enum pc_state state;
+    uint32_t avail;    /* slots we believe we can get here */
+    uint32_t reserved; /* held for us */
+    uint32_t asking;   /* in the one unanswered Reserve */
+    uint32_t planned;
+    char why[WIRE_MAX_TEXT + 1]; /* last refusal */
+    enum file_state *fstate;
+    int sending; /* file being streamed, -1 none */
+    struct stage_send *ss;
+    uint64_t last_heard_ms;
+};
+
+struct coord {
+    struct event_base *base;
+    const struct p2p_config *cfg;
+    const struct p2p_group *group;
+    const uint8_t *user_pk, *user_sk;
+    const struct job_spec *js;
+    uint8_t job[WIRE_JOB_ID_LEN];
+    struct peer_entry *peers;
+    size_t npeers;
+    struct pconn *pc;
+    struct alloc_plan plan;
+    int planned;
+    struct stage_file *files;
+    int nfiles, prog;
+    enum rep_state *rep;
+    int *rep_status;
+    int ranks_left;
+    struct output *out;
+    enum co_phase phase;
+    int pending; /* Reserve requests in flight */
+    int replans;
+    int status; /* -1 until decided */
+    uint64_t started_ms, stop_by_ms;
+    uint64_t stage_total, staged;
+    int progress; /* a progress line is on the terminal */
+    struct event *ev_sig[3], *ev_tick, *ev_timeout;
+};
+
+static void pc_on_ready(struct channel *, void *);
+static void pc_on_msg(struct channel *, const struct msg *, void *);
+static void pc_on_close(struct channel *, const char *, int, void *);
+static void pc_on_drain(struct channel *, void *);
+static void co_replan(struct coord *);
+static void co_stop(struct coord *, int status);
+
+static const struct channel_cbs pc_cbs = {
+    .on_ready = pc_on_ready,
+    .on_msg = pc_on_msg,
+    .on_close = pc_on_close,
+    .on_drain = pc_on_drain,
+};
+
+static const char *
+pc_host(const struct pconn *pc)
+{
+    return pc->co->peers[pc->idx].host_label;
+}
+
+static void
+co_progress_clear(struct coord *co)
+{
+    if (co->progress) {
+        fputs("\r\033[K", stderr);
+        co->progress = 0;
+    }
+}
+
+/* One line on stderr, above any progress line. */
+static void __attribute__((format(printf, 2, 3)))
+co_say(struct coord *co, const char *fmt, ...)
+{
+    va_list ap;
+
+    co_progress_clear(co);
+    fputs("p2prun: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static void
+co_done(struct coord *co)
+{
+    co->phase = PH_DONE;
+    event_base_loopbreak(co->base);
+}
+
+/* Give up before anything ran: nothing to stop, just say why. */
+static void
+co_fail_early(struct coord *co, int status, const char *why)
+{
+    co_say(co, "%s", why);
+    co->status = status;
+    co_done(co);
+}
+
+static void
+pc_send(struct pconn *pc, const struct msg *m)
+{
+    if (pc->ch != NULL)
+        channel_send(pc->ch, m);
+}
+
+static void
+pc_close(struct pconn *pc)
+{
+    if (pc->ch != NULL)
+        channel_close(pc->ch);
+    pc->ch = NULL;
+    stage_send_close(pc->ss);
+    pc->ss = NULL;
+    pc->state = PC_GONE;
+}
+
+/* --- reserve ----------------------------------------------------------- */
+
+static void
+pc_reserve(struct pconn *pc, uint32_t n)
+{
+    struct msg m;
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_RESERVE;
+    memcpy(m.u.reserve.job, pc->co->job, WIRE_JOB_ID_LEN);
+    m.u.reserve.slots = n;
+    m.u.reserve.lease_ms = (uint32_t)pc->co->js->lease_ms;
+    pc_send(pc, &m);
+}
+
+static void
+pc_connect(struct pconn *pc)
+{
+    struct coord *co = pc->co;
+    struct channel_params cp;
+    struct netaddr na;
+    char err[160];
+
+    if (netaddr_parse(co->peers[pc->idx].addr, 0, &na, err, sizeof err) == -1) {
+        snprintf(pc->why, sizeof pc->why, "%s", err);
+        pc->state = PC_GONE;
+        return;
+    }
+    group_params(co->group, FRAME_MAX_REQUEST, 0, &cp);
+    pc->ch = channel_connect(co->base, &na, NULL, &cp, &pc_cbs, pc);
+    pc->state = pc->ch != NULL ? PC_CONNECTING : PC_GONE;
+    pc->last_heard_ms = monotime_ms();
+}
+
+/* A reservation answered, refused or lost: re-plan once all are in. */
+static void
+co_reserve_answered(struct coord *co)
+{
+    if (--co->pending == 0 && co->phase == PH_RESERVE)
+        co_replan(co);
+}
+
+/* The peer can no longer give us anything. */
+static void
+pc_lost_in_reserve(struct pconn *pc, const char *why)
+{
+    struct coord *co = pc->co;
+    int asking = pc->asking > 0;
+
+    if (why != NULL)
+        snprintf(pc->why, sizeof pc->why, "%s", why);
+    pc->avail = pc->reserved = pc->asking = 0;
+    pc_close(pc);
+    if (asking)
+        co_reserve_answered(co);
+}
+
+/* What refusals said, for the final error. */
+static void
+co_refusals(struct coord *co, char *buf, size_t len)
+{
+    size_t i, used = 0;
+    int n;
+
+    buf[0] = '\0';
+    for (i = 0; i < co->npeers && used + 1 < len; i++) {
+        if (co->pc[i].why[0] == '\0')
+            continue;
+        n = snprintf(buf + used, len - used, "%s%s: %s", used ? "; " : " (",
+                     pc_host(&co->pc[i]), co->pc[i].why);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+    if (used > 0 && used + 2 < len)
+        strcat(buf, ")");
+}
+
+static void co_stage_start(struct coord *);
+
+static void
+co_replan(struct coord *co)
+{
+    struct alloc_cand *cand;
+    uint32_t *counts;
+    char err[256], refusals[768], msg[1100];
+    size_t i;
+    int rc;
+
+    if (++co->replans > CO_MAX_REPLANS ||
+        monotime_ms() - co->started_ms > CO_ALLOC_MS) {
+        co_refusals(co, refusals, sizeof refusals);
+        snprintf(msg, sizeof msg, "could not reserve slots in time%s",
+                 refusals);
+        co_fail_early(co, 1, msg);
+        return;
+    }
+    cand = xcalloc(co->npeers ? co->npeers : 1, sizeof *cand);
+    for (i = 0; i < co->npeers; i++) {
+        snprintf(cand[i].host, sizeof cand[i].host, "%s",
+                 co->peers[i].host_label);
+        cand[i].slots_free = co->pc[i].state == PC_GONE ? 0 : co->pc[i].avail;
+        cand[i].rtt_us = co->peers[i].rtt_us;
+        cand[i].mem_free = co->peers[i].res.mem_free;
+    }
+    if (co->planned)
+        alloc_plan_free(&co->plan);
+    rc = alloc_plan(cand, co->npeers, co->js->n, co->js->r, co->js->strategy,
+                    &co->plan, err, sizeof err);
+    free(cand);
+    co->planned = rc == 0;
+    if (rc == -1) {
+        co_refusals(co, refusals, sizeof refusals);
+        snprintf(msg, sizeof msg, "%s%s", err, refusals);
+        co_fail_early(co, 1, msg);
+        return;
+    }
+    counts = xcalloc(co->npeers ? co->npeers : 1, sizeof *counts);
+    alloc_plan_counts(&co->plan, co->npeers, counts);
+    for (i = 0; i < co->npeers; i++) {
+        struct pconn *pc = &co->pc[i];
+
+        pc->planned = counts[i];
+        if (pc->planned <= pc->reserved)
+            continue;
+        /* More is needed here: ask now, or once connected. */
+        pc->asking = pc->planned - pc->reserved;
+        co->pending++;
+        if (pc->state == PC_IDLE)
+            pc_connect(pc);
+        else if (pc->state == PC_READY)
+            pc_reserve(pc, pc->asking);
+        if (pc->state == PC_GONE) {
+            pc->asking = 0;
+            co->pending--;
+            pc->avail = 0;
+        }
+    }
+    free(counts);
+    if (co->pending == 0) {
+        /* Either everything is held, or a peer failed at once. */
+        for (i = 0; i < co->npeers; i++)
+            if (co->pc[i].planned > co->pc[i].reserved) {
+                co_replan(co);
+                return;
+            }
+        co_stage_start(co);
+    }
+}
+
+static void
+pc_reserve_reply(struct pconn *pc, const struct msg_reply *r)
+{
+    if (pc->asking == 0)
+        return;
+    if (r->ok) {
+        pc->reserved += pc->asking;
+        pc->why[0] = '\0';
+    } else {
+        pc->avail = pc->reserved + r->granted;
+        snprintf(pc->why, sizeof pc->why, "%s", r->reason);
+    }
+    pc->asking = 0;
+    co_reserve_answered(pc->co);
+}
+
+/* --- stage and launch -------------------------------------------------- */
+
+static void
+pc_launch(struct pconn *pc)
+{
+    struct coord *co = pc->co;
+    const struct job_spec *js = co->js;
+    struct msg m;
+    struct msg_launch *l = &m.u.launch;
+    char *prog = NULL;
+    int i, k = 0;
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_LAUNCH;
+    memcpy(l->job, co->job, WIRE_JOB_ID_LEN);
+    l->size = (uint32_t)js->n;
+    l->nreplicas = (uint32_t)js->r;
+    l->lease_ms = (uint32_t)js->lease_ms;
+    l->procs = xcalloc(pc->planned, sizeof *l->procs);
+    for (i = 0; i < js->n * js->r; i++)
+        if (co->plan.slots[i] == pc->idx) {
+            l->procs[k].rank = (uint32_t)(i / js->r);
+            l->procs[k].replica = (uint32_t)(i % js->r);
+            co->rep[i] = REP_RUNNING;
+            k++;
+        }
+    l->nprocs = (size_t)k;
+    l->argv = xcalloc((size_t)js->argc + 1, sizeof *l->argv);
+    for (i = 0; i < js->argc; i++)
+        l->argv[i] = js->argv[i];
+    if (co->prog >= 0) {
+        xasprintf(&prog, "./%s", co->files[co->prog].name);
+        l->argv[0] = prog;
+    }
+    l->nargv = (size_t)js->argc;
+    l->env = js->env;
+    l->nenv = (size_t)js->nenv;
+    l->files = xcalloc((size_t)co->nfiles + 1, sizeof *l->files);
+    for (i = 0; i < co->nfiles; i++) {
+        snprintf(l->files[i].name, sizeof l->files[i].name, "%s",
+                 co->files[i].name);
+        memcpy(l->files[i].hash, co->files[i].hash, SEC_HASH_LEN);
+        l->files[i].executable = co->files[i].executable;
+    }
+    l->nfiles = (size_t)co->nfiles;
+    pc_send(pc, &m);
+    pc->state = PC_LAUNCHING;
+    free(l->procs);
+    free(l->argv);
+    free(l->files);
+    free(prog);
+}
+
+static void
+co_stop_for_staging(struct pconn *pc, const char *what, const char *why)
+{
+    char msg[512];
+
+    snprintf(msg, sizeof msg, "staging %s to %s failed: %s", what, pc_host(pc),
+             why);
+    co_say(pc->co, "%s", msg);
+    co_stop(pc->co, 1);
+}
+
+/* Stream the next needed file, or launch once every file is there. */
+static void
+pc_pump(struct pconn *pc)
+{
+    struct coord *co = pc->co;
+    char err[256];
+    long n;
+    int i, done, all = 1;
+
+    if (pc->state != PC_READY || co->phase != PH_STAGE)
+        return;
+    if (pc->ss == NULL) {
+        for (i = 0; i < co->nfiles; i++)
+            if (pc->fstate[i] == F_NEEDED)
+                break;
+        if (i < co->nfiles) {
+            if ((pc->ss = stage_send_open(&co->files[i], err, sizeof err)) ==
+                NULL) {
+                co_stop_for_staging(pc, co->files[i].name, err);
+                return;
+            }
+            pc->sending = i;
+            pc->fstate[i] = F_SENDING;
+        }
+    }
+    if (pc->ss != NULL) {
+        n = stage_send_pump(pc->ss, pc->ch, &done, err, sizeof err);
+        if (n < 0) {
+            co_stop_for_staging(pc, co->files[pc->sending].name, err);
+            return;
+        }
+        co->staged += (uint64_t)n;
+        if (done) {
+            stage_send_close(pc->ss);
+            pc->ss = NULL; /* the peer's FileDone finishes the file */
+        }
+        return;
+    }
+    for (i = 0; i < co->nfiles; i++)
+        if (pc->fstate[i] != F_DONE)
+            all = 0;
+    if (all)
+        pc_launch(pc);
+}
+
+static void
+co_stage_start(struct coord *co)
+{
+    struct msg m;
+    size_t i;
+    int f;
+
+    co->phase = PH_STAGE;
+    if (getenv("P2P_TEST_PAUSE_AFTER_RESERVE") != NULL) {
+        /* Tests only: a window to kill p2prun between reservation and
+         * launch.  Blocking is the point. */
+        sleep((unsigned)atoi(getenv("P2P_TEST_PAUSE_AFTER_RESERVE")));
+    }
+    for (i = 0; i < co->npeers; i++) {
+        struct pconn *pc = &co->pc[i];
+
+        if (pc->planned == 0) {
+            if (pc->state != PC_IDLE && pc->state != PC_GONE) {
+                memset(&m, 0, sizeof m);
+                m.type = MSG_RELEASE;
+                memcpy(m.u.job, co->job, WIRE_JOB_ID_LEN);
+                channel_close_after(pc->ch, &m);
+                pc->ch = NULL;
+                pc->state = PC_GONE;
+            }
+            continue;
+        }
+        pc->fstate = xcalloc((size_t)co->nfiles + 1, sizeof *pc->fstate);
+        pc->sending = -1;
+        for (f = 0; f < co->nfiles; f++) {
+            memset(&m, 0, sizeof m);
+            m.type = MSG_FILE_OFFER;
+            memcpy(m.u.file.hash, co->files[f].hash, SEC_HASH_LEN);
+            m.u.file.size = co->files[f].size;
+            pc_send(pc, &m);
+        }
+        if (co->nfiles == 0)
+            pc_launch(pc);
+    }
+}
+
+static void
+pc_file_reply(struct pconn *pc, const struct msg *m)
+{
+    struct coord *co = pc->co;
+    int i;
+
+    for (i = 0; i < co->nfiles; i++)
+        if (memcmp(co->files[i].hash, m->u.file.hash, SEC_HASH_LEN) == 0)
+            break;
+    if (i == co->nfiles || pc->fstate == NULL)
+        return;
+    if (m->type == MSG_FILE_NEED) {
+        if (pc->fstate[i] != F_OFFERED)
+            return;
+        pc->fstate[i] = m->u.file.flag ? F_NEEDED : F_DONE;
+        if (m->u.file.flag)
+            co->stage_total += co->files[i].size;
+    } else if (!m->u.file.flag) {
+        co_stop_for_staging(pc, co->files[i].name, m->u.file.reason);
+        return;
+    } else
+        pc->fstate[i] = F_DONE;
+    pc_pump(pc);
+}
+
+/* --- run --------------------------------------------------------------- */
+
+static void co_maybe_done(struct coord *);
+
+/* One process of the job has ended (or is lost). */
+static void
+co_replica_end(struct coord *co, int rank, int replica, int status)
+{
+    int i, r = co->js->r, left = 0, ok = 0;
+
+    if (co->rep[rank * r + replica] != REP_RUNNING)
+        return;
+    co->rep[rank * r + replica] = status == 0 ? REP_OK : REP_FAILED;
+    co->rep_status[rank * r + replica] = status;
+    if (status != 0)
+        output_replica_dead(co->out, rank, replica);
+    for (i = 0; i < r; i++) {
+        if (co->rep[rank * r + i] == REP_RUNNING ||
+            co->rep[rank * r + i] == REP_PENDING)
+            left++;
+        if (co->rep[rank * r + i] == REP_OK)
+            ok = 1;
+    }
+    if (left > 0)
+        return;
+    output_rank_done(co->out, rank);
+    co->ranks_left--;
+    if (!ok && co->status == -1) {
+        /* A rank fails with its last replica: the job stops. */
+        co->status = status;
+        if (co->phase != PH_STOP) {
+            co_say(co, "rank %d failed (status %d): stopping the job", rank,
+                   status);
+            co_stop(co, status);
+        }
+    }
+    co_maybe_done(co);
+}
+
+static void
+pc_proc_exit(struct pconn *pc, const struct msg_proc_exit *e)
+{
+    struct coord *co = pc->co;
+    int i, status;
+
+    if (e->rank >= (uint32_t)co->js->n || e->replica >= (uint32_t)co->js->r)
+        return;
+    i = (int)(e->rank * (uint32_t)co->js->r + e->replica);
+    if (co->plan.slots[i] != pc->idx)
+        return;
+    if (e->signaled) {
+        status = 128 + (int)(e->code & 0x7f);
+        if (co->phase != PH_STOP)
+            co_say(co, "rank %u replica %u on %s killed by signal %u (%s)",
+                   e->rank, e->replica, pc_host(pc), e->code,
+                   strsignal((int)e->code));
+    } else
+        status = (int)(e->code & 0xff);
+    co_replica_end(co, (int)e->rank, (int)e->replica, status);
+}
+
+/* A peer is gone while its processes ran: they are lost. */
+static void
+pc_lost_in_run(struct pconn *pc, const char *why)
+{
+    struct coord *co = pc->co;
+    int i, lost = 0;
+
+    pc_close(pc);
+    for (i = 0; i < co->js->n * co->js->r; i++)
+        if (co->plan.slots[i] == pc->idx && co->rep[i] == REP_RUNNING)
+            lost++;
+    if (lost > 0 && co->phase != PH_STOP)
+        co_say(co, "lost peer %s (%s): %d process%s lost", pc_host(pc), why,
+               lost, lost == 1 ? "" : "es");
+    for (i = 0; i < co->js->n * co->js->r; i++)
+        if (co->plan.slots[i] == pc->idx && co->rep[i] == REP_RUNNING)
+            co_replica_end(co, i / co->js->r, i % co->js->r, 1);
+}
+
+static void
+co_maybe_done(struct coord *co)
+{
+    size_t i;
+
+    if (co->ranks_left > 0)
+        return;
+    if (co->status == -1)
+        co->status = 0;
+    for (i = 0; i < co->npeers; i++)
+        if (co->pc[i].state != PC_GONE && co->pc[i].state != PC_IDLE)
+            pc_close(&co->pc[i]);
+    co_done(co);
+}
+
+/* Stop every process of the job; the exits, or the deadline, end it. */
+static void
+co_stop(struct coord *co, int status)
+{
+    struct msg m;
+    size_t i;
+    int launched = 0;
+
+    if (co->status == -1)
+        co->status = status;
+    if (co->phase == PH_STOP || co->phase == PH_DONE)
+        return;
+    co->phase = PH_STOP;
+    co->stop_by_ms = monotime_ms() + CO_STOP_MS;
+    memset(&m, 0, sizeof m);
+    m.type = MSG_KILL;
+    memcpy(m.u.job, co->job, WIRE_JOB_ID_LEN);
+    for (i = 0; i < co->npeers; i++)
+        if (co->pc[i].state == PC_LAUNCHING || co->pc[i].state == PC_RUNNING) {
+            pc_send(&co->pc[i], &m);
+            launched = 1;
+        }
+    /* Pending processes that never started end now. */
+    for (i = 0; i < (size_t)(co->js->n * co->js->r); i++)
+        if (co->rep[i] == REP_PENDING)
+            co->rep[i] = REP_FAILED;
+    if (!launched)
+        co_done(co);
+}
+
+/* --- the peers' messages ------------------------------------------------ */
+
+static void
+pc_on_ready(struct channel *ch, void *arg)
+{
+    struct pconn *pc = arg;
+    struct msg m;
+    uint8_t buf[16 + SEC_HASH_LEN];
+    const char *user = getenv("USER");
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_USER_AUTH;
+    memcpy(m.u.auth.user_key, pc->co->user_pk, SEC_SIGN_PK_LEN);
+    memcpy(buf, "p2p-user\0\0\0\0\0\0\0\0", 16);
+    memcpy(buf + 16, channel_session_id(ch), SEC_HASH_LEN);
+    sec_sign(m.u.auth.signature, buf, sizeof buf, pc->co->user_sk);
+    if (user != NULL && codec_valid_token(user, WIRE_MAX_LABEL))
+        snprintf(m.u.auth.user, sizeof m.u.auth.user, "%s", user);
+    channel_send(ch, &m);
+    pc->state = PC_READY;
+    if (pc->asking > 0)
+        pc_reserve(pc, pc->asking);
+}
+
+static void
+pc_violation(struct pconn *pc, const char *what)
+{
+    char why[128];
+
+    snprintf(why, sizeof why, "protocol error: unexpected %s", what);
+    log_warnx("peer %s: %s", pc_host(pc), why);
+    if (pc->co->phase == PH_RESERVE)
+        pc_lost_in_reserve(pc, why);
+    else
+        pc_lost_in_run(pc, why);
+}
+
+static void
+pc_on_msg(struct channel *ch, const struct msg *m, void *arg)
+{
+    struct pconn *pc = arg;
+    struct coord *co = pc->co;
+    int i;
+
+    pc->last_heard_ms = monotime_ms();
+    switch (m->type) {
+    case MSG_PING: {
+        struct msg r;
+
+        memset(&r, 0, sizeof r);
+        r.type = MSG_PONG;
+        r.u.stamp = m->u.stamp;
+        channel_send(ch, &r);
+        return;
+    }
+    case MSG_PONG:
+        return;
+    case MSG_RESERVE_REPLY:
+        if (memcmp(m->u.reply.job, co->job, WIRE_JOB_ID_LEN) != 0)
+            break;
+        pc_reserve_reply(pc, &m->u.reply);
+        return;
+    case MSG_FILE_NEED:
+    case MSG_FILE_DONE:
+        pc_file_reply(pc, m);
+        return;
+    case MSG_LAUNCH_REPLY:
+        if (memcmp(m->u.reply.job, co->job, WIRE_JOB_ID_LEN) != 0 ||
+            pc->state != PC_LAUNCHING)
+            break;
+        if (!m->u.reply.ok) {
+            co_say(co, "launch on %s failed: %s", pc_host(pc),
+                   m->u.reply.reason);
+            for (i = 0; i < co->js->n * co->js->r; i++)
+                if (co->plan.slots[i] == pc->idx)
+                    co->rep[i] = REP_FAILED;
+            pc->state = PC_GONE;
+            co_stop(co, 1);
+            return;
+        }
+        pc->state = PC_RUNNING;
+        for (i = 0; i < (int)co->npeers; i++)
+            if (co->pc[i].planned > 0 && co->pc[i].state != PC_RUNNING)
+                return;
+        if (co->phase == PH_STAGE) {
+            co->phase = PH_RUN;
+            co_progress_clear(co);
+        }
+        return;
+    case MSG_OUTPUT:
+        if (memcmp(m->u.data.job, co->job, WIRE_JOB_ID_LEN) != 0 ||
+            m->u.data.rank >= (uint32_t)co->js->n ||
+            m->u.data.replica >= (uint32_t)co->js->r ||
+            co->plan.slots[m->u.data.rank * (uint32_t)co->js->r +
+                           m->u.data.replica] != pc->idx)
+            break;
+        output_data(co->out, (int)m->u.data.rank, (int)m->u.data.replica,
+                    (int)m->u.data.stream, m->u.data.data, m->u.data.len);
+        return;
+    case MSG_PROC_EXIT:
+        if (memcmp(m->u.exit.job, co->job, WIRE_JOB_ID_LEN) != 0)
+            break;
+        pc_proc_exit(pc, &m->u.exit);
+        return;
+    case MSG_ERROR:
+        if (co->phase == PH_RESERVE)
+            pc_lost_in_reserve(pc, m->u.error.text);
+        else
+            pc_lost_in_run(pc, m->u.error.text);
+        return;
+    default:
+        break;
+    }
+    pc_violation(pc, msg_type_name(m->type));
+}
+
+static void
+pc_on_close(struct channel *ch, const char *reason, int fault, void *arg)
+{
+    struct pconn *pc = arg;
+
+    pc->ch = NULL;
+    if (pc->co->phase == PH_RESERVE)
+        pc_lost_in_reserve(pc, reason);
+    else
+        pc_lost_in_run(pc, reason);
+}
+
+static void
+pc_on_drain(struct channel *ch, void *arg)
+{
+    pc_pump(arg);
+}
+
+/* --- timers and signals ------------------------------------------------- */
+
+static void
+co_tick(evutil_socket_t fd, short what, void *arg)
+{
+    struct coord *co = arg;
+    uint64_t now = monotime_ms();
+    static uint64_t last_ping;
+    struct msg m;
+    size_t i;
+
+    if (now - last_ping >= (uint64_t)co->js->lease_ms / 4) {
+        last_ping = now;
+        memset(&m, 0, sizeof m);
+        m.type = MSG_PING;
+        m.u.stamp = now;
+        for (i = 0; i < co->npeers; i++) {
+            struct pconn *pc = &co->pc[i];
+
+            if (pc->state < PC_READY || pc->state == PC_GONE)
+                continue;
+            if (now - pc->last_heard_ms > (uint64_t)co->js->lease_ms) {
+                if (co->phase == PH_RESERVE)
+                    pc_lost_in_reserve(pc, "silent for a whole lease");
+                else
+                    pc_lost_in_run(pc, "silent for a whole lease");
+                continue;
+            }
+            pc_send(pc, &m);
+        }
+    }
+    if (co->phase == PH_RESERVE && now - co->started_ms > CO_ALLOC_MS + 1000)
+        co_fail_early(co, 1, "could not reserve slots in time");
+    if (co->phase == PH_STOP && now >= co->stop_by_ms) {
+        co_say(co, "processes did not report their end in time; their "
+                   "peers will kill them");
+        co_done(co);
+    }
+    if (co->phase == PH_STAGE && isatty(STDERR_FILENO) && co->stage_total > 0) {
+        fprintf(stderr, "\rp2prun: staging %.1f of %.1f MB", co->staged / 1e6,
+                co->stage_total / 1e6);
+        co->progress = 1;
+    }
+}
+
+static void
+co_signal(evutil_socket_t sig, short what, void *arg)
+{
+    struct coord *co = arg;
+
+    if (co->phase == PH_STOP) {
+        co_done(co); /* a second signal: do not wait any longer */
+        return;
+    }
+    co_say(co, "%s: stopping the job", strsignal((int)sig));
+    if (co->phase == PH_RESERVE) {
+        co->status = 128 + (int)sig;
+        co_done(co);
+        return;
+    }
+    co_stop(co, 128 + (int)sig);
+}
+
+static void
+co_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    struct coord *co = arg;
+
+    co_say(co, "timed out after %d s: stopping the job", co->js->timeout_s);
+    if (co->phase == PH_RESERVE) {
+        co->status = 124;
+        co_done(co);
+        return;
+    }
+    co_stop(co, 124);
+}
+
+/* Candidates: peers that share and have a free slot. */
+static void
+co_take_peers(struct coord *co, const struct msg_list_reply *list)
+{
+    size_t i;
+
+    co->peers = xcalloc(list->npeers + 1, sizeof *co->peers);
+    co->pc = xcalloc(list->npeers + 1, sizeof *co->pc);
+    for (i = 0; i < list->npeers; i++) {
+        const struct peer_entry *p = &list->peers[i];
+
+        if (p->res.state == PEER_STATE_NOT_SHARING || p->res.slots_free == 0)
+            continue;
+        co->peers[co->npeers] = *p;
+        co->pc[co->npeers].co = co;
+        co->pc[co->npeers].idx = (int)co->npeers;
+        co->pc[co->npeers].avail = p->res.slots_free;
+        co->pc[co->npeers].sending = -1;
+        co->npeers++;
+    }
+}
+
+int
+coord_run(const struct p2p_config *cfg, const struct p2p_group *g,
+          const uint8_t user_pk[SEC_SIGN_PK_LEN],
+          const uint8_t user_sk[SEC_SIGN_SK_LEN], const struct job_spec *js)
+{
+    static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+    struct coord co;
+    struct msg_list_reply list;
+    struct timeval tick = {0, CO_TICK_MS * 1000}, tmo;
+    char err[1024];
+    size_t i;
+    int k, status;
+
+    memset(&co, 0, sizeof co);
+    co.cfg = cfg;
+    co.group = g;
+    co.user_pk = user_pk;
+    co.user_sk = user_sk;
+    co.js = js;
+    co.status = -1;
+    co.started_ms = monotime_ms();
+    sec_random(co.job, sizeof co.job);
+    if (stage_prepare(js, &co.files, &co.nfiles, &co.prog, err, sizeof err) ==
+        -1) {
+        fprintf(stderr, "p2prun: %s\n", err);
+        return 1;
+    }
+    if (snquery_list(cfg, g, 5000, &list, err, sizeof err) == -1) {
+        fprintf(stderr, "p2prun: %s\n", err);
+        stage_free(co.files, co.nfiles);
+        return 1;
+    }
+    co_take_peers(&co, &list);
+    free(list.peers);
+
+    co.base = event_base_new();
+    co.rep = xcalloc((size_t)(js->n * js->r), sizeof *co.rep);
+    co.rep_status = xcalloc((size_t)(js->n * js->r), sizeof *co.rep_status);
+    co.ranks_left = js->n;
+    co.out =
+        output_new(js->n, js->r, js->tag_output, STDOUT_FILENO, STDERR_FILENO);
+    for (k = 0; k < 3; k++) {
+        co.ev_sig[k] = evsignal_new(co.base, sigs[k], co_signal, &co);
+        evsignal_add(co.ev_sig[k], NULL);
+    }
+    co.ev_tick = event_new(co.base, -1, EV_PERSIST, co_tick, &co);
+    evtimer_add(co.ev_tick, &tick);
+    if (js->timeout_s > 0) {
+        tmo.tv_sec = js->timeout_s;
+        tmo.tv_usec = 0;
+        co.ev_timeout = evtimer_new(co.base, co_timeout, &co);
+        evtimer_add(co.ev_timeout, &tmo);
+    }
+
+    co.phase = PH_RESERVE;
+    co_replan(&co);
+    if (co.phase != PH_DONE)
+        event_base_dispatch(co.base);
+
+    co_progress_clear(&co);
+    for (i = 0; i < co.npeers; i++) {
+        pc_close(&co.pc[i]);
+        free(co.pc[i].fstate);
+    }
+    for (k = 0; k < 3; k++)
+        event_free(co.ev_sig[k]);
+    event_free(co.ev_tick);
+    if (co.ev_timeout != NULL)
+        event_free(co.ev_timeout);
+    event_base_loop(co.base, EVLOOP_NONBLOCK); /* reap the channels */
+    event_base_free(co.base);
+    status = co.status == -1 ? 1 : co.status;
+    if (co.planned)
+        alloc_plan_free(&co.plan);
+    output_free(co.out);
+    stage_free(co.files, co.nfiles);
+    free(co.rep);
+    free(co.rep_status);
+    free(co.peers);
+    free(co.pc);
+    return status;
+}

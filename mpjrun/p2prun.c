@@ -1,0 +1,256 @@
+/*
+ * p2prun: run a program as N ranks of R replicas each on the peers of a
+ * network (or on an embedded local cluster when none is configured),
+ * with its output on this terminal and its exit status as ours.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "log.h"
+#include "mpjrun.h"
+#include "xmalloc.h"
+
+static void
+usage(FILE *f)
+{
+    fprintf(f,
+            "usage: p2prun [-n N] [-r R] [-a spread|concentrate] [-l FILE]... "
+            "[-x VAR[=VAL]]...\n"
+            "              [--tag-output] [--supernode ADDR:PORT]... "
+            "[--conf FILE]\n"
+            "              [--timeout SECONDS] [--verbose] [--] PROGRAM "
+            "[ARGS...]\n"
+            "\n"
+            "Runs PROGRAM as N ranks, each as R replicas on R distinct "
+            "hosts.  A PROGRAM\n"
+            "given as a path is copied to the peers; a bare name is looked "
+            "up on their PATH.\n"
+            "\n"
+            "  -n N                  ranks (default 1)\n"
+            "  -r R                  replicas of every rank (default 1)\n"
+            "  -a spread|concentrate most hosts first (default), or fill "
+            "hosts\n"
+            "  -l FILE               copy FILE into the job directory "
+            "(repeatable)\n"
+            "  -x VAR[=VAL]          export VAR, with its value here or VAL "
+            "(repeatable)\n"
+            "  --tag-output          prefix every line with [rank]\n"
+            "  --supernode ADDR:PORT ask this supernode (repeatable)\n"
+            "  --timeout SECONDS     stop the job after this long (exit "
+            "124)\n"
+            "\n"
+            "With no supernode configured, the job runs on an embedded "
+            "cluster on\n"
+            "loopback.  The job's standard input is /dev/null.  The exit "
+            "status is 0 when\n"
+            "every rank exits 0, else that of the first rank that failed "
+            "(128+N for\n"
+            "signal N), 1 when the job cannot be placed or started.\n");
+}
+
+/* -x VAR or -x VAR=VAL as NAME=VALUE. */
+static char *
+export_arg(const char *arg)
+{
+    const char *eq = strchr(arg, '='), *val;
+    char *out;
+    size_t i, n = eq ? (size_t)(eq - arg) : strlen(arg);
+
+    for (i = 0; i < n; i++)
+        if (!((arg[i] >= 'A' && arg[i] <= 'Z') ||
+              (arg[i] >= 'a' && arg[i] <= 'z') || arg[i] == '_' ||
+              (i > 0 && arg[i] >= '0' && arg[i] <= '9')))
+            n = 0;
+    if (n == 0) {
+        fprintf(stderr, "p2prun: -x %s: not a variable name\n", arg);
+        return NULL;
+    }
+    if (eq != NULL)
+        return xstrdup(arg);
+    if ((val = getenv(arg)) == NULL) {
+        fprintf(stderr, "p2prun: -x %s: not set here; use -x %s=VALUE\n", arg,
+                arg);
+        return NULL;
+    }
+    xasprintf(&out, "%s=%s", arg, val);
+    return out;
+}
+
+int
+main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"tag-output", no_argument, NULL, 'T'},
+        {"supernode", required_argument, NULL, 's'},
+        {"conf", required_argument, NULL, 'c'},
+        {"timeout", required_argument, NULL, 't'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    struct job_spec js;
+    struct p2p_config cfg;
+    struct p2p_group g;
+    struct local_cluster *lc = NULL;
+    const char *conf = NULL, *strategy = NULL, *sn[CONF_MAX_SUPERNODES];
+    uint8_t pk[SEC_SIGN_PK_LEN], sk[SEC_SIGN_SK_LEN];
+    char err[1024], *x;
+    int ch, nsn = 0, verbose = 0, status, created, i, npeers, slots;
+
+    log_init("p2prun", 1, P2P_LOG_WARN);
+    memset(&js, 0, sizeof js);
+    js.n = js.r = 1;
+    js.files = xcalloc((size_t)argc + 1, sizeof *js.files);
+    js.env = xcalloc((size_t)argc + 1, sizeof *js.env);
+    /* '+': options end at the program, whose own options are its own. */
+    while ((ch = getopt_long(argc, argv, "+n:r:a:l:x:vhV", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'n':
+            if (cli_int("-n", optarg, 1, WIRE_MAX_RANKS, &js.n) == -1)
+                return 2;
+            break;
+        case 'r':
+            if (cli_int("-r", optarg, 1, WIRE_MAX_REPLICAS, &js.r) == -1)
+                return 2;
+            break;
+        case 'a':
+            if (strcmp(optarg, "spread") != 0 &&
+                strcmp(optarg, "concentrate") != 0) {
+                fprintf(stderr,
+                        "p2prun: -a: '%s' is not spread or concentrate\n",
+                        optarg);
+                return 2;
+            }
+            strategy = optarg;
+            break;
+        case 'l':
+            js.files[js.nfiles++] = optarg;
+            break;
+        case 'x':
+            if ((x = export_arg(optarg)) == NULL)
+                return 2;
+            js.env[js.nenv++] = x;
+            break;
+        case 'T':
+            js.tag_output = 1;
+            break;
+        case 's':
+            if (nsn == CONF_MAX_SUPERNODES) {
+                fprintf(stderr, "p2prun: at most %d supernodes\n",
+                        CONF_MAX_SUPERNODES);
+                return 2;
+            }
+            sn[nsn++] = optarg;
+            break;
+        case 'c':
+            conf = optarg;
+            break;
+        case 't':
+            if (cli_int("--timeout", optarg, 1, 86400 * 365, &js.timeout_s) ==
+                -1)
+                return 2;
+            break;
+        case 'v':
+            verbose++;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        case 'V':
+            cli_version();
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind == argc) {
+        fprintf(stderr, "p2prun: no program to run\n");
+        usage(stderr);
+        return 2;
+    }
+    js.argv = argv + optind;
+    js.argc = argc - optind;
+    if (js.nenv > WIRE_MAX_ENV || js.nfiles > WIRE_MAX_FILES ||
+        js.argc > WIRE_MAX_ARGS) {
+        fprintf(stderr, "p2prun: too many arguments, -x or -l\n");
+        return 2;
+    }
+    log_set_verbosity(P2P_LOG_WARN + verbose);
+
+    if (config_load(&cfg, conf, err, sizeof err) == -1) {
+        fprintf(stderr, "p2prun: %s\n", err);
+        return 1;
+    }
+    if (nsn > 0) {
+        config_set_supernodes(&cfg, "");
+        for (i = 0; i < nsn; i++)
+            config_add_supernode(&cfg, sn[i]);
+    }
+    if (strategy == NULL)
+        strategy = cfg.strategy;
+    if (strcmp(strategy, "concentrate") == 0)
+        js.strategy = ALLOC_CONCENTRATE;
+    else if (strcmp(strategy, "spread") == 0)
+        js.strategy = ALLOC_SPREAD;
+    else {
+        fprintf(stderr,
+                "p2prun: [run] strategy: '%s' is not spread or "
+                "concentrate\n",
+                strategy);
+        return 1;
+    }
+    js.lease_ms = cfg.lease_ms;
+    if (sec_init() == -1) {
+        fprintf(stderr, "p2prun: libsodium failed to initialise\n");
+        return 1;
+    }
+
+    if (cfg.nsupernodes == 0) {
+        /* Nothing configured: a cluster of our own, with enough hosts for
+         * the replicas and enough slots for the ranks. */
+        npeers = js.r > 2 ? js.r : 2;
+        slots = (js.n * js.r + npeers - 1) / npeers;
+        if (slots < (int)sysconf(_SC_NPROCESSORS_ONLN))
+            slots = (int)sysconf(_SC_NPROCESSORS_ONLN);
+        fprintf(stderr,
+                "p2prun: no supernode configured: running on an embedded "
+                "local cluster (%d peers on 127.0.0.2-%d)\n",
+                npeers, npeers + 1);
+        if ((lc = local_start(&cfg, npeers, slots, err, sizeof err)) == NULL) {
+            fprintf(stderr, "p2prun: %s\n", err);
+            config_free(&cfg);
+            return 1;
+        }
+        sec_sign_keypair(pk, sk);
+    } else if (userkey_load(cfg.user_key, pk, sk, &created, err, sizeof err) ==
+               -1) {
+        fprintf(stderr, "p2prun: user key: %s\n", err);
+        config_free(&cfg);
+        return 1;
+    } else if (created)
+        fprintf(stderr, "p2prun: created your user key in %s\n",
+                cfg.user_key ? cfg.user_key : "~/.config/p2p/user.key");
+
+    if (group_load(&cfg, &g, err, sizeof err) == -1) {
+        fprintf(stderr, "p2prun: %s\n", err);
+        local_stop(lc);
+        config_free(&cfg);
+        return 1;
+    }
+    status = coord_run(&cfg, &g, pk, sk, &js);
+    group_wipe(&g);
+    sec_wipe(sk, sizeof sk);
+    local_stop(lc);
+    for (i = 0; i < js.nenv; i++)
+        free(js.env[i]);
+    free(js.env);
+    free(js.files);
+    config_free(&cfg);
+    return status;
+}

@@ -1,0 +1,193 @@
+/*
+ * The files a job takes along: the program (when given as a path) and
+ * every -l file.  Each is hashed once here; peers that already hold the
+ * content are not sent it again.  Sending reads the file in chunks as the
+ * connection drains: never a whole file in memory.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mpjrun.h"
+#include "xmalloc.h"
+
+#define STAGE_READ (WIRE_MAX_CHUNK)
+
+struct stage_send {
+    const struct stage_file *f;
+    int fd;
+    uint64_t sent;
+};
+
+/* Hash a file and note its size and whether it is executable. */
+static int
+stage_hash(struct stage_file *f, char *err, size_t errlen)
+{
+    struct sec_hasher h;
+    struct stat st;
+    uint8_t *buf;
+    ssize_t n;
+    int fd;
+
+    if ((fd = open(f->path, O_RDONLY | O_CLOEXEC)) == -1) {
+        snprintf(err, errlen, "%s: %s", f->path, strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file", f->path);
+        close(fd);
+        return -1;
+    }
+    f->executable = (st.st_mode & 0111) != 0;
+    buf = xmalloc(1 << 20);
+    sec_hasher_init(&h, NULL);
+    f->size = 0;
+    while ((n = read(fd, buf, 1 << 20)) > 0) {
+        sec_hasher_update(&h, buf, (size_t)n);
+        f->size += (uint64_t)n;
+    }
+    free(buf);
+    close(fd);
+    if (n == -1) {
+        snprintf(err, errlen, "%s: %s", f->path, strerror(errno));
+        return -1;
+    }
+    sec_hasher_final(&h, f->hash);
+    return 0;
+}
+
+int
+stage_prepare(const struct job_spec *js, struct stage_file **files, int *n,
+              int *prog, char *err, size_t errlen)
+{
+    struct stage_file *fs;
+    const char *base;
+    int i, k = 0, j;
+
+    *prog = -1;
+    fs = xcalloc((size_t)js->nfiles + 1, sizeof *fs);
+    /* A program given as a path travels; a bare name is found on the
+     * peer's PATH. */
+    if (strchr(js->argv[0], '/') != NULL) {
+        fs[k].path = xstrdup(js->argv[0]);
+        *prog = k++;
+    }
+    for (i = 0; i < js->nfiles; i++)
+        fs[k++].path = xstrdup(js->files[i]);
+    for (i = 0; i < k; i++) {
+        base = strrchr(fs[i].path, '/');
+        base = base != NULL ? base + 1 : fs[i].path;
+        if (!codec_valid_basename(base)) {
+            snprintf(err, errlen, "%s: not a file name that can be staged",
+                     fs[i].path);
+            goto fail;
+        }
+        snprintf(fs[i].name, sizeof fs[i].name, "%s", base);
+        for (j = 0; j < i; j++)
+            if (strcmp(fs[j].name, fs[i].name) == 0) {
+                snprintf(err, errlen,
+                         "%s and %s would have the same name in the job "
+                         "directory",
+                         fs[j].path, fs[i].path);
+                goto fail;
+            }
+        if (stage_hash(&fs[i], err, errlen) == -1)
+            goto fail;
+    }
+    if (*prog >= 0 && !fs[*prog].executable) {
+        snprintf(err, errlen, "%s: not executable", fs[*prog].path);
+        goto fail;
+    }
+    *files = fs;
+    *n = k;
+    return 0;
+fail:
+    stage_free(fs, k);
+    return -1;
+}
+
+void
+stage_free(struct stage_file *fs, int n)
+{
+    int i;
+
+    if (fs == NULL)
+        return;
+    for (i = 0; i < n; i++)
+        free(fs[i].path);
+    free(fs);
+}
+
+struct stage_send *
+stage_send_open(const struct stage_file *f, char *err, size_t errlen)
+{
+    struct stage_send *ss;
+    int fd;
+
+    if ((fd = open(f->path, O_RDONLY | O_CLOEXEC)) == -1) {
+        snprintf(err, errlen, "%s: %s", f->path, strerror(errno));
+        return NULL;
+    }
+    ss = xcalloc(1, sizeof *ss);
+    ss->f = f;
+    ss->fd = fd;
+    return ss;
+}
+
+long
+stage_send_pump(struct stage_send *ss, struct channel *ch, int *done, char *err,
+                size_t errlen)
+{
+    uint8_t buf[STAGE_READ];
+    struct msg m;
+    long queued = 0;
+    ssize_t n;
+
+    *done = 0;
+    while (channel_output_len(ch) < 2 * CHANNEL_DRAIN_LOW) {
+        n = pread(ss->fd, buf, sizeof buf, (off_t)ss->sent);
+        if (n == -1) {
+            snprintf(err, errlen, "%s: %s", ss->f->path, strerror(errno));
+            return -1;
+        }
+        if (n == 0) {
+            if (ss->sent != ss->f->size) {
+                snprintf(err, errlen, "%s changed while being staged",
+                         ss->f->path);
+                return -1;
+            }
+            *done = 1;
+            return queued;
+        }
+        memset(&m, 0, sizeof m);
+        m.type = MSG_FILE_CHUNK;
+        memcpy(m.u.data.hash, ss->f->hash, SEC_HASH_LEN);
+        m.u.data.data = buf;
+        m.u.data.len = (size_t)n;
+        if (channel_send(ch, &m) == -1) {
+            snprintf(err, errlen, "connection lost while staging");
+            return -1;
+        }
+        ss->sent += (uint64_t)n;
+        queued += n;
+        if (ss->sent > ss->f->size) {
+            snprintf(err, errlen, "%s changed while being staged", ss->f->path);
+            return -1;
+        }
+    }
+    return queued;
+}
+
+void
+stage_send_close(struct stage_send *ss)
+{
+    if (ss == NULL)
+        return;
+    close(ss->fd);
+    free(ss);
+}

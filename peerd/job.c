@@ -1,0 +1,522 @@
+/*
+ * Jobs running on this peer.  A job owns a directory under
+ * STATE_DIR/jobs/<id>, its processes and their output pipes.  Output goes
+ * to the coordinator as it comes (reading pauses while the connection is
+ * backed up); a process is finished only when it is reaped and both pipes
+ * are drained, and then its exit is reported and its slot returned.  When
+ * the coordinator goes away or falls silent past its lease, the job is
+ * killed; when the last process is finished the directory goes.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "monotime.h"
+#include "peerd.h"
+#include "xmalloc.h"
+
+#define JOB_READ_MAX (16 * 1024)          /* output bytes per message */
+#define JOB_BACKLOG_MAX (4 * 1024 * 1024) /* pause reading beyond this */
+#define JOB_KILL_GRACE_MS 1000            /* SIGTERM, then SIGKILL */
+
+struct proc_stream {
+    struct proc *proc;
+    int stream; /* 1 stdout, 2 stderr */
+    int fd;     /* -1 once drained */
+    struct event *ev;
+};
+
+struct proc {
+    struct job *job;
+    uint32_t rank, replica;
+    pid_t pid;  /* 0 once reaped */
+    int status; /* wait status, once reaped */
+    int reported;
+    struct proc_stream out[2];
+};
+
+struct job {
+    struct peerd *pd;
+    uint8_t id[WIRE_JOB_ID_LEN];
+    char hex[2 * WIRE_JOB_ID_LEN + 1];
+    struct svc_conn *owner; /* NULL once the coordinator is gone */
+    char *dir;
+    struct proc *procs;
+    size_t nprocs, nrunning; /* nrunning: not yet finished */
+    uint32_t lease_ms;
+    uint64_t last_heard_ms;
+    uint64_t kill_at_ms; /* SIGKILL due, 0 when not killing */
+    int paused;
+    struct job *next;
+};
+
+static void job_stream_cb(evutil_socket_t, short, void *);
+
+struct job *
+job_find(struct peerd *pd, const uint8_t id[WIRE_JOB_ID_LEN])
+{
+    struct job *j;
+
+    for (j = pd->jobs; j != NULL; j = j->next)
+        if (memcmp(j->id, id, WIRE_JOB_ID_LEN) == 0)
+            return j;
+    return NULL;
+}
+
+int
+job_count(const struct peerd *pd)
+{
+    const struct job *j;
+    int n = 0;
+
+    for (j = pd->jobs; j != NULL; j = j->next)
+        n++;
+    return n;
+}
+
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    if (remove(path) == -1 && errno != ENOENT)
+        log_warn("removing %s", path);
+    return 0;
+}
+
+/* Remove a job directory and everything in it (never following links). */
+static void
+job_rmdir(const char *dir)
+{
+    (void)nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void
+job_free(struct job *j)
+{
+    struct job **jp;
+    size_t i;
+    int s;
+
+    for (jp = &j->pd->jobs; *jp != NULL; jp = &(*jp)->next)
+        if (*jp == j) {
+            *jp = j->next;
+            break;
+        }
+    for (i = 0; i < j->nprocs; i++)
+        for (s = 0; s < 2; s++)
+            if (j->procs[i].out[s].fd != -1) {
+                event_free(j->procs[i].out[s].ev);
+                close(j->procs[i].out[s].fd);
+            }
+    if (j->dir != NULL)
+        job_rmdir(j->dir);
+    reserve_release(j->pd, j->id);
+    free(j->dir);
+    free(j->procs);
+    free(j);
+}
+
+static void
+job_free_later(evutil_socket_t fd, short what, void *arg)
+{
+    job_free(arg);
+}
+
+/* The last process is finished: the job is over here.  This runs inside
+ * one of the job's own callbacks, so it is unlinked now (no longer found)
+ * and freed from the loop. */
+static void
+job_end(struct job *j)
+{
+    static const struct timeval now = {0, 0};
+    struct job **jp;
+
+    log_info("job %.8s: finished", j->hex);
+    for (jp = &j->pd->jobs; *jp != NULL; jp = &(*jp)->next)
+        if (*jp == j) {
+            *jp = j->next;
+            break;
+        }
+    event_base_once(j->pd->base, -1, EV_TIMEOUT, job_free_later, j, &now);
+}
+
+/* Report a finished process (reaped and drained) and return its slot. */
+static void
+proc_check_done(struct proc *p)
+{
+    struct job *j = p->job;
+    struct msg m;
+
+    if (p->pid != 0 || p->out[0].fd != -1 || p->out[1].fd != -1 || p->reported)
+        return;
+    p->reported = 1;
+    if (j->owner != NULL) {
+        memset(&m, 0, sizeof m);
+        m.type = MSG_PROC_EXIT;
+        memcpy(m.u.exit.job, j->id, WIRE_JOB_ID_LEN);
+        m.u.exit.rank = p->rank;
+        m.u.exit.replica = p->replica;
+        m.u.exit.signaled = WIFSIGNALED(p->status);
+        m.u.exit.code = WIFSIGNALED(p->status)
+                            ? (uint32_t)WTERMSIG(p->status)
+                            : (uint32_t)WEXITSTATUS(p->status);
+        svc_conn_send(j->owner, &m);
+    }
+    reserve_return_one(j->pd, j->id);
+    if (--j->nrunning == 0)
+        job_end(j);
+}
+
+static void
+stream_close(struct proc_stream *ps)
+{
+    event_free(ps->ev);
+    ps->ev = NULL;
+    close(ps->fd);
+    ps->fd = -1;
+}
+
+/* Stop or restart reading a job's pipes. */
+static void
+job_pause(struct job *j, int pause)
+{
+    size_t i;
+    int s;
+
+    if (j->paused == pause)
+        return;
+    j->paused = pause;
+    for (i = 0; i < j->nprocs; i++)
+        for (s = 0; s < 2; s++)
+            if (j->procs[i].out[s].fd != -1) {
+                if (pause)
+                    event_del(j->procs[i].out[s].ev);
+                else
+                    event_add(j->procs[i].out[s].ev, NULL);
+            }
+}
+
+static void
+job_stream_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct proc_stream *ps = arg;
+    struct proc *p = ps->proc;
+    struct job *j = p->job;
+    uint8_t buf[JOB_READ_MAX];
+    struct msg m;
+    ssize_t n;
+
+    n = read(fd, buf, sizeof buf);
+    if (n == -1 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n <= 0) {
+        stream_close(ps);
+        proc_check_done(p);
+        return;
+    }
+    if (j->owner == NULL)
+        return; /* nobody to tell; the job is being killed */
+    memset(&m, 0, sizeof m);
+    m.type = MSG_OUTPUT;
+    memcpy(m.u.data.job, j->id, WIRE_JOB_ID_LEN);
+    m.u.data.rank = p->rank;
+    m.u.data.replica = p->replica;
+    m.u.data.stream = (uint32_t)ps->stream;
+    m.u.data.data = buf;
+    m.u.data.len = (size_t)n;
+    svc_conn_send(j->owner, &m);
+    /* A coordinator that reads slowly slows the job down, instead of
+     * making this daemon buffer without bound. */
+    if (svc_conn_backlog(j->owner) > JOB_BACKLOG_MAX)
+        job_pause(j, 1);
+}
+
+void
+job_resume_output(struct peerd *pd, struct svc_conn *c)
+{
+    struct job *j;
+
+    for (j = pd->jobs; j != NULL; j = j->next)
+        if (j->owner == c)
+            job_pause(j, 0);
+}
+
+/* The environment of a job's processes: ours first (not overridable),
+ * then the user's, then defaults the user may override. */
+static char **
+job_env(struct job *j, const struct msg_launch *l, const struct proc *p,
+        size_t *n)
+{
+    char **env;
+    size_t i, k = 0;
+
+    env = xcalloc(l->nenv + 16, sizeof *env);
+    xasprintf(&env[k++], "P2P_JOB=%s", j->hex);
+    xasprintf(&env[k++], "P2P_RANK=%u", p->rank);
+    xasprintf(&env[k++], "P2P_SIZE=%u", l->size);
+    xasprintf(&env[k++], "P2P_REPLICA=%u", p->replica);
+    xasprintf(&env[k++], "P2P_NREPLICAS=%u", l->nreplicas);
+    xasprintf(&env[k++], "P2P_PEERD=%s", j->pd->listen_addr.text);
+    xasprintf(&env[k++], "P2P_HOST=%s", j->pd->host_label);
+    for (i = 0; i < l->nenv; i++)
+        env[k++] = xstrdup(l->env[i]);
+    env[k++] = xstrdup("PATH=/usr/local/bin:/usr/bin:/bin");
+    xasprintf(&env[k++], "HOME=%s", j->dir);
+    env[k] = NULL;
+    *n = k;
+    return env;
+}
+
+/* Make the job directory and put the staged files in it. */
+static int
+job_prepare_dir(struct job *j, const struct msg_launch *l, char *why,
+                size_t whylen)
+{
+    struct peerd *pd = j->pd;
+    char *jobs, *path, err[256];
+    size_t i;
+
+    xasprintf(&jobs, "%s/jobs", pd->state_dir);
+    /* The job account must reach its own directory, nothing else. */
+    if (mkdir(jobs, 0711) == -1 && errno != EEXIST) {
+        snprintf(why, whylen, "%s: %s", jobs, strerror(errno));
+        free(jobs);
+        return -1;
+    }
+    free(jobs);
+    xasprintf(&j->dir, "%s/jobs/%s", pd->state_dir, j->hex);
+    if (mkdir(j->dir, 0700) == -1) {
+        snprintf(why, whylen, "%s: %s", j->dir, strerror(errno));
+        free(j->dir);
+        j->dir = NULL;
+        return -1;
+    }
+    if (geteuid() == 0 && chown(j->dir, pd->job_uid, pd->job_gid) == -1) {
+        snprintf(why, whylen, "%s: %s", j->dir, strerror(errno));
+        return -1;
+    }
+    for (i = 0; i < l->nfiles; i++) {
+        xasprintf(&path, "%s/%s", j->dir, l->files[i].name);
+        if (cache_copy_out(pd->cache, l->files[i].hash, path,
+                           l->files[i].executable ? 0755 : 0644, err,
+                           sizeof err) == -1 ||
+            (geteuid() == 0 && chown(path, pd->job_uid, pd->job_gid) == -1)) {
+            snprintf(why, whylen, "staging %s: %s", l->files[i].name, err);
+            free(path);
+            return -1;
+        }
+        free(path);
+    }
+    return 0;
+}
+
+static int
+job_start_proc(struct job *j, const struct msg_launch *l, struct proc *p,
+               char *why, size_t whylen)
+{
+    struct spawn_req r;
+    char **env;
+    size_t nenv, i;
+    int fds[2], s;
+
+    env = job_env(j, l, p, &nenv);
+    memset(&r, 0, sizeof r);
+    r.dir = j->dir;
+    r.argv = l->argv;
+    r.envp = env;
+    r.uid = j->pd->job_uid;
+    r.gid = j->pd->job_gid;
+    r.mem_mb = j->pd->cfg->job_mem_mb;
+    r.nofile = j->pd->cfg->job_nofile;
+    p->pid = spawn_process(&r, &fds[0], &fds[1], why, whylen);
+    for (i = 0; i < nenv; i++)
+        free(env[i]);
+    free(env);
+    if (p->pid == -1) {
+        p->pid = 0;
+        return -1;
+    }
+    for (s = 0; s < 2; s++) {
+        p->out[s].proc = p;
+        p->out[s].stream = s + 1;
+        p->out[s].fd = fds[s];
+        p->out[s].ev = event_new(j->pd->base, fds[s], EV_READ | EV_PERSIST,
+                                 job_stream_cb, &p->out[s]);
+        event_add(p->out[s].ev, NULL);
+    }
+    return 0;
+}
+
+int
+job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
+           char *why, size_t whylen)
+{
+    struct hold *h;
+    struct job *j;
+    size_t i;
+
+    h = reserve_find(pd, l->job);
+    if (h == NULL || h->owner != c || h->expires_ms == 0) {
+        snprintf(why, whylen, "no reservation for this job here");
+        return -1;
+    }
+    if (h->slots < l->nprocs) {
+        snprintf(why, whylen, "%zu processes for %u reserved slots", l->nprocs,
+                 h->slots);
+        return -1;
+    }
+    j = xcalloc(1, sizeof *j);
+    j->pd = pd;
+    memcpy(j->id, l->job, WIRE_JOB_ID_LEN);
+    sec_hex(j->hex, l->job, WIRE_JOB_ID_LEN);
+    j->owner = c;
+    j->lease_ms =
+        l->lease_ms > 0 && l->lease_ms <= (uint32_t)pd->cfg->max_lease_ms
+            ? l->lease_ms
+            : (uint32_t)pd->cfg->max_lease_ms;
+    j->last_heard_ms = monotime_ms();
+    j->procs = xcalloc(l->nprocs, sizeof *j->procs);
+    j->nprocs = l->nprocs;
+    for (i = 0; i < l->nprocs; i++) {
+        j->procs[i].job = j;
+        j->procs[i].rank = l->procs[i].rank;
+        j->procs[i].replica = l->procs[i].replica;
+        j->procs[i].out[0].fd = j->procs[i].out[1].fd = -1;
+    }
+    j->next = pd->jobs;
+    pd->jobs = j;
+    reserve_confirm(pd, h, (uint32_t)l->nprocs);
+
+    if (job_prepare_dir(j, l, why, whylen) == -1)
+        goto fail;
+    for (i = 0; i < l->nprocs; i++) {
+        if (job_start_proc(j, l, &j->procs[i], why, whylen) == -1)
+            goto fail;
+        j->nrunning++;
+    }
+    log_info("job %.8s: %zu process%s started for %s (%s)", j->hex, l->nprocs,
+             l->nprocs == 1 ? "" : "es", svc_conn_name(c), l->argv[0]);
+    return 0;
+
+fail:
+    log_warnx("job %.8s: launch failed: %s", j->hex, why);
+    /* What did start is killed and reaped at once; the job never ran. */
+    for (i = 0; i < j->nprocs; i++)
+        if (j->procs[i].pid > 0) {
+            kill(-j->procs[i].pid, SIGKILL);
+            (void)waitpid(j->procs[i].pid, NULL, 0);
+            j->procs[i].pid = 0;
+        }
+    job_free(j);
+    return -1;
+}
+
+void
+job_kill(struct job *j, const char *why)
+{
+    size_t i;
+
+    if (j->kill_at_ms != 0)
+        return;
+    log_info("job %.8s: killing: %s", j->hex, why);
+    j->kill_at_ms = monotime_ms() + JOB_KILL_GRACE_MS;
+    for (i = 0; i < j->nprocs; i++)
+        if (j->procs[i].pid > 0)
+            kill(-j->procs[i].pid, SIGTERM);
+}
+
+void
+job_orphan_owner(struct peerd *pd, struct svc_conn *c)
+{
+    struct job *j;
+
+    for (j = pd->jobs; j != NULL; j = j->next)
+        if (j->owner == c) {
+            j->owner = NULL;
+            job_pause(j, 0); /* drain the pipes, nobody reads them */
+            job_kill(j, "its coordinator went away");
+        }
+}
+
+void
+job_heard(struct peerd *pd, struct svc_conn *c)
+{
+    struct job *j;
+    uint64_t now = monotime_ms();
+
+    for (j = pd->jobs; j != NULL; j = j->next)
+        if (j->owner == c)
+            j->last_heard_ms = now;
+}
+
+/* A reaped process: remember its status, finish it if drained. */
+static void
+job_reaped(struct peerd *pd, pid_t pid, int status)
+{
+    struct job *j;
+    size_t i;
+
+    for (j = pd->jobs; j != NULL; j = j->next)
+        for (i = 0; i < j->nprocs; i++)
+            if (j->procs[i].pid == pid) {
+                /* Whatever it left behind in its session goes too. */
+                kill(-pid, SIGKILL);
+                j->procs[i].pid = 0;
+                j->procs[i].status = status;
+                proc_check_done(&j->procs[i]);
+                return;
+            }
+}
+
+void
+job_reap(struct peerd *pd)
+{
+    pid_t pid;
+    int status;
+
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+        job_reaped(pd, pid, status);
+}
+
+void
+job_cron(struct peerd *pd, uint64_t now_ms)
+{
+    struct job *j;
+    size_t i;
+
+    for (j = pd->jobs; j != NULL; j = j->next) {
+        if (j->owner != NULL && j->kill_at_ms == 0 &&
+            now_ms - j->last_heard_ms > j->lease_ms)
+            job_kill(j, "its coordinator fell silent");
+        if (j->kill_at_ms != 0 && now_ms >= j->kill_at_ms)
+            for (i = 0; i < j->nprocs; i++)
+                if (j->procs[i].pid > 0)
+                    kill(-j->procs[i].pid, SIGKILL);
+    }
+}
+
+void
+job_shutdown(struct peerd *pd)
+{
+    struct job *j;
+    size_t i;
+
+    while ((j = pd->jobs) != NULL) {
+        log_info("job %.8s: killed at shutdown", j->hex);
+        for (i = 0; i < j->nprocs; i++)
+            if (j->procs[i].pid > 0) {
+                kill(-j->procs[i].pid, SIGKILL);
+                (void)waitpid(j->procs[i].pid, NULL, 0);
+                j->procs[i].pid = 0;
+            }
+        job_free(j);
+    }
+}

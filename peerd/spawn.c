@@ -1,0 +1,153 @@
+/*
+ * Starting a job's process: block signals across fork; in the child reset
+ * handlers and mask, start a new session (its own process group, so the
+ * whole group can be signalled), drop privileges, set limits, cwd and
+ * stdio, close every other descriptor, exec, and _exit on failure (after
+ * telling the parent why through a close-on-exec pipe).
+ */
+#include <linux/close_range.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "peerd.h"
+
+/* In the child: report errno and the step that failed, then die. */
+static void __attribute__((noreturn)) spawn_child_fail(int fd, const char *step)
+{
+    char msg[160];
+    int n;
+
+    n = snprintf(msg, sizeof msg, "%s: %s", step, strerror(errno));
+    if (n > 0)
+        (void)!write(fd, msg, (size_t)n);
+    _exit(127);
+}
+
+/* In the child, after fork: become the job's process. */
+static void __attribute__((noreturn))
+spawn_child(const struct spawn_req *r, int outw, int errw, int report)
+{
+    struct sigaction sa;
+    struct rlimit rl;
+    sigset_t none;
+    int fd, sig;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    for (sig = 1; sig < NSIG; sig++)
+        (void)sigaction(sig, &sa, NULL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+
+    if (setsid() == -1)
+        spawn_child_fail(report, "setsid");
+    if (r->mem_mb > 0) {
+        rl.rlim_cur = rl.rlim_max = (rlim_t)r->mem_mb << 20;
+        if (setrlimit(RLIMIT_AS, &rl) == -1)
+            spawn_child_fail(report, "memory limit");
+    }
+    if (r->nofile > 0) {
+        rl.rlim_cur = rl.rlim_max = (rlim_t)r->nofile;
+        if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+            spawn_child_fail(report, "open-file limit");
+    }
+    if (geteuid() == 0) {
+        /* Never run a job as root. */
+        if (setgroups(0, NULL) == -1 || setgid(r->gid) == -1 ||
+            setuid(r->uid) == -1)
+            spawn_child_fail(report, "dropping privileges");
+        if (getuid() == 0 || geteuid() == 0)
+            spawn_child_fail(report, "still root");
+    }
+    if (chdir(r->dir) == -1)
+        spawn_child_fail(report, "job directory");
+    if ((fd = open("/dev/null", O_RDONLY)) == -1 ||
+        dup2(fd, STDIN_FILENO) == -1 || dup2(outw, STDOUT_FILENO) == -1 ||
+        dup2(errw, STDERR_FILENO) == -1)
+        spawn_child_fail(report, "standard streams");
+    /* Everything else goes at exec; the report pipe is already
+     * close-on-exec and must stay open until then. */
+    if (close_range(STDERR_FILENO + 1, ~0U, CLOSE_RANGE_CLOEXEC) == -1) {
+        long max = sysconf(_SC_OPEN_MAX);
+
+        for (fd = STDERR_FILENO + 1; fd < (max > 0 ? max : 1024); fd++)
+            if (fd != report)
+                (void)close(fd);
+    }
+    execve(r->argv[0], r->argv, r->envp);
+    if (errno == ENOENT && strchr(r->argv[0], '/') == NULL)
+        execvpe(r->argv[0], r->argv, r->envp);
+    spawn_child_fail(report, r->argv[0]);
+}
+
+pid_t
+spawn_process(const struct spawn_req *r, int *out, int *err, char *why,
+              size_t whylen)
+{
+    int op[2] = {-1, -1}, ep[2] = {-1, -1}, rp[2] = {-1, -1};
+    sigset_t all, old;
+    char msg[160];
+    ssize_t n;
+    pid_t pid;
+
+    if (pipe2(op, O_CLOEXEC) == -1 || pipe2(ep, O_CLOEXEC) == -1 ||
+        pipe2(rp, O_CLOEXEC) == -1) {
+        snprintf(why, whylen, "pipe: %s", strerror(errno));
+        goto fail;
+    }
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old);
+    pid = fork();
+    if (pid == 0) {
+        close(op[0]);
+        close(ep[0]);
+        close(rp[0]);
+        spawn_child(r, op[1], ep[1], rp[1]);
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (pid == -1) {
+        snprintf(why, whylen, "fork: %s", strerror(errno));
+        goto fail;
+    }
+    close(op[1]);
+    close(ep[1]);
+    close(rp[1]);
+    /* The report pipe closes at exec (success) or carries the reason. */
+    do
+        n = read(rp[0], msg, sizeof msg - 1);
+    while (n == -1 && errno == EINTR);
+    close(rp[0]);
+    if (n > 0) {
+        msg[n] = '\0';
+        snprintf(why, whylen, "cannot start: %s", msg);
+        (void)waitpid(pid, NULL, 0);
+        close(op[0]);
+        close(ep[0]);
+        return -1;
+    }
+    (void)fcntl(op[0], F_SETFL, O_NONBLOCK);
+    (void)fcntl(ep[0], F_SETFL, O_NONBLOCK);
+    *out = op[0];
+    *err = ep[0];
+    return pid;
+
+fail:
+    for (n = 0; n < 2; n++) {
+        if (op[n] != -1)
+            close(op[n]);
+        if (ep[n] != -1)
+            close(ep[n]);
+        if (rp[n] != -1)
+            close(rp[n]);
+    }
+    return -1;
+}
