@@ -1,9 +1,11 @@
 #!/bin/sh
 # make demo: a supernode and three workstations on loopback, as a user
-# would start them, then mpihost, then everything stopped again.
+# would start them; mpihost; a replicated job through p2prun; the same job
+# on p2prun's embedded cluster; then everything stopped again.
 # Usage: demo.sh BINDIR
 set -eu
 bin=$(cd "${1:-build/bin}" && pwd)
+examples=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d /tmp/p2p-demo.XXXXXX)
 pids=""
 cleanup() {
@@ -15,7 +17,10 @@ trap cleanup EXIT INT TERM
 
 say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
 
+# As root, peers run jobs as "nobody", which must pass through here.
+chmod 711 "$dir"
 cd "$dir"
+mkdir empty
 say "p2p-keygen --group group.key"
 "$bin/p2p-keygen" --group group.key
 cat > p2p.conf <<CONF
@@ -23,6 +28,8 @@ cat > p2p.conf <<CONF
 group = demo
 key_file = group.key
 supernodes = 127.0.0.1:0
+[run]
+user_key = user.key
 CONF
 
 say "runSuperNode --conf p2p.conf --listen 127.0.0.1:0 --foreground &"
@@ -59,6 +66,14 @@ say "mpihost --conf p2p.conf"
 say "mpihost --conf p2p.conf --json   (first entry)"
 "$bin/mpihost" --conf p2p.conf --json | sed -n '1,14p'
 echo "  ..."
+
+cp "$examples/hello.sh" .
+say "p2prun --conf p2p.conf -n 3 -r 2 --tag-output ./hello.sh"
+"$bin/p2prun" --conf p2p.conf -n 3 -r 2 --tag-output ./hello.sh
+echo "(exit status $?; every rank ran twice, on two distinct hosts, and is shown once)"
+
+say "p2prun -n 2 ./hello.sh   (no configuration: an embedded cluster)"
+HOME="$dir/empty" P2P_CONF= "$bin/p2prun" -n 2 ./hello.sh
 
 echo
 echo "supernode log:"

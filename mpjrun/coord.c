@@ -105,6 +105,7 @@ static void pc_on_close(struct channel *, const char *, int, void *);
 static void pc_on_drain(struct channel *, void *);
 static void co_replan(struct coord *);
 static void co_stop(struct coord *, int status);
+static void co_check_stopped(struct coord *);
 
 static const struct channel_cbs pc_cbs = {
     .on_ready = pc_on_ready,
@@ -540,8 +541,10 @@ co_replica_end(struct coord *co, int rank, int replica, int status)
         if (co->rep[rank * r + i] == REP_OK)
             ok = 1;
     }
-    if (left > 0)
+    if (left > 0) {
+        co_check_stopped(co);
         return;
+    }
     output_rank_done(co->out, rank);
     co->ranks_left--;
     if (!ok && co->status == -1) {
@@ -554,6 +557,7 @@ co_replica_end(struct coord *co, int rank, int replica, int status)
         }
     }
     co_maybe_done(co);
+    co_check_stopped(co);
 }
 
 static void
@@ -612,6 +616,20 @@ co_maybe_done(struct coord *co)
     co_done(co);
 }
 
+/* While stopping: once no process can still report, the job is over. */
+static void
+co_check_stopped(struct coord *co)
+{
+    int i;
+
+    if (co->phase != PH_STOP)
+        return;
+    for (i = 0; i < co->js->n * co->js->r; i++)
+        if (co->rep[i] == REP_RUNNING || co->rep[i] == REP_PENDING)
+            return;
+    co_done(co);
+}
+
 /* Stop every process of the job; the exits, or the deadline, end it. */
 static void
 co_stop(struct coord *co, int status)
@@ -640,6 +658,8 @@ co_stop(struct coord *co, int status)
             co->rep[i] = REP_FAILED;
     if (!launched)
         co_done(co);
+    else
+        co_check_stopped(co);
 }
 
 /* --- the peers' messages ------------------------------------------------ */
@@ -720,6 +740,7 @@ pc_on_msg(struct channel *ch, const struct msg *m, void *arg)
                     co->rep[i] = REP_FAILED;
             pc->state = PC_GONE;
             co_stop(co, 1);
+            co_check_stopped(co);
             return;
         }
         pc->state = PC_RUNNING;

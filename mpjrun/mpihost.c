@@ -3,6 +3,7 @@
  * each sorted by round-trip time, or as JSON (jansson, only here).
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,9 @@ main(int argc, char **argv)
     char err[1024];
 
     log_init("mpihost", 1, P2P_LOG_WARN);
+    /* A peer that vanishes mid-write must be an error on that connection,
+     * not the end of this program; output to a closed pipe is dropped. */
+    signal(SIGPIPE, SIG_IGN);
     while ((ch = getopt_long(argc, argv, "c:s:jt:vhV", opts, NULL)) != -1) {
         switch (ch) {
         case 'c':

@@ -4,6 +4,7 @@
  * with its output on this terminal and its exit status as ours.
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,9 @@ main(int argc, char **argv)
     int ch, nsn = 0, verbose = 0, status, created, i, npeers, slots;
 
     log_init("p2prun", 1, P2P_LOG_WARN);
+    /* A peer that vanishes mid-write must be an error on that connection,
+     * not the end of this program; output to a closed pipe is dropped. */
+    signal(SIGPIPE, SIG_IGN);
     memset(&js, 0, sizeof js);
     js.n = js.r = 1;
     js.files = xcalloc((size_t)argc + 1, sizeof *js.files);

@@ -395,7 +395,8 @@ job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
     pd->jobs = j;
     reserve_confirm(pd, h, (uint32_t)l->nprocs);
 
-    if (job_prepare_dir(j, l, why, whylen) == -1)
+    if (job_reachable(pd->state_dir, pd->job_uid, why, whylen) == -1 ||
+        job_prepare_dir(j, l, why, whylen) == -1)
         goto fail;
     for (i = 0; i < l->nprocs; i++) {
         if (job_start_proc(j, l, &j->procs[i], why, whylen) == -1)

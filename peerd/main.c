@@ -88,6 +88,36 @@ job_account(const struct p2p_config *cfg, uid_t *uid, gid_t *gid, char *err,
     return 0;
 }
 
+/* As root, jobs run as another account that must pass through every
+ * directory above its job directory: say so at start, not only at the
+ * first job. */
+int
+job_reachable(const char *state_dir, uid_t uid, char *err, size_t errlen)
+{
+    struct stat st;
+    char *path, *slash;
+
+    if (geteuid() != 0)
+        return 0;
+    path = xstrdup(state_dir);
+    for (slash = path; slash != NULL; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        if (path[0] != '\0' && stat(path, &st) == 0 &&
+            (st.st_mode & S_IXOTH) == 0 && st.st_uid != uid) {
+            snprintf(err, errlen,
+                     "jobs run as uid %u cannot reach %s: %s is mode %04o "
+                     "(chmod o+x %s, or choose another --state-dir)",
+                     (unsigned)uid, state_dir, path,
+                     (unsigned)(st.st_mode & 07777), path);
+            free(path);
+            return -1;
+        }
+        *slash = '/';
+    }
+    free(path);
+    return 0;
+}
+
 static void
 on_sigchld(evutil_socket_t sig, short what, void *arg)
 {
@@ -278,6 +308,10 @@ main(int argc, char **argv)
         fatalx("cache: %s", err);
     if (job_account(&cfg, &pd.job_uid, &pd.job_gid, err, sizeof err) == -1)
         fatalx("%s", err);
+    /* Not fatal: a peer may be started before its directory is fixed, and
+     * a launch then fails with the same explanation. */
+    if (job_reachable(pd.state_dir, pd.job_uid, err, sizeof err) == -1)
+        log_warnx("%s", err);
 
     if (netaddr_parse(cfg.peer_listen, CONF_DEFAULT_PEER_PORT, &pd.listen_addr,
                       err, sizeof err) == -1)

@@ -175,6 +175,11 @@ struct spawn_req {
 pid_t spawn_process(const struct spawn_req *, int *out, int *err, char *why,
                     size_t whylen);
 
+/* main.c */
+/* Can the job account pass through every directory above state_dir?
+ * -1 with an explanation and the fix. */
+int job_reachable(const char *state_dir, uid_t uid, char *err, size_t errlen);
+
 /* job.c: jobs running here */
 /* Start a confirmed job: directory, staged files, processes.  -1 with why
  * for the coordinator. */

@@ -12,12 +12,20 @@ Every daemon still running when a test ends is stopped with SIGTERM and
 must exit 0: in the sanitizer build that is how leaks and crashes show.
 A daemon that exits without the test asking for it is a failure too.
 
+Jobs: JobTestCase gives a network whose configuration names its
+supernode, a user key, and helpers to run p2prun (to completion, or in the
+background to signal it), to find a job's processes (by the P2P_PEERD in
+their environment) and to wait for slots and job directories to come back.
+A peerd running as root runs jobs as an unprivileged account, so a job
+cluster's directory lets others pass through (0711), never list.
+
 Python 3 standard library only.  Run a test file directly, or through
 CTest (P2P_BIN_DIR names the directory of the binaries).
 """
 
 import atexit
 import ctypes
+import glob
 import json
 import os
 import re
@@ -44,6 +52,7 @@ HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 _figures = []
 _live = set()  # every Daemon not yet reaped, for the emergency exit path
+_live_runs = set()  # every p2prun Run not yet reaped, likewise
 
 
 def binary(name):
@@ -75,7 +84,8 @@ def figure(text):
 
 def wait_until(predicate, timeout, what="condition", interval=POLL_S):
     """Call predicate every interval seconds until it returns a true value,
-    which is returned; fail the test after timeout seconds."""
+    which is returned; fail the test after timeout seconds.  what may be a
+    function, called then, to describe the state at the time."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
@@ -83,7 +93,8 @@ def wait_until(predicate, timeout, what="condition", interval=POLL_S):
             return value
         if time.monotonic() >= deadline:
             raise AssertionError("timed out after %.1f s waiting for %s"
-                                 % (timeout, what))
+                                 % (timeout, what() if callable(what)
+                                    else what))
         time.sleep(interval)
 
 
@@ -138,6 +149,175 @@ def reap_pid(pid, timeout):
         time.sleep(POLL_S)
 
 
+def proc_status_kb(pid, field="VmHWM"):
+    """A size field of /proc/PID/status in kB (VmHWM: peak resident set),
+    or None if the process is gone."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _read_proc(pid, what):
+    try:
+        with open("/proc/%d/%s" % (pid, what), "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def live_processes():
+    """{pid: (argv list, environ dict, uid)} of every live (non-zombie)
+    process we may look at."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        if pid == os.getpid() or not _pid_alive(pid):
+            continue
+        cmd = _read_proc(pid, "cmdline")
+        if not cmd:
+            continue  # kernel thread, or gone
+        env = _read_proc(pid, "environ") or b""
+        status = _read_proc(pid, "status") or b""
+        m = re.search(rb"^Uid:\s+(\d+)", status, re.M)
+        argv = [a.decode("utf-8", "replace") for a in cmd.split(b"\0")[:-1]]
+        environ = {}
+        for item in env.split(b"\0"):
+            k, eq, v = item.partition(b"=")
+            if eq:
+                environ[k.decode("utf-8", "replace")] = v.decode("utf-8",
+                                                                 "replace")
+        out[pid] = (argv, environ, int(m.group(1)) if m else -1)
+    return out
+
+
+def processes_with_argv(argv):
+    """Pids of live processes whose command line is exactly argv."""
+    return sorted(pid for pid, (a, _, _) in live_processes().items()
+                  if a == list(argv))
+
+
+def child_pids(ppid):
+    """Pids of the live children of ppid."""
+    kids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        stat = _read_proc(int(entry), "stat")
+        if stat is None:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if int(fields[1]) == ppid and fields[0] != b"Z":
+            kids.append(int(entry))
+    return kids
+
+
+def unique_sleep(seconds=60):
+    """A sleep duration that names one test's processes: "60.000123"
+    sleeps 60 s and no other test's sleep has the same command line."""
+    unique_sleep.serial += 1
+    return "%d.%04d%05d" % (seconds, unique_sleep.serial, os.getpid() % 100000)
+
+
+unique_sleep.serial = 0
+
+
+class Run:
+    """One p2prun, its stdout and stderr in files.  wait() reaps it with
+    wait4, so its peak resident set (maxrss_kb) is known too."""
+
+    def __init__(self, argv, env, cwd, out_path, err_path, stdin=None):
+        self.argv = argv
+        self.out_path, self.err_path = out_path, err_path
+        self.rc = None
+        self.maxrss_kb = None
+        self.elapsed = None
+        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+            self.t0 = time.monotonic()
+            self.popen = subprocess.Popen(
+                argv, stdout=out, stderr=err, env=env, cwd=cwd,
+                stdin=subprocess.DEVNULL if stdin is None else stdin)
+        self.pid = self.popen.pid
+        _live_runs.add(self)
+
+    def __repr__(self):
+        return "<p2prun pid %d>" % self.pid
+
+    def _read(self, path):
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+    @property
+    def stdout(self):
+        return self._read(self.out_path)
+
+    @property
+    def stderr(self):
+        return self._read(self.err_path)
+
+    def stderr_lines(self):
+        return [l for l in self.stderr.splitlines() if l.strip()]
+
+    def alive(self):
+        return self.rc is None and self.poll() is None
+
+    def poll(self):
+        """The exit status once it has exited (negative for a signal)."""
+        if self.rc is not None:
+            return self.rc
+        try:
+            pid, status, ru = os.wait4(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            return self.rc
+        if pid == 0:
+            return None
+        self.elapsed = time.monotonic() - self.t0
+        self.maxrss_kb = ru.ru_maxrss
+        self.rc = (-os.WTERMSIG(status) if os.WIFSIGNALED(status)
+                   else os.WEXITSTATUS(status))
+        self.popen.returncode = self.rc  # reaped here, not by Popen
+        _live_runs.discard(self)
+        if self.popen.stdin is not None:
+            self.popen.stdin.close()
+        return self.rc
+
+    def wait(self, timeout):
+        """Exit status, or None if still running after timeout s."""
+        deadline = time.monotonic() + timeout
+        while self.poll() is None:
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.01)
+        return self.rc
+
+    def signal(self, sig):
+        if self.alive():
+            os.kill(self.pid, sig)
+
+    def kill(self):
+        """SIGCONT, SIGKILL and reap (for a frozen or stuck run)."""
+        if self.alive():
+            try:
+                os.kill(self.pid, signal.SIGCONT)
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.wait(30)
+
+    def describe(self):
+        return ("p2prun %s\n  exit status %s after %s s\n  stdout: %r\n"
+                "  stderr: %r" % (" ".join(self.argv[1:]), self.rc,
+                                  None if self.elapsed is None
+                                  else "%.2f" % self.elapsed,
+                                  self.stdout[-3000:], self.stderr[-3000:]))
+
+
 class Daemon:
     """One long-running process, its stderr/stdout in a log file."""
 
@@ -165,6 +345,11 @@ class Daemon:
 
     def alive(self):
         return self.popen.poll() is None
+
+    def count_log(self, pattern):
+        """How many lines of the log match pattern (a regex)."""
+        rx = re.compile(pattern)
+        return sum(1 for line in self.log().splitlines() if rx.search(line))
 
     @property
     def returncode(self):
@@ -249,6 +434,7 @@ class Cluster:
         self.env["HOME"] = self.home
         self.env["XDG_RUNTIME_DIR"] = self.home
         self.daemons = []
+        self.runs = []        # p2prun started by the test
         self.extra_pids = []  # detached daemons, by pid
         self.handshake_timeout_ms = handshake_timeout_ms
         self.heartbeat_ms = heartbeat_ms
@@ -292,6 +478,87 @@ class Cluster:
         with open(path, "w") as f:
             f.write(text)
         return path
+
+    def user_key(self, name):
+        """A user signing key pair (p2p-keygen --user): NAME.key and
+        NAME.key.pub in the directory; returns (path, public key hex)."""
+        path = self.path("%s.key" % name)
+        if not os.path.exists(path):
+            r = self.run([binary("p2p-keygen"), "--user", path])
+            if r.returncode != 0:
+                raise AssertionError("p2p-keygen --user failed: %s"
+                                     % r.stderr)
+        with open(path + ".pub") as f:
+            return path, f.read().strip()
+
+    def job_config(self, name, supernodes, user_key=None, lease_ms=None,
+                   peer=None, run=None, extra=""):
+        """A configuration naming the supernodes (so p2prun does not start
+        an embedded cluster), with [peer] and [run] keys from the dicts
+        peer and run, [run] user_key and lease_ms, and extra text last.
+        Returns its path."""
+        text = ["[network]", "supernodes = %s"
+                % ", ".join(self._addr(sn) for sn in supernodes), ""]
+        if peer:
+            text += ["[peer]"] + ["%s = %s" % kv for kv in peer.items()] + [""]
+        runkeys = dict(run or {})
+        if user_key is not None:
+            runkeys["user_key"] = user_key
+        if lease_ms is not None:
+            runkeys["lease_ms"] = lease_ms
+        if runkeys:
+            text += ["[run]"] + ["%s = %s" % kv for kv in runkeys.items()]
+            text.append("")
+        base = self.write_config(name, key_file=self.key,
+                                 handshake_timeout_ms=self.handshake_timeout_ms,
+                                 heartbeat_ms=self.heartbeat_ms)
+        with open(base, "a") as f:
+            f.write("\n".join(text) + "\n" + extra)
+        return base
+
+    def start_p2prun(self, args, conf=None, env=None, cwd=None, stdin=None,
+                     name="p2prun"):
+        """Start p2prun [--conf conf] args in the background; a Run.  env
+        adds to (or, with None values, removes from) the cluster's."""
+        self._serial += 1
+        argv = [binary("p2prun")]
+        if conf is not None:
+            argv += ["--conf", conf]
+        argv += list(args)
+        e = dict(self.env)
+        for k, v in (env or {}).items():
+            if v is None:
+                e.pop(k, None)
+            else:
+                e[k] = v
+        base = self.path("%02d-%s" % (self._serial, name))
+        r = Run(argv, e, cwd or self.dir, base + ".out", base + ".err",
+                stdin=stdin)
+        self.runs.append(r)
+        return r
+
+    def p2prun(self, args, conf=None, env=None, cwd=None, timeout=60,
+               stdin=None):
+        """Run p2prun to completion; the Run (rc, stdout, stderr, elapsed,
+        maxrss_kb).  Fails the test if it is still running after
+        timeout s."""
+        r = self.start_p2prun(args, conf=conf, env=env, cwd=cwd, stdin=stdin)
+        if r.wait(timeout) is None:
+            r.kill()
+            raise AssertionError("p2prun still running after %d s:\n%s"
+                                 % (timeout, r.describe()))
+        return r
+
+    def job_processes(self, peers=None):
+        """{pid: (argv, environ, uid)} of live processes started by jobs
+        of these peers (default: every peer of the cluster), known by the
+        P2P_PEERD their peerd put in their environment."""
+        addrs = {p.addr for p in (peers if peers is not None else
+                                  [d for d in self.daemons
+                                   if getattr(d, "addr", None)])
+                 if getattr(p, "addr", None)}
+        return {pid: info for pid, info in live_processes().items()
+                if info[1].get("P2P_PEERD") in addrs}
 
     # -- daemons -----------------------------------------------------------
 
@@ -415,6 +682,20 @@ class Cluster:
         """Stop everything; return a list of problems (empty when every
         daemon ended as expected and nothing is left running)."""
         problems = []
+        for r in self.runs:
+            if r.alive():
+                problems.append("%r still running at the end of the test"
+                                % r)
+                r.kill()
+        # Job processes are gone once their job ended, whatever ended it.
+        try:
+            wait_until(lambda: not self.job_processes(), 3,
+                       "job processes to end")
+        except AssertionError:
+            left = self.job_processes()
+            problems.append("job processes left running: %s" % [
+                "%d %s" % (pid, " ".join(info[0]))
+                for pid, info in left.items()])
         # Peers first, so that they say goodbye to a live supernode.
         for d in reversed(self.daemons):
             if not d.alive():
@@ -465,6 +746,8 @@ class Cluster:
             out.write("---- %s (pid %d, status %s): %s\n"
                       % (d.name, d.pid, d.returncode, " ".join(d.argv)))
             out.write(d.log())
+        for r in self.runs:
+            out.write("---- %s\n" % r.describe())
         out.write("==== end of logs ====\n")
         out.flush()
 
@@ -526,10 +809,115 @@ class ClusterTestCase(unittest.TestCase):
                 self.assert_stops_cleanly(d)
 
 
+class JobTestCase(ClusterTestCase):
+    """A ClusterTestCase for running jobs: the cluster's directory lets the
+    job account pass through (0711); self.outdir is a world-writable
+    directory in it where job processes may leave files for the test."""
+
+    def setUp(self):
+        super().setUp()
+        os.chmod(self.c.dir, 0o711)
+        self.outdir = self.c.path("out")
+        os.mkdir(self.outdir)
+        os.chmod(self.outdir, 0o1777)
+        self.runconf = None
+
+    def start_jobnet(self, npeers=3, slots=2, labels=None, expire=10,
+                     peer_confs=None, lease_ms=None, first_host=2):
+        """A supernode and npeers peerd (slots each, or a list), host
+        labels host2, host3, ... (or labels), each with the cluster's
+        configuration or its own from peer_confs; self.runconf names the
+        supernode and a user key made beforehand (so that p2prun prints
+        nothing about creating one).  Returns (supernode, [peers])."""
+        sn = self.c.start_supernode(expire=expire)
+        slots = slots if isinstance(slots, list) else [slots] * npeers
+        peers = []
+        for i in range(npeers):
+            peers.append(self.c.start_peer(
+                first_host + i, [sn], slots=slots[i],
+                label=labels[i] if labels else None,
+                name=None if not labels else "peerd-%d-%s" % (i, labels[i]),
+                state_dir=self.c.path("state-%d" % (first_host + i)),
+                conf=(peer_confs or {}).get(i)))
+        self.c.wait_listed([sn], peers)
+        key, _ = self.c.user_key("user")
+        self.runconf = self.c.job_config("run.conf", [sn], user_key=key,
+                                         lease_ms=lease_ms)
+        return sn, peers
+
+    def script(self, name, body):
+        """An executable shell script in the cluster's directory; its
+        path."""
+        path = self.c.path(name)
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n" + body)
+        os.chmod(path, 0o755)
+        return path
+
+    def p2prun(self, args, conf=None, **kw):
+        return self.c.p2prun(args, conf=conf or self.runconf, **kw)
+
+    def start_p2prun(self, args, conf=None, **kw):
+        return self.c.start_p2prun(args, conf=conf or self.runconf, **kw)
+
+    def assert_rc(self, run, rc):
+        self.assertEqual(run.rc, rc, run.describe())
+
+    def slots_free(self, sn, peers):
+        """{label: slots_free} of these peers as mpihost lists them."""
+        entries = self.c.listed([sn], peers)
+        if entries is None:
+            return None
+        return {p.label: e["slots_free"] for p, e in zip(peers, entries)}
+
+    def all_free(self, sn, peers):
+        free = self.slots_free(sn, peers)
+        return free is not None and all(free[p.label] == p.slots
+                                        for p in peers)
+
+    def wait_all_free(self, sn, peers, timeout):
+        """Wait until mpihost shows every slot of these peers free;
+        seconds waited."""
+        t0 = time.monotonic()
+        wait_until(lambda: self.all_free(sn, peers), timeout,
+                   lambda: "every slot of %s to be free (now %s)"
+                   % ([p.label for p in peers], self.slots_free(sn, peers)))
+        return time.monotonic() - t0
+
+    @staticmethod
+    def job_dirs(peer):
+        """Entries of the peer's STATE_DIR/jobs (none if it is missing)."""
+        try:
+            return os.listdir(os.path.join(peer.state_dir, "jobs"))
+        except FileNotFoundError:
+            return []
+
+    def wait_job_dirs_gone(self, peers, timeout):
+        wait_until(lambda: not any(self.job_dirs(p) for p in peers), timeout,
+                   lambda: "job directories to go: %s" % {
+                       p.label: self.job_dirs(p) for p in peers})
+
+    def wait_no_job_processes(self, peers, timeout, what="job processes"):
+        t0 = time.monotonic()
+        wait_until(lambda: not self.c.job_processes(peers), timeout,
+                   lambda: "%s to end: %s" % (what, {
+                       pid: " ".join(i[0])
+                       for pid, i in self.c.job_processes(peers).items()}))
+        return time.monotonic() - t0
+
+    def assert_job_over(self, sn, peers, timeout=2):
+        """After a job: no process of it left, every slot free again in
+        mpihost and no job directory left, each within timeout s."""
+        self.wait_no_job_processes(peers, timeout)
+        self.wait_all_free(sn, peers, timeout)
+        self.wait_job_dirs_gone(peers, timeout)
+
+
 def _emergency_exit(signum, frame):
     """CTest's timeout (or a ^C) must not leave daemons behind."""
-    for d in list(_live):
+    for d in list(_live) + list(_live_runs):
         try:
+            d.popen.send_signal(signal.SIGCONT)
             d.popen.kill()
         except OSError:
             pass
@@ -539,6 +927,8 @@ def _emergency_exit(signum, frame):
 
 
 def _kill_live():
+    for r in list(_live_runs):
+        r.kill()
     for d in list(_live):
         if d.popen.poll() is None:
             d.popen.kill()

@@ -520,7 +520,27 @@ t_set_str(void)
     CHECK(field == NULL);
 }
 
+/* conf/p2p.conf documents every key: it must parse, with its values. */
+static void
+t_example_conf(void)
+{
+    struct p2p_config c;
+    char err[512];
+
+    if (!CHECK_EQ_INT(config_load(&c, P2P_EXAMPLE_CONF, err, sizeof err), 0))
+        fprintf(stderr, "%s\n", err);
+    CHECK_EQ_STR(c.group, "lab");
+    CHECK_EQ_INT(c.nsupernodes, 1);
+    CHECK_EQ_INT(c.sn_expire, 10);
+    CHECK_EQ_INT(c.sharing, 1);
+    CHECK_EQ_INT(c.cache_mb, 1024);
+    CHECK_EQ_INT(c.lease_ms, 5000);
+    CHECK_EQ_STR(c.strategy, "spread");
+    config_free(&c);
+}
+
 static const struct test_case cases[] = {
+    {"conf/p2p.conf parses", t_example_conf},
     {"defaults", t_defaults},
     {"empty_file", t_empty_file},
     {"every_key", t_every_key},
