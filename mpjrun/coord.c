@@ -590,6 +590,19 @@ pc_lost_in_run(struct pconn *pc, const char *why)
     int i, lost = 0;
 
     pc_close(pc);
+    if (co->phase == PH_STAGE && pc->planned > 0) {
+        int pending = 0;
+
+        for (i = 0; i < co->js->n * co->js->r; i++)
+            if (co->plan.slots[i] == pc->idx && co->rep[i] == REP_PENDING)
+                pending = 1;
+        /* Its processes never started: the job cannot be complete. */
+        if (pending) {
+            co_say(co, "lost peer %s before launch (%s)", pc_host(pc), why);
+            co_stop(co, 1);
+            return;
+        }
+    }
     for (i = 0; i < co->js->n * co->js->r; i++)
         if (co->plan.slots[i] == pc->idx && co->rep[i] == REP_RUNNING)
             lost++;
