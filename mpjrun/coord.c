@@ -96,6 +96,9 @@ struct coord {
     uint64_t started_ms, stop_by_ms;
     uint64_t stage_total, staged;
     int progress; /* a progress line is on the terminal */
+    uint8_t key[SEC_KEY_LEN]; /* authenticates the job's processes */
+    struct proc_addr *addrs;  /* where each process listens (MPI) */
+    int naddrs;               /* known so far; the table goes at n*r */
     struct event *ev_sig[3], *ev_tick, *ev_timeout;
 };
 
@@ -677,6 +680,56 @@ co_stop(struct coord *co, int status)
 
 /* --- the peers' messages ------------------------------------------------ */
 
+/* Every process has said where it listens: tell them all. */
+static void
+co_send_table(struct coord *co)
+{
+    struct msg m;
+    size_t i;
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_TABLE;
+    memcpy(m.u.table.job, co->job, WIRE_JOB_ID_LEN);
+    memcpy(m.u.table.key, co->key, SEC_KEY_LEN);
+    m.u.table.procs = co->addrs;
+    m.u.table.nprocs = (size_t)(co->js->n * co->js->r);
+    for (i = 0; i < co->npeers; i++)
+        if (co->pc[i].state == PC_LAUNCHING || co->pc[i].state == PC_RUNNING)
+            pc_send(&co->pc[i], &m);
+}
+
+static void
+pc_proc_addr(struct pconn *pc, const struct msg_proc_addr *a)
+{
+    struct coord *co = pc->co;
+    int i;
+
+    if (a->p.rank >= (uint32_t)co->js->n || a->p.replica >= (uint32_t)co->js->r)
+        return;
+    i = (int)(a->p.rank * (uint32_t)co->js->r + a->p.replica);
+    if (co->plan.slots[i] != pc->idx || co->addrs[i].addr[0] != '\0')
+        return; /* not this peer's process, or said twice */
+    co->addrs[i] = a->p;
+    if (++co->naddrs == co->js->n * co->js->r)
+        co_send_table(co);
+}
+
+static void
+pc_job_abort(struct pconn *pc, const struct msg_proc_addr *a)
+{
+    struct coord *co = pc->co;
+    int status = a->status & 0xff;
+
+    if (a->p.rank >= (uint32_t)co->js->n || a->p.replica >= (uint32_t)co->js->r ||
+        co->plan.slots[a->p.rank * (uint32_t)co->js->r + a->p.replica] !=
+            pc->idx)
+        return;
+    co_say(co, "rank %u (replica %u on %s) called MPI_Abort with %d: "
+               "stopping the job",
+           a->p.rank, a->p.replica, pc_host(pc), (int)a->status);
+    co_stop(co, status != 0 ? status : 1);
+}
+
 static void
 pc_on_ready(struct channel *ch, void *arg)
 {
@@ -779,6 +832,16 @@ pc_on_msg(struct channel *ch, const struct msg *m, void *arg)
         if (memcmp(m->u.exit.job, co->job, WIRE_JOB_ID_LEN) != 0)
             break;
         pc_proc_exit(pc, &m->u.exit);
+        return;
+    case MSG_PROC_ADDR:
+        if (memcmp(m->u.addr.job, co->job, WIRE_JOB_ID_LEN) != 0)
+            break;
+        pc_proc_addr(pc, &m->u.addr);
+        return;
+    case MSG_JOB_ABORT:
+        if (memcmp(m->u.addr.job, co->job, WIRE_JOB_ID_LEN) != 0)
+            break;
+        pc_job_abort(pc, &m->u.addr);
         return;
     case MSG_ERROR:
         if (co->phase == PH_RESERVE)
@@ -931,6 +994,7 @@ coord_run(const struct p2p_config *cfg, const struct p2p_group *g,
     co.status = -1;
     co.started_ms = monotime_ms();
     sec_random(co.job, sizeof co.job);
+    sec_random(co.key, sizeof co.key);
     if (stage_prepare(js, &co.files, &co.nfiles, &co.prog, err, sizeof err) ==
         -1) {
         fprintf(stderr, "p2prun: %s\n", err);
@@ -947,6 +1011,7 @@ coord_run(const struct p2p_config *cfg, const struct p2p_group *g,
     co.base = event_base_new();
     co.rep = xcalloc((size_t)(js->n * js->r), sizeof *co.rep);
     co.rep_status = xcalloc((size_t)(js->n * js->r), sizeof *co.rep_status);
+    co.addrs = xcalloc((size_t)(js->n * js->r), sizeof *co.addrs);
     co.ranks_left = js->n;
     co.out =
         output_new(js->n, js->r, js->tag_output, STDOUT_FILENO, STDERR_FILENO);
@@ -987,6 +1052,8 @@ coord_run(const struct p2p_config *cfg, const struct p2p_group *g,
     stage_free(co.files, co.nfiles);
     free(co.rep);
     free(co.rep_status);
+    free(co.addrs);
+    sec_wipe(co.key, sizeof co.key);
     free(co.peers);
     free(co.pc);
     return status;

@@ -7,18 +7,22 @@
  * the coordinator goes away or falls silent past its lease, the job is
  * killed; when the last process is finished the directory goes.
  */
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "ctl.h"
 #include "log.h"
 #include "monotime.h"
 #include "peerd.h"
@@ -42,6 +46,8 @@ struct proc {
     int status; /* wait status, once reaped */
     int reported;
     struct proc_stream out[2];
+    int ctl;    /* our end of its control socket, -1 once closed */
+    struct event *ctl_ev;
 };
 
 struct job {
@@ -56,10 +62,29 @@ struct job {
     uint64_t last_heard_ms;
     uint64_t kill_at_ms; /* SIGKILL due, 0 when not killing */
     int paused;
+    char bind_host[48]; /* where its processes listen (an IP) */
     struct job *next;
 };
 
 static void job_stream_cb(evutil_socket_t, short, void *);
+static void job_ctl_cb(evutil_socket_t, short, void *);
+
+int
+job_owner_is(const struct job *j, const struct svc_conn *c)
+{
+    return j->owner == c;
+}
+
+static void
+proc_ctl_close(struct proc *p)
+{
+    if (p->ctl == -1)
+        return;
+    event_free(p->ctl_ev);
+    p->ctl_ev = NULL;
+    close(p->ctl);
+    p->ctl = -1;
+}
 
 struct job *
 job_find(struct peerd *pd, const uint8_t id[WIRE_JOB_ID_LEN])
@@ -110,12 +135,14 @@ job_free(struct job *j)
             *jp = j->next;
             break;
         }
-    for (i = 0; i < j->nprocs; i++)
+    for (i = 0; i < j->nprocs; i++) {
         for (s = 0; s < 2; s++)
             if (j->procs[i].out[s].fd != -1) {
                 event_free(j->procs[i].out[s].ev);
                 close(j->procs[i].out[s].fd);
             }
+        proc_ctl_close(&j->procs[i]);
+    }
     if (j->dir != NULL)
         job_rmdir(j->dir);
     reserve_release(j->pd, j->id);
@@ -249,6 +276,108 @@ job_resume_output(struct peerd *pd, struct svc_conn *c)
             job_pause(j, 0);
 }
 
+/* Where the job's processes listen for each other: our service address,
+ * or, when that is a wildcard, the address the coordinator reached. */
+static void
+job_bind_host(struct job *j, struct svc_conn *c)
+{
+    struct netaddr na;
+
+    na = j->pd->listen_addr;
+    if (netaddr_is_any(&na) && svc_conn_local(c, &na) == -1)
+        na = j->pd->listen_addr;
+    if (getnameinfo((struct sockaddr *)&na.ss, na.len, j->bind_host,
+                    sizeof j->bind_host, NULL, 0, NI_NUMERICHOST) != 0)
+        snprintf(j->bind_host, sizeof j->bind_host, "127.0.0.1");
+}
+
+/* A process speaks on its control socket: its address, or an abort. */
+static void
+job_ctl_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct proc *p = arg;
+    struct job *j = p->job;
+    struct ctl_addr a;
+    struct ctl_abort ab;
+    uint8_t buf[64];
+    struct msg m;
+    ssize_t n;
+
+    n = recv(fd, buf, sizeof buf, 0);
+    if (n == -1 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n <= 0) {
+        proc_ctl_close(p);
+        return;
+    }
+    memset(&m, 0, sizeof m);
+    memcpy(m.u.addr.job, j->id, WIRE_JOB_ID_LEN);
+    m.u.addr.p.rank = p->rank;
+    m.u.addr.p.replica = p->replica;
+    if (n == sizeof a && buf[0] == CTL_ADDR && buf[1] == CTL_VERSION) {
+        memcpy(&a, buf, sizeof a);
+        m.type = MSG_PROC_ADDR;
+        if (strchr(j->bind_host, ':') != NULL)
+            snprintf(m.u.addr.p.addr, sizeof m.u.addr.p.addr, "[%s]:%u",
+                     j->bind_host, a.port);
+        else
+            snprintf(m.u.addr.p.addr, sizeof m.u.addr.p.addr, "%s:%u",
+                     j->bind_host, a.port);
+    } else if (n == sizeof ab && buf[0] == CTL_ABORT &&
+               buf[1] == CTL_VERSION) {
+        memcpy(&ab, buf, sizeof ab);
+        m.type = MSG_JOB_ABORT;
+        m.u.addr.status = ab.status;
+        log_info("job %.8s: rank %u replica %u aborts with status %d", j->hex,
+                 p->rank, p->replica, (int)ab.status);
+    } else {
+        /* Our child, but running the user's code: not trusted either. */
+        log_warnx("job %.8s: rank %u: bad control message (%zd bytes); "
+                  "control socket closed",
+                  j->hex, p->rank, n);
+        proc_ctl_close(p);
+        return;
+    }
+    if (j->owner != NULL)
+        svc_conn_send(j->owner, &m);
+}
+
+void
+job_table(struct job *j, const struct msg_table *t)
+{
+    struct ctl_table_head h;
+    struct ctl_entry *e;
+    uint8_t *buf;
+    size_t i, len;
+
+    if (t->nprocs > CTL_MAX_ENTRIES) {
+        log_warnx("job %.8s: address table of %zu entries is too large",
+                  j->hex, t->nprocs);
+        return;
+    }
+    len = sizeof h + t->nprocs * sizeof *e;
+    buf = xcalloc(1, len);
+    memset(&h, 0, sizeof h);
+    h.type = CTL_TABLE;
+    h.version = CTL_VERSION;
+    memcpy(h.key, t->key, sizeof h.key);
+    h.n = (uint32_t)t->nprocs;
+    memcpy(buf, &h, sizeof h);
+    e = (struct ctl_entry *)(void *)(buf + sizeof h);
+    for (i = 0; i < t->nprocs; i++) {
+        e[i].rank = t->procs[i].rank;
+        e[i].replica = t->procs[i].replica;
+        snprintf(e[i].addr, sizeof e[i].addr, "%s", t->procs[i].addr);
+    }
+    for (i = 0; i < j->nprocs; i++)
+        if (j->procs[i].ctl != -1 &&
+            send(j->procs[i].ctl, buf, len, MSG_DONTWAIT) != (ssize_t)len)
+            log_warn("job %.8s: rank %u: sending the address table", j->hex,
+                     j->procs[i].rank);
+    sec_wipe(buf, len);
+    free(buf);
+}
+
 /* The environment of a job's processes: ours first (not overridable),
  * then the user's, then defaults the user may override. */
 static char **
@@ -266,6 +395,8 @@ job_env(struct job *j, const struct msg_launch *l, const struct proc *p,
     xasprintf(&env[k++], "P2P_NREPLICAS=%u", l->nreplicas);
     xasprintf(&env[k++], "P2P_PEERD=%s", j->pd->listen_addr.text);
     xasprintf(&env[k++], "P2P_HOST=%s", j->pd->host_label);
+    xasprintf(&env[k++], "%s=%d", CTL_FD_ENV, CTL_FD);
+    xasprintf(&env[k++], "P2P_BIND=%s", j->bind_host);
     for (i = 0; i < l->nenv; i++)
         env[k++] = xstrdup(l->env[i]);
     env[k++] = xstrdup("PATH=/usr/local/bin:/usr/bin:/bin");
@@ -327,8 +458,18 @@ job_start_proc(struct job *j, const struct msg_launch *l, struct proc *p,
     size_t nenv, i;
     int fds[2], s;
 
+    int sv[2], sndbuf = 4 * 1024 * 1024;
+
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+        snprintf(why, whylen, "control socket: %s", strerror(errno));
+        return -1;
+    }
+    /* The address table goes down this socket in one message. */
+    (void)setsockopt(sv[0], SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf,
+                     sizeof sndbuf);
     env = job_env(j, l, p, &nenv);
     memset(&r, 0, sizeof r);
+    r.ctl_fd = sv[1];
     r.dir = j->dir;
     r.argv = l->argv;
     r.envp = env;
@@ -340,10 +481,17 @@ job_start_proc(struct job *j, const struct msg_launch *l, struct proc *p,
     for (i = 0; i < nenv; i++)
         free(env[i]);
     free(env);
+    close(sv[1]);
     if (p->pid == -1) {
         p->pid = 0;
+        close(sv[0]);
         return -1;
     }
+    (void)fcntl(sv[0], F_SETFL, O_NONBLOCK);
+    p->ctl = sv[0];
+    p->ctl_ev = event_new(j->pd->base, sv[0], EV_READ | EV_PERSIST,
+                          job_ctl_cb, p);
+    event_add(p->ctl_ev, NULL);
     for (s = 0; s < 2; s++) {
         p->out[s].proc = p;
         p->out[s].stream = s + 1;
@@ -390,7 +538,9 @@ job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
         j->procs[i].rank = l->procs[i].rank;
         j->procs[i].replica = l->procs[i].replica;
         j->procs[i].out[0].fd = j->procs[i].out[1].fd = -1;
+        j->procs[i].ctl = -1;
     }
+    job_bind_host(j, c);
     j->next = pd->jobs;
     pd->jobs = j;
     reserve_confirm(pd, h, (uint32_t)l->nprocs);

@@ -126,6 +126,8 @@ void link_free(struct link *);
 struct service;
 struct service *service_new(struct peerd *, int listen_fd);
 void service_free(struct service *);
+/* The address the coordinator reached us at, for jobs to listen on. */
+int svc_conn_local(const struct svc_conn *, struct netaddr *);
 /* Send a message on a connection (job output, process exits). */
 int svc_conn_send(struct svc_conn *, const struct msg *);
 /* Queued output on the connection, for back-pressure. */
@@ -168,6 +170,7 @@ struct spawn_req {
     gid_t gid;
     long mem_mb; /* RLIMIT_AS, 0: unchanged */
     long nofile; /* RLIMIT_NOFILE, 0: unchanged */
+    int ctl_fd;  /* becomes the process's CTL_FD; -1: none */
 };
 /* Start a process in its own session with stdin from /dev/null and
  * stdout/stderr to non-blocking pipes (*out, *err).  Returns the pid, or
@@ -186,6 +189,10 @@ int job_reachable(const char *state_dir, uid_t uid, char *err, size_t errlen);
 int job_launch(struct peerd *, struct svc_conn *, const struct msg_launch *,
                char *why, size_t whylen);
 struct job *job_find(struct peerd *, const uint8_t id[WIRE_JOB_ID_LEN]);
+/* Only a job's own coordinator may steer it. */
+int job_owner_is(const struct job *, const struct svc_conn *);
+/* The coordinator sent every process's address: hand it to ours. */
+void job_table(struct job *, const struct msg_table *);
 /* Stop every process of the job (SIGTERM, SIGKILL a second later). */
 void job_kill(struct job *, const char *why);
 /* The coordinator's connection went away: kill its jobs. */

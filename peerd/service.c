@@ -21,6 +21,8 @@
 
 #define SERVICE_IDLE_MS 60000
 #define SERVICE_MAX_CONNS 256
+/* An authenticated user may send address tables of large jobs. */
+#define SVC_MAX_FRAME_USER (4 * 1024 * 1024)
 
 enum svc_state {
     SVC_OPEN, /* authenticated channel, user unknown */
@@ -68,6 +70,12 @@ int
 svc_conn_send(struct svc_conn *c, const struct msg *m)
 {
     return channel_send(c->ch, m);
+}
+
+int
+svc_conn_local(const struct svc_conn *c, struct netaddr *na)
+{
+    return channel_local_addr(c->ch, na);
 }
 
 size_t
@@ -129,6 +137,7 @@ svc_user_auth(struct svc_conn *c, const struct msg_user_auth *a)
         return;
     }
     c->state = SVC_USER;
+    channel_set_max_frame(c->ch, SVC_MAX_FRAME_USER);
     /* access_user() names the user even when it refuses. */
     c->user_ok = access_user(pd->cfg, a->user_key, c->user, sizeof c->user,
                              c->user_why, sizeof c->user_why) &&
@@ -335,8 +344,12 @@ svc_on_msg(struct channel *ch, const struct msg *m, void *arg)
         svc_launch(c, &m->u.launch);
         return;
     case MSG_KILL:
-        if ((j = job_find(pd, m->u.job)) != NULL)
+        if ((j = job_find(pd, m->u.job)) != NULL && job_owner_is(j, c))
             job_kill(j, "cancelled by its coordinator");
+        return;
+    case MSG_TABLE:
+        if ((j = job_find(pd, m->u.table.job)) != NULL && job_owner_is(j, c))
+            job_table(j, &m->u.table);
         return;
     default:
         break;

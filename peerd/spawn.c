@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ctl.h"
 #include "peerd.h"
 
 /* In the child: report errno and the step that failed, then die. */
@@ -39,7 +40,7 @@ spawn_child(const struct spawn_req *r, int outw, int errw, int report)
     struct sigaction sa;
     struct rlimit rl;
     sigset_t none;
-    int fd, sig;
+    int fd, sig, keep;
 
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;
@@ -74,12 +75,18 @@ spawn_child(const struct spawn_req *r, int outw, int errw, int report)
         dup2(fd, STDIN_FILENO) == -1 || dup2(outw, STDOUT_FILENO) == -1 ||
         dup2(errw, STDERR_FILENO) == -1)
         spawn_child_fail(report, "standard streams");
+    /* The control socket, if any, at its agreed place (dup2 leaves it
+     * open across exec).  The report pipe is never fd 3: it was made
+     * after the stdio pipes, and 0-2 are peerd's own. */
+    if (r->ctl_fd != -1 && dup2(r->ctl_fd, CTL_FD) == -1)
+        spawn_child_fail(report, "control socket");
     /* Everything else goes at exec; the report pipe is already
      * close-on-exec and must stay open until then. */
-    if (close_range(STDERR_FILENO + 1, ~0U, CLOSE_RANGE_CLOEXEC) == -1) {
+    keep = r->ctl_fd != -1 ? CTL_FD + 1 : STDERR_FILENO + 1;
+    if (close_range((unsigned)keep, ~0U, CLOSE_RANGE_CLOEXEC) == -1) {
         long max = sysconf(_SC_OPEN_MAX);
 
-        for (fd = STDERR_FILENO + 1; fd < (max > 0 ? max : 1024); fd++)
+        for (fd = keep; fd < (max > 0 ? max : 1024); fd++)
             if (fd != report)
                 (void)close(fd);
     }

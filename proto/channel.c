@@ -616,6 +616,18 @@ channel_peer_addr(const struct channel *ch)
     return (const struct sockaddr *)&ch->peer;
 }
 
+int
+channel_local_addr(const struct channel *ch, struct netaddr *na)
+{
+    memset(na, 0, sizeof *na);
+    na->len = sizeof na->ss;
+    if (getsockname(bufferevent_getfd(ch->bev), (struct sockaddr *)&na->ss,
+                    &na->len) == -1)
+        return -1;
+    netaddr_format((struct sockaddr *)&na->ss, na->text, sizeof na->text);
+    return 0;
+}
+
 const uint8_t *
 channel_session_id(const struct channel *ch)
 {

@@ -67,6 +67,9 @@ int channel_is_ready(const struct channel *);
 /* "host:port" of the other end. */
 const char *channel_name(const struct channel *);
 const struct sockaddr *channel_peer_addr(const struct channel *);
+/* The local address of the connection (the address the other end
+ * reached us at); -1 if unknown. */
+int channel_local_addr(const struct channel *, struct netaddr *);
 /* Same on both ends of one connection, unique per connection. */
 const uint8_t *channel_session_id(const struct channel *);
 void channel_set_max_frame(struct channel *, size_t);

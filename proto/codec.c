@@ -20,7 +20,10 @@ msg_type_name(enum msg_type t)
         "reserve",       "reserve-reply", "release",      "kill",
         "file-offer",    "file-need",     "file-chunk",   "file-done",
         "launch",        "launch-reply",  "output",       "proc-exit",
+        "proc-addr",     "table",         "job-abort",
     };
+    _Static_assert(sizeof names / sizeof names[0] == MSG__COUNT,
+                   "a message type without a name");
 
     if ((size_t)t >= sizeof names / sizeof names[0])
         return "?";
@@ -182,6 +185,39 @@ encode_launch(const struct msg_launch *l, P2p__Message *pb, uint8_t **out,
     free(filep);
 }
 
+/* Pack a Table (its entries need their own storage). */
+static void
+encode_table(const struct msg_table *t, P2p__Message *pb, uint8_t **out,
+             size_t *len)
+{
+    P2p__Table ta = P2P__TABLE__INIT;
+    P2p__ProcAddr *e = NULL, **ep = NULL;
+    size_t i;
+
+    BYTES(ta.job, t->job, WIRE_JOB_ID_LEN);
+    BYTES(ta.key, t->key, SEC_KEY_LEN);
+    if (t->nprocs > 0) {
+        e = xcalloc(t->nprocs, sizeof *e);
+        ep = xcalloc(t->nprocs, sizeof *ep);
+    }
+    for (i = 0; i < t->nprocs; i++) {
+        p2p__proc_addr__init(&e[i]);
+        e[i].rank = t->procs[i].rank;
+        e[i].replica = t->procs[i].replica;
+        e[i].addr = (char *)t->procs[i].addr;
+        ep[i] = &e[i];
+    }
+    ta.n_procs = t->nprocs;
+    ta.procs = ep;
+    pb->body_case = P2P__MESSAGE__BODY_TABLE;
+    pb->table = &ta;
+    *len = p2p__message__get_packed_size(pb);
+    *out = xmalloc(*len);
+    p2p__message__pack(pb, *out);
+    free(e);
+    free(ep);
+}
+
 int
 codec_encode(const struct msg *m, uint8_t **out, size_t *len)
 {
@@ -208,6 +244,8 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
     P2p__FileDone fdone = P2P__FILE_DONE__INIT;
     P2p__Output outp = P2P__OUTPUT__INIT;
     P2p__ProcExit pexit = P2P__PROC_EXIT__INIT;
+    P2p__ProcAddr paddr = P2P__PROC_ADDR__INIT;
+    P2p__JobAbort jabort = P2P__JOB_ABORT__INIT;
     P2p__Resources res;
     P2p__PeerEntry *entries = NULL, **entryp = NULL;
     P2p__Resources *eres = NULL;
@@ -378,6 +416,25 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
     case MSG_LAUNCH:
         encode_launch(&m->u.launch, &pb, out, len);
         return 0;
+    case MSG_TABLE:
+        encode_table(&m->u.table, &pb, out, len);
+        return 0;
+    case MSG_PROC_ADDR:
+        BYTES(paddr.job, m->u.addr.job, WIRE_JOB_ID_LEN);
+        paddr.rank = m->u.addr.p.rank;
+        paddr.replica = m->u.addr.p.replica;
+        paddr.addr = (char *)m->u.addr.p.addr;
+        pb.body_case = P2P__MESSAGE__BODY_PROC_ADDR;
+        pb.proc_addr = &paddr;
+        break;
+    case MSG_JOB_ABORT:
+        BYTES(jabort.job, m->u.addr.job, WIRE_JOB_ID_LEN);
+        jabort.rank = m->u.addr.p.rank;
+        jabort.replica = m->u.addr.p.replica;
+        jabort.status = m->u.addr.status;
+        pb.body_case = P2P__MESSAGE__BODY_JOB_ABORT;
+        pb.job_abort = &jabort;
+        break;
     default:
         return -1;
     }
@@ -579,6 +636,21 @@ decode_launch(const P2p__Launch *pb, struct msg_launch *l, char *err,
     return 0;
 }
 
+static int
+addr_from_pb(const P2p__ProcAddr *pb, struct proc_addr *p, char *err,
+             size_t errlen)
+{
+    if (pb->rank >= WIRE_MAX_RANKS || pb->replica >= WIRE_MAX_REPLICAS) {
+        snprintf(err, errlen, "process %u.%u out of range", pb->rank,
+                 pb->replica);
+        return -1;
+    }
+    p->rank = pb->rank;
+    p->replica = pb->replica;
+    return token_from_pb(pb->addr, p->addr, WIRE_MAX_ADDR, 0, "address", err,
+                         errlen);
+}
+
 /* Take a copy of a data chunk of at most WIRE_MAX_CHUNK bytes. */
 static int
 data_from_pb(const ProtobufCBinaryData *b, struct msg_data *d, char *err,
@@ -764,6 +836,40 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
     case P2P__MESSAGE__BODY_LAUNCH:
         m->type = MSG_LAUNCH;
         return decode_launch(pb->launch, &m->u.launch, err, errlen);
+    case P2P__MESSAGE__BODY_PROC_ADDR:
+        m->type = MSG_PROC_ADDR;
+        if (bytes_from_pb(&pb->proc_addr->job, m->u.addr.job,
+                          WIRE_JOB_ID_LEN, "job id", err, errlen) == -1)
+            return -1;
+        return addr_from_pb(pb->proc_addr, &m->u.addr.p, err, errlen);
+    case P2P__MESSAGE__BODY_JOB_ABORT:
+        m->type = MSG_JOB_ABORT;
+        m->u.addr.p.rank = pb->job_abort->rank;
+        m->u.addr.p.replica = pb->job_abort->replica;
+        m->u.addr.status = pb->job_abort->status;
+        return bytes_from_pb(&pb->job_abort->job, m->u.addr.job,
+                             WIRE_JOB_ID_LEN, "job id", err, errlen);
+    case P2P__MESSAGE__BODY_TABLE:
+        m->type = MSG_TABLE;
+        if (bytes_from_pb(&pb->table->job, m->u.table.job, WIRE_JOB_ID_LEN,
+                          "job id", err, errlen) == -1 ||
+            bytes_from_pb(&pb->table->key, m->u.table.key, SEC_KEY_LEN,
+                          "job key", err, errlen) == -1)
+            return -1;
+        if (pb->table->n_procs < 1 ||
+            pb->table->n_procs > (size_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS) {
+            snprintf(err, errlen, "table of %zu entries", pb->table->n_procs);
+            return -1;
+        }
+        /* Bounded above; the entries were already read by protobuf-c. */
+        m->u.table.procs =
+            xcalloc(pb->table->n_procs, sizeof *m->u.table.procs);
+        m->u.table.nprocs = pb->table->n_procs;
+        for (i = 0; i < pb->table->n_procs; i++)
+            if (addr_from_pb(pb->table->procs[i], &m->u.table.procs[i], err,
+                             errlen) == -1)
+                return -1;
+        return 0;
     case P2P__MESSAGE__BODY__NOT_SET:
     default:
         snprintf(err, errlen, "message without a known body");
@@ -809,6 +915,10 @@ codec_msg_free(struct msg *m)
     case MSG_OUTPUT:
         free(m->u.data.data);
         m->u.data.data = NULL;
+        break;
+    case MSG_TABLE:
+        free(m->u.table.procs);
+        m->u.table.procs = NULL;
         break;
     case MSG_LAUNCH:
         free(m->u.launch.procs);

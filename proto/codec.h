@@ -38,6 +38,10 @@ enum msg_type {
     MSG_LAUNCH_REPLY,
     MSG_OUTPUT,
     MSG_PROC_EXIT,
+    MSG_PROC_ADDR,
+    MSG_TABLE,
+    MSG_JOB_ABORT,
+    MSG__COUNT /* keep last */
 };
 
 enum peer_state {
@@ -150,6 +154,28 @@ struct msg_launch {
     struct job_file *files;
 };
 
+/* Where one process of a job listens; an abort request reuses it with
+ * status. */
+struct proc_addr {
+    uint32_t rank, replica;
+    char addr[WIRE_MAX_ADDR + 1];
+};
+
+struct msg_proc_addr {
+    uint8_t job[WIRE_JOB_ID_LEN];
+    struct proc_addr p;
+    int32_t status; /* job abort */
+};
+
+/* Decoding guarantees every entry is within WIRE_MAX_RANKS x
+ * WIRE_MAX_REPLICAS and has a valid address token. */
+struct msg_table {
+    uint8_t job[WIRE_JOB_ID_LEN];
+    uint8_t key[SEC_KEY_LEN];
+    size_t nprocs;
+    struct proc_addr *procs; /* owned when decoded, borrowed to encode */
+};
+
 struct msg_proc_exit {
     uint8_t job[WIRE_JOB_ID_LEN];
     uint32_t rank, replica;
@@ -174,6 +200,8 @@ struct msg {
         struct msg_data data;         /* file chunk, output */
         struct msg_launch launch;
         struct msg_proc_exit exit;
+        struct msg_proc_addr addr; /* proc addr, job abort */
+        struct msg_table table;
     } u;
 };
 

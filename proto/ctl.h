@@ -1,0 +1,53 @@
+/*
+ * The control socket between a job's process and the peerd that started
+ * it: a SOCK_SEQPACKET socketpair inherited as descriptor P2P_CTL_FD, so
+ * only that process holds it and message boundaries come for free.  The
+ * MPI library reports where it listens and may ask for the job to be
+ * aborted; peerd answers with the job's address table once the
+ * coordinator has every address.  BUMP CTL_VERSION WHEN THIS CHANGES.
+ *
+ *   process -> peerd   CTL_ADDR  {type, version, port (16, host order)}
+ *   process -> peerd   CTL_ABORT {type, version, 0, 0, status (32)}
+ *   peerd -> process   CTL_TABLE {type, version, 0, 0, key[32], n (32),
+ *                                 n x struct ctl_entry}
+ */
+#ifndef P2P_CTL_H
+#define P2P_CTL_H
+
+#include <stdint.h>
+
+#define CTL_VERSION 1
+#define CTL_FD_ENV "P2P_CTL_FD"
+#define CTL_FD 3 /* where the process finds it */
+
+enum ctl_type {
+    CTL_ADDR = 1,
+    CTL_ABORT = 2,
+    CTL_TABLE = 3,
+};
+
+struct ctl_addr {
+    uint8_t type, version;
+    uint16_t port;
+};
+
+struct ctl_abort {
+    uint8_t type, version, pad[2];
+    int32_t status;
+};
+
+struct ctl_entry {
+    uint32_t rank, replica;
+    char addr[72]; /* "HOST:PORT", NUL-terminated (at most 64 + 1) */
+};
+
+struct ctl_table_head {
+    uint8_t type, version, pad[2];
+    uint8_t key[32];
+    uint32_t n;
+};
+
+/* A table larger than this cannot pass the socket in one message. */
+#define CTL_MAX_ENTRIES 2048
+
+#endif
