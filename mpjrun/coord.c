@@ -997,8 +997,9 @@ coord_run(const struct p2p_config *cfg, const struct p2p_group *g,
     sec_random(co.key, sizeof co.key);
     if (stage_prepare(js, &co.files, &co.nfiles, &co.prog, err, sizeof err) ==
         -1) {
+        /* The program or a -l file as typed cannot be staged. */
         fprintf(stderr, "p2prun: %s\n", err);
-        return 1;
+        return 2;
     }
     if (snquery_list(cfg, g, 5000, &list, err, sizeof err) == -1) {
         fprintf(stderr, "p2prun: %s\n", err);

@@ -1,0 +1,983 @@
+/*
+ * coll.c: the collectives that move data without reducing it (Barrier,
+ * Bcast, Gather(v), Scatter(v), Allgather(v), Alltoall(v)).  They are
+ * built on the internal point-to-point calls, on each communicator's
+ * private collective context (ctx + MPII_CTX_COLL), so that they never
+ * match a user's message.  One fixed tag per collective is enough: the
+ * context is private, each pair of ranks exchanges the same sequence of
+ * messages in every collective, and the transport does not overtake.
+ * No collective sends to its own rank.  The reductions are in
+ * coll_reduce.c.
+ *
+ * Algorithms (p ranks, n bytes):
+ *   Barrier    dissemination, ceil(log2 p) rounds
+ *   Bcast      binomial tree; above 64 KiB and 3+ ranks, a binomial
+ *              scatter of n/p chunks then a ring allgather
+ *   Gather     binomial tree of packed blocks; linear for large blocks
+ *   Scatter    binomial tree of packed blocks; linear for large blocks
+ *   Gatherv, Scatterv   linear
+ *   Allgather  recursive doubling for a power of two, else a ring
+ *   Allgatherv ring
+ *   Alltoall(v) all messages at once when small, pairwise exchange
+ *              (p-1 rounds) when large
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpii.h"
+
+enum {
+    TAG_BARRIER = 1,
+    TAG_BCAST,
+    TAG_BCAST_SCATTER,
+    TAG_BCAST_RING,
+    TAG_GATHER,
+    TAG_SCATTER,
+    TAG_ALLGATHER,
+    TAG_ALLTOALL,
+};
+
+#define CTX(c) ((c)->ctx + MPII_CTX_COLL)
+#define BCAST_LONG (64 * 1024)   /* bytes: scatter + ring above this */
+#define TREE_MAX (256 * 1024)    /* bytes in all: binomial gather/scatter */
+#define ALLTOALL_SHORT (8 * 1024) /* bytes per block: all at once */
+#define MAXCHILD 32
+
+/* Checks one buffer argument: count, type (returned in *t), address. */
+static int
+coll_check_buf(const void *buf, int count, MPI_Datatype dt,
+               const struct mpii_type **t)
+{
+    if (count < 0)
+        return MPI_ERR_COUNT;
+    if ((*t = mpii_type_get(dt)) == NULL)
+        return MPI_ERR_TYPE;
+    if (buf == MPI_IN_PLACE)
+        return MPI_ERR_BUFFER;
+    if (buf == NULL && count > 0 && mpii_type_size(*t) > 0)
+        return MPI_ERR_BUFFER;
+    return MPI_SUCCESS;
+}
+
+/* Checks a vector of counts (and displacements, which may be anything). */
+static int
+coll_check_counts(const int counts[], const int displs[], int n)
+{
+    if (counts == NULL || displs == NULL)
+        return MPI_ERR_ARG;
+    for (int i = 0; i < n; i++)
+        if (counts[i] < 0)
+            return MPI_ERR_COUNT;
+    return MPI_SUCCESS;
+}
+
+/* Address of element i of a buffer of elements of extent ext. */
+static char *
+coll_at(const void *buf, long long i, MPI_Aint ext)
+{
+    return (char *)buf + i * (long long)ext;
+}
+
+/* Copies (sbuf, scount, st) into (rbuf, rcount, rt) through the packed
+ * form: MPI_ERR_TRUNCATE if it does not fit. */
+static int
+coll_copy(const void *sbuf, int scount, const struct mpii_type *st,
+          void *rbuf, int rcount, const struct mpii_type *rt)
+{
+    size_t n = (size_t)scount * mpii_type_size(st);
+    void *tmp;
+
+    if (n > (size_t)rcount * mpii_type_size(rt))
+        return MPI_ERR_TRUNCATE;
+    if (n == 0)
+        return MPI_SUCCESS;
+    if (mpii_type_contiguous(st) && mpii_type_contiguous(rt)) {
+        memmove((char *)rbuf + mpii_type_lb(rt),
+                (const char *)sbuf + mpii_type_lb(st), n);
+    } else if (mpii_type_contiguous(st)) {
+        mpii_unpack((const char *)sbuf + mpii_type_lb(st), n, rbuf, rcount,
+                    rt);
+    } else if (mpii_type_contiguous(rt)) {
+        mpii_pack(sbuf, scount, st, (char *)rbuf + mpii_type_lb(rt));
+    } else {
+        if ((tmp = malloc(n)) == NULL)
+            return MPI_ERR_NO_MEM;
+        mpii_pack(sbuf, scount, st, tmp);
+        mpii_unpack(tmp, n, rbuf, rcount, rt);
+        free(tmp);
+    }
+    return MPI_SUCCESS;
+}
+
+/* Sends to dst and receives from src at once (the send is always
+ * completed before returning, even when the receive fails). */
+static int
+coll_sendrecv(const void *sbuf, int scount, MPI_Datatype st, int dst,
+              void *rbuf, int rcount, MPI_Datatype rt, int src, int tag,
+              struct mpii_comm *c)
+{
+    MPI_Request req;
+    int err, err2;
+
+    err = mpii_isend(sbuf, scount, st, dst, tag, c, CTX(c),
+                     MPII_SEND_STANDARD, &req);
+    if (err != MPI_SUCCESS)
+        return err;
+    err = mpii_recv(rbuf, rcount, rt, src, tag, c, CTX(c), MPI_STATUS_IGNORE);
+    err2 = mpii_wait(&req, MPI_STATUS_IGNORE);
+    return err != MPI_SUCCESS ? err : err2;
+}
+
+/* Completes the n requests of reqs that were started (the others are
+ * MPI_REQUEST_NULL); returns err if set, else the first failure. */
+static int
+coll_finish(int n, MPI_Request reqs[], int err)
+{
+    int err2 = n > 0 ? mpii_waitall(n, reqs, MPI_STATUSES_IGNORE)
+                     : MPI_SUCCESS;
+
+    return err != MPI_SUCCESS ? err : err2;
+}
+
+/* Allocates n request slots set to MPI_REQUEST_NULL. */
+static MPI_Request *
+coll_reqs(int n)
+{
+    MPI_Request *r = malloc((size_t)(n > 0 ? n : 1) * sizeof *r);
+
+    for (int i = 0; r != NULL && i < n; i++)
+        r[i] = MPI_REQUEST_NULL;
+    return r;
+}
+
+/* The binomial tree rooted at relative rank 0: *mask gets the lowest set
+ * bit of vr (the smallest power of two >= p for the root); returns the
+ * number of ranks in vr's subtree. */
+static int
+coll_subtree(int vr, int p, int *mask)
+{
+    int m = 1;
+
+    if (vr == 0) {
+        while (m < p)
+            m <<= 1;
+        *mask = m;
+        return p;
+    }
+    m = vr & -vr;
+    *mask = m;
+    return m < p - vr ? m : p - vr;
+}
+
+/* ---------------------------------------------------------------- */
+
+/* Dissemination barrier. */
+static int
+coll_barrier(struct mpii_comm *c)
+{
+    char dummy = 0;
+    int p = c->size, err;
+
+    for (int k = 1; k < p; k <<= 1) {
+        err = coll_sendrecv(&dummy, 0, MPI_BYTE, (c->rank + k) % p, &dummy,
+                            0, MPI_BYTE, (c->rank - k + p) % p, TAG_BARRIER,
+                            c);
+        if (err != MPI_SUCCESS)
+            return err;
+    }
+    return MPI_SUCCESS;
+}
+
+int
+MPI_Barrier(MPI_Comm comm)
+{
+    struct mpii_comm *c;
+    int err;
+
+    MPII_CHECK_INIT("MPI_Barrier");
+    if ((c = mpii_comm_get(comm)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Barrier");
+    if ((err = coll_barrier(c)) != MPI_SUCCESS)
+        return mpii_err(comm, err, "MPI_Barrier");
+    return MPI_SUCCESS;
+}
+
+/* Binomial broadcast of the user's buffer as it is. */
+static int
+bcast_tree(void *buf, int count, MPI_Datatype dt, int root,
+           struct mpii_comm *c)
+{
+    MPI_Request reqs[MAXCHILD];
+    int p = c->size, vr = (c->rank - root + p) % p, mask, n = 0, err;
+
+    coll_subtree(vr, p, &mask);
+    if (vr != 0) {
+        err = mpii_recv(buf, count, dt, (vr - mask + root) % p, TAG_BCAST,
+                        c, CTX(c), MPI_STATUS_IGNORE);
+        if (err != MPI_SUCCESS)
+            return err;
+    }
+    err = MPI_SUCCESS;
+    for (mask >>= 1; mask > 0 && err == MPI_SUCCESS; mask >>= 1) {
+        if (vr + mask >= p)
+            continue;
+        err = mpii_isend(buf, count, dt, (vr + mask + root) % p, TAG_BCAST,
+                         c, CTX(c), MPII_SEND_STANDARD, &reqs[n]);
+        if (err == MPI_SUCCESS)
+            n++;
+    }
+    return coll_finish(n, reqs, err);
+}
+
+/* Byte range of chunk i of n bytes cut in chunks of cs. */
+static void
+chunk(size_t n, size_t cs, long long i, size_t *lo, int *len)
+{
+    size_t a = (size_t)i * cs, b = a + cs;
+
+    if (a > n)
+        a = n;
+    if (b > n)
+        b = n;
+    *lo = a;
+    *len = (int)(b - a);
+}
+
+/* Long broadcast: the root's n bytes are cut into p chunks, scattered
+ * down a binomial tree (relative rank i gets chunk i), then gathered by
+ * all around a ring (the root only sends). */
+static int
+bcast_long(void *buf, int count, const struct mpii_type *t, int root,
+           struct mpii_comm *c)
+{
+    int p = c->size, vr = (c->rank - root + p) % p, mask, sub, len, err;
+    size_t n = (size_t)count * mpii_type_size(t), cs = (n + p - 1) / p, lo,
+           lo2;
+    MPI_Request reqs[MAXCHILD];
+    char *data, *tmp = NULL;
+    int nreq = 0, left = (c->rank - 1 + p) % p, right = (c->rank + 1) % p;
+
+    if (mpii_type_contiguous(t)) {
+        data = (char *)buf + mpii_type_lb(t);
+    } else {
+        if ((tmp = malloc(n)) == NULL)
+            return MPI_ERR_NO_MEM;
+        if (vr == 0)
+            mpii_pack(buf, count, t, tmp);
+        data = tmp;
+    }
+
+    /* Scatter: my subtree [vr, vr + sub) holds chunks [vr, vr + sub). */
+    sub = coll_subtree(vr, p, &mask);
+    if (vr != 0) {
+        chunk(n, cs, vr, &lo, &len);
+        chunk(n, cs, vr + sub, &lo2, &len);
+        err = mpii_recv(data + lo, (int)(lo2 - lo), MPI_BYTE,
+                        (vr - mask + root) % p, TAG_BCAST_SCATTER, c, CTX(c),
+                        MPI_STATUS_IGNORE);
+        if (err != MPI_SUCCESS)
+            goto error;
+    }
+    err = MPI_SUCCESS;
+    for (mask >>= 1; mask > 0 && err == MPI_SUCCESS; mask >>= 1) {
+        int child = vr + mask, csub;
+
+        if (child >= p)
+            continue;
+        csub = mask < p - child ? mask : p - child;
+        chunk(n, cs, child, &lo, &len);
+        chunk(n, cs, child + csub, &lo2, &len);
+        err = mpii_isend(data + lo, (int)(lo2 - lo), MPI_BYTE,
+                         (child + root) % p, TAG_BCAST_SCATTER, c, CTX(c),
+                         MPII_SEND_STANDARD, &reqs[nreq]);
+        if (err == MPI_SUCCESS)
+            nreq++;
+    }
+    if ((err = coll_finish(nreq, reqs, err)) != MPI_SUCCESS)
+        goto error;
+
+    /* Ring allgather on relative ranks; nobody sends to the root. */
+    for (int s = 0; s < p - 1; s++) {
+        MPI_Request req = MPI_REQUEST_NULL;
+        int err2;
+
+        if ((vr + 1) % p != 0) {
+            chunk(n, cs, (vr - s + p) % p, &lo, &len);
+            err = mpii_isend(data + lo, len, MPI_BYTE, right, TAG_BCAST_RING,
+                             c, CTX(c), MPII_SEND_STANDARD, &req);
+            if (err != MPI_SUCCESS)
+                goto error;
+        }
+        if (vr != 0) {
+            chunk(n, cs, (vr - s - 1 + 2 * p) % p, &lo, &len);
+            err = mpii_recv(data + lo, len, MPI_BYTE, left, TAG_BCAST_RING,
+                            c, CTX(c), MPI_STATUS_IGNORE);
+        }
+        err2 = req != MPI_REQUEST_NULL ? mpii_wait(&req, MPI_STATUS_IGNORE)
+                                       : MPI_SUCCESS;
+        if (err == MPI_SUCCESS)
+            err = err2;
+        if (err != MPI_SUCCESS)
+            goto error;
+    }
+    if (tmp != NULL && vr != 0)
+        mpii_unpack(tmp, n, buf, count, t);
+error:
+    free(tmp);
+    return err;
+}
+
+int
+MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    const struct mpii_type *t;
+    struct mpii_comm *c;
+    size_t n;
+    int err;
+
+    MPII_CHECK_INIT("MPI_Bcast");
+    if ((c = mpii_comm_get(comm)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Bcast");
+    if ((err = coll_check_buf(buf, count, dt, &t)) != MPI_SUCCESS)
+        return mpii_err(comm, err, "MPI_Bcast");
+    if (root < 0 || root >= c->size)
+        return mpii_err(comm, MPI_ERR_ROOT, "MPI_Bcast");
+    n = (size_t)count * mpii_type_size(t);
+    if (n == 0 || c->size == 1)
+        return MPI_SUCCESS;
+    if (n > BCAST_LONG && n <= INT_MAX && c->size > 2)
+        err = bcast_long(buf, count, t, root, c);
+    else
+        err = bcast_tree(buf, count, dt, root, c);
+    return err != MPI_SUCCESS ? mpii_err(comm, err, "MPI_Bcast") : 0;
+}
+
+/* ---------------------------------------------------------------- */
+
+/* One side of a gather or scatter at the root: counts[i] elements of t
+ * at displs[i] (in extents), or count elements at i * count when counts
+ * is NULL. */
+struct vec {
+    char *buf;
+    int count;
+    const int *counts, *displs;
+    MPI_Datatype dt;
+    const struct mpii_type *t;
+};
+
+static char *
+vec_at(const struct vec *v, int i, int *count)
+{
+    MPI_Aint ext = mpii_type_extent(v->t);
+
+    if (v->counts == NULL) {
+        *count = v->count;
+        return coll_at(v->buf, (long long)i * v->count, ext);
+    }
+    *count = v->counts[i];
+    return coll_at(v->buf, v->displs[i], ext);
+}
+
+/* Linear gather: the root receives every block in place; mine is
+ * (sbuf, scount, st), or already in place when sbuf is MPI_IN_PLACE. */
+static int
+gather_linear(const void *sbuf, int scount, MPI_Datatype st,
+              const struct vec *rv, int root, struct mpii_comm *c)
+{
+    MPI_Request *reqs;
+    int err = MPI_SUCCESS, n = 0, cnt;
+    char *at;
+
+    if (c->rank != root)
+        return mpii_send(sbuf, scount, st, root, TAG_GATHER, c, CTX(c));
+    if ((reqs = coll_reqs(c->size)) == NULL)
+        return MPI_ERR_NO_MEM;
+    for (int i = 0; i < c->size && err == MPI_SUCCESS; i++) {
+        if (i == root)
+            continue;
+        at = vec_at(rv, i, &cnt);
+        err = mpii_irecv(at, cnt, rv->dt, i, TAG_GATHER, c, CTX(c),
+                         &reqs[n]);
+        if (err == MPI_SUCCESS)
+            n++;
+    }
+    if (err == MPI_SUCCESS && sbuf != MPI_IN_PLACE) {
+        at = vec_at(rv, root, &cnt);
+        err = coll_copy(sbuf, scount, mpii_type_get(st), at, cnt, rv->t);
+    }
+    err = coll_finish(n, reqs, err);
+    free(reqs);
+    return err;
+}
+
+/* Binomial gather of nb-byte blocks: each node packs its subtree's
+ * blocks, in relative rank order, and hands them to its parent. */
+static int
+gather_tree(const void *sbuf, int scount, MPI_Datatype st, size_t nb,
+            const struct vec *rv, int root, struct mpii_comm *c)
+{
+    int p = c->size, vr = (c->rank - root + p) % p, mask, sub, nreq = 0,
+        err = MPI_SUCCESS, cnt;
+    MPI_Request reqs[MAXCHILD];
+    char *tmp;
+
+    sub = coll_subtree(vr, p, &mask);
+    if (sub == 1) /* a leaf sends its data as it is */
+        return mpii_send(sbuf, scount, st, (vr - mask + root) % p,
+                         TAG_GATHER, c, CTX(c));
+    if ((tmp = malloc((size_t)sub * nb + 1)) == NULL)
+        return MPI_ERR_NO_MEM;
+    for (int m = 1; m < mask && vr + m < p && err == MPI_SUCCESS; m <<= 1) {
+        int csub = m < p - vr - m ? m : p - vr - m;
+
+        err = mpii_irecv(tmp + m * nb, (int)(csub * nb), MPI_BYTE,
+                         (vr + m + root) % p, TAG_GATHER, c, CTX(c),
+                         &reqs[nreq]);
+        if (err == MPI_SUCCESS)
+            nreq++;
+    }
+    if (err == MPI_SUCCESS && vr != 0)
+        mpii_pack(sbuf, scount, mpii_type_get(st), tmp);
+    if ((err = coll_finish(nreq, reqs, err)) != MPI_SUCCESS)
+        goto done;
+    if (vr != 0) {
+        err = mpii_send(tmp, (int)(sub * nb), MPI_BYTE, (vr - mask + root) % p,
+                        TAG_GATHER, c, CTX(c));
+        goto done;
+    }
+    for (int i = 1; i < p; i++) {
+        char *at = vec_at(rv, (i + root) % p, &cnt);
+
+        mpii_unpack(tmp + i * nb, nb, at, cnt, rv->t);
+    }
+    if (sbuf != MPI_IN_PLACE) {
+        char *at = vec_at(rv, root, &cnt);
+
+        err = coll_copy(sbuf, scount, mpii_type_get(st), at, cnt, rv->t);
+    }
+done:
+    free(tmp);
+    return err;
+}
+
+/* Checks the arguments shared by Gather and Gatherv; *st_out gets the
+ * send type (NULL for MPI_IN_PLACE). */
+static int
+gather_check(const void *sbuf, int scount, MPI_Datatype st, int root,
+             struct mpii_comm *c, const struct mpii_type **st_out)
+{
+    *st_out = NULL;
+    if (root < 0 || root >= c->size)
+        return MPI_ERR_ROOT;
+    if (sbuf == MPI_IN_PLACE)
+        return c->rank == root ? MPI_SUCCESS : MPI_ERR_BUFFER;
+    return coll_check_buf(sbuf, scount, st, st_out);
+}
+
+int
+MPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+           int rcount, MPI_Datatype rt, int root, MPI_Comm comm)
+{
+    const struct mpii_type *stt, *rtt = NULL;
+    struct mpii_comm *c;
+    struct vec rv = {0};
+    size_t nb;
+    int err;
+
+    MPII_CHECK_INIT("MPI_Gather");
+    if ((c = mpii_comm_get(comm)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Gather");
+    if ((err = gather_check(sbuf, scount, st, root, c, &stt)) != MPI_SUCCESS)
+        return mpii_err(comm, err, "MPI_Gather");
+    if (c->rank == root) {
+        err = coll_check_buf(rbuf, rcount, rt, &rtt);
+        if (err == MPI_SUCCESS && rbuf == sbuf && rcount > 0)
+            err = MPI_ERR_BUFFER;
+        if (err != MPI_SUCCESS)
+            return mpii_err(comm, err, "MPI_Gather");
+        nb = (size_t)rcount * mpii_type_size(rtt);
+    } else {
+        nb = (size_t)scount * mpii_type_size(stt);
+    }
+    rv = (struct vec){rbuf, rcount, NULL, NULL, rt, rtt};
+    if (c->size == 1)
+        err = sbuf == MPI_IN_PLACE
+                  ? MPI_SUCCESS
+                  : coll_copy(sbuf, scount, stt, rbuf, rcount, rtt);
+    else if (nb * c->size <= TREE_MAX)
+        err = gather_tree(sbuf, scount, st, nb, &rv, root, c);
+    else
+        err = gather_linear(sbuf, scount, st, &rv, root, c);
+    return err != MPI_SUCCESS ? mpii_err(comm, err, "MPI_Gather") : 0;
+}
+
+int
+MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+            const int rcounts[], const int displs[], MPI_Datatype rt,
+            int root, MPI_Comm comm)
+{
+    const struct mpii_type *stt, *rtt = NULL;
+    struct mpii_comm *c;
+    struct vec rv = {0};
+    int err;
+
+    MPII_CHECK_INIT("MPI_Gatherv");
+    if ((c = mpii_comm_get(comm)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Gatherv");
+    if ((err = gather_check(sbuf, scount, st, root, c, &stt)) != MPI_SUCCESS)
+        return mpii_err(comm, err, "MPI_Gatherv");
+    if (c->rank == root) {
+        err = coll_check_counts(rcounts, displs, c->size);
+        if (err == MPI_SUCCESS && (rtt = mpii_type_get(rt)) == NULL)
+            err = MPI_ERR_TYPE;
+        if (err == MPI_SUCCESS && (rbuf == NULL || rbuf == MPI_IN_PLACE)) {
+            for (int i = 0; i < c->size; i++)
+                if (rcounts[i] > 0 && mpii_type_size(rtt) > 0)
+                    err = MPI_ERR_BUFFER;
+        }
+        if (err != MPI_SUCCESS)
+            return mpii_err(comm, err, "MPI_Gatherv");
+    }
+    rv = (struct vec){rbuf, 0, rcounts, displs, rt, rtt};
+    err = gather_linear(sbuf, scount, st, &rv, root, c);
+    return err != MPI_SUCCESS ? mpii_err(comm, err, "MPI_Gatherv") : 0;
+}
+
+/* Linear scatter: the root sends every block from its place. */
+static int
+scatter_linear(const struct vec *sv, void *rbuf, int rcount, MPI_Datatype rt,
+               int root, struct mpii_comm *c)
+{
+    MPI_Request *reqs;
+    int err = MPI_SUCCESS, n = 0, cnt;
+    char *at;
+
+    if (c->rank != root)
+        return mpii_recv(rbuf, rcount, rt, root, TAG_SCATTER, c, CTX(c),
+                         MPI_STATUS_IGNORE);
+    if ((reqs = coll_reqs(c->size)) == NULL)
+        return MPI_ERR_NO_MEM;
+    for (int i = 0; i < c->size && err == MPI_SUCCESS; i++) {
+        if (i == root)
+            continue;
+        at = vec_at(sv, i, &cnt);
+        err = mpii_isend(at, cnt, sv->dt, i, TAG_SCATTER, c, CTX(c),
+                         MPII_SEND_STANDARD, &reqs[n]);
+        if (err == MPI_SUCCESS)
+            n++;
+    }
+    if (err == MPI_SUCCESS && rbuf != MPI_IN_PLACE) {
+        at = vec_at(sv, root, &cnt);
+        err = coll_copy(at, cnt, sv->t, rbuf, rcount, mpii_type_get(rt));
+    }
+    err = coll_finish(n, reqs, err);
+    free(reqs);
+    return err;
+}
+
+/* Binomial scatter of nb-byte blocks (the reverse of gather_tree). */
+static int
+scatter_tree(const struct vec *sv, size_t nb, void *rbuf, int rcount,
+             MPI_Datatype rt, int root, struct mpii_comm *c)
+{
+    int p = c->size, vr = (c->rank - root + p) % p, mask, sub, nreq = 0,
+        err = MPI_SUCCESS, cnt;
+    MPI_Request reqs[MAXCHILD];
+    char *tmp, *at;
+
+    sub = coll_subtree(vr, p, &mask);
+    if (sub == 1) /* a leaf receives its data in place */
+        return mpii_recv(rbuf, rcount, rt, (vr - mask + root) % p,
+                         TAG_SCATTER, c, CTX(c), MPI_STATUS_IGNORE);
+    if ((tmp = malloc((size_t)sub * nb + 1)) == NULL)
+        return MPI_ERR_NO_MEM;
+    if (vr == 0) {
+        for (int i = 1; i < p; i++) {
+            at = vec_at(sv, (i + root) % p, &cnt);
+            mpii_pack(at, cnt, sv->t, tmp + i * nb);
+        }
+    } else {
+        err = mpii_recv(tmp, (int)(sub * nb), MPI_BYTE,
+                        (vr - mask + root) % p, TAG_SCATTER, c, CTX(c),
+                        MPI_STATUS_IGNORE);
+        if (err != MPI_SUCCESS)
+            goto done;
+    }
+    for (int m = mask >> 1; m > 0 && err == MPI_SUCCESS; m >>= 1) {
+        int csub;
+
+        if (vr + m >= p)
+            continue;
+        csub = m < p - vr - m ? m : p - vr - m;
+        err = mpii_isend(tmp + m * nb, (int)(csub * nb), MPI_BYTE,
+                         (vr + m + root) % p, TAG_SCATTER, c, CTX(c),
+                         MPII_SEND_STANDARD, &reqs[nreq]);
+        if (err == MPI_SUCCESS)
+            nreq++;
+    }
+    if (err == MPI_SUCCESS && vr != 0)
+        mpii_unpack(tmp, nb, rbuf, rcount, mpii_type_get(rt));
+    if (err == MPI_SUCCESS && vr == 0 && rbuf != MPI_IN_PLACE) {
+        at = vec_at(sv, root, &cnt);
+        err = coll_copy(at, cnt, sv->t, rbuf, rcount, mpii_type_get(rt));
+    }
+    err = coll_finish(nreq, reqs, err);
+done:
+    free(tmp);
+    return err;
+}
+
+/* Checks the receive side shared by Scatter and Scatterv. */
+static int
+scatter_check(void *rbuf, int rcount, MPI_Datatype rt, int root,
+              struct mpii_comm *c)
+{
+    const struct mpii_type *t;
+
+    if (root < 0 || root >= c->size)
+        return MPI_ERR_ROOT;
+    if (rbuf == MPI_IN_PLACE)
+        return c->rank == root ? MPI_SUCCESS : MPI_ERR_BUFFER;
+    return coll_check_buf(rbuf, rcount, rt, &t);
+}
+
+int
+MPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+            int rcount, MPI_Datatype rt, int root, MPI_Comm comm)
+{
+    const struct mpii_type *stt = NULL;
+    struct mpii_comm *c;
+    struct vec sv = {0};
+    size_t nb;
+    int err;
+
+    MPII_CHECK_INIT("MPI_Scatter");
+    if ((c = mpii_comm_get(comm)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Scatter");
+    if ((err = scatter_check(rbuf, rcount, rt, root, c)) != MPI_SUCCESS)
+        return mpii_err(comm, err, "MPI_Scatter");
+    if (c->rank == root) {
+        err = coll_check_buf(sbuf, scount, st, &stt);
+        if (err == MPI_SUCCESS && rbuf == sbuf && scount > 0)
+            err = MPI_ERR_BUFFER;
+        if (err != MPI_SUCCESS)
+            return mpii_err(comm, err, "MPI_Scatter");
+        nb = (size_t)scount * mpii_type_size(stt);
+    } else {
+        nb = (size_t)rcount * mpii_type_size(mpii_type_get(rt));
+    }
+    sv = (struct vec){(char *)sbuf, scount, NULL, NULL, st, stt};
+    if (c->size == 1)
+        err = rbuf == MPI_IN_PLACE
+                  ? MPI_SUCCESS
+                  : coll_copy(sbuf, scount, stt, rbuf, rcount,
+                              mpii_type_get(rt));
+    else if (nb * c->size <= TREE_MAX)
+        err = scatter_tree(&sv, nb, rbuf, rcount, rt, root, c);
+    else
+        err = scatter_linear(&sv, rbuf, rcount, rt, root, c);
+    return err != MPI_SUCCESS ? mpii_err(comm, err, "MPI_Scatter") : 0;
+}
+
+int
+MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[],
+             MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt,
+             int root, MPI_Comm comm)
+{
+    const struct mpii_type *stt = NULL;
+    struct mpii_comm *c;
+    struct vec sv = {0};
+    int err;
+
+    MPII_CHECK_INIT("MPI_Scatterv");
+    if ((c = mpii_comm_get(comm)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Scatterv");
+    if ((err = scatter_check(rbuf, rcount, rt, root, c)) != MPI_SUCCESS)
+        return mpii_err(comm, err, "MPI_Scatterv");
+    if (c->rank == root) {
+        err = coll_check_counts(scounts, displs, c->size);
+        if (err == MPI_SUCCESS && (stt = mpii_type_get(st)) == NULL)
+            err = MPI_ERR_TYPE;
+        if (err == MPI_SUCCESS && (sbuf == NULL || sbuf == MPI_IN_PLACE)) {
+            for (int i = 0; i < c->size; i++)
+                if (scounts[i] > 0 && mpii_type_size(stt) > 0)
+                    err = MPI_ERR_BUFFER;
+        }
+        if (err != MPI_SUCCESS)
+            return mpii_err(comm, err, "MPI_Scatterv");
+    }
+    sv = (struct vec){(char *)sbuf, 0, scounts, displs, st, stt};
+    err = scatter_linear(&sv, rbuf, rcount, rt, root, c);
+    return err != MPI_SUCCESS ? mpii_err(comm, err, "MPI_Scatterv") : 0;
+}
+
+/* ---------------------------------------------------------------- */
+
+/* Ring allgather over the blocks of rv (mine is in place): at step s
+ * block r - s goes right while block r - s - 1 comes from the left. */
+static int
+allgather_ring(const struct vec *rv, struct mpii_comm *c)
+{
+    int p = c->size, r = c->rank, scnt, rcnt, err;
+
+    for (int s = 0; s < p - 1; s++) {
+        char *sat = vec_at(rv, (r - s + p) % p, &scnt);
+        char *rat = vec_at(rv, (r - s - 1 + 2 * p) % p, &rcnt);
+
+        err = coll_sendrecv(sat, scnt, rv->dt, (r + 1) % p, rat, rcnt, rv->dt,
+                            (r - 1 + p) % p, TAG_ALLGATHER, c);
+        if (err != MPI_SUCCESS)
+            return err;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Recursive doubling for a power of two p: at step mask, my aligned
+ * group of mask blocks is swapped with the partner's. */
+static int
+allgather_rd(const struct vec *rv, struct mpii_comm *c)
+{
+    int r = c->rank, err, cnt;
+
+    for (int mask = 1; mask < c->size; mask <<= 1) {
+        int partner = r ^ mask;
+        char *mine = vec_at(rv, r & ~(mask - 1), &cnt);
+        char *theirs = vec_at(rv, partner & ~(mask - 1), &cnt);
+
+        err = coll_sendrecv(mine, mask * cnt, rv->dt, partner, theirs,
+                            mask * cnt, rv->dt, partner, TAG_ALLGATHER, c);
+        if (err != MPI_SUCCESS)
+            return err;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Checks the arguments of Allgather(v) and puts my block in place. */
+static int
+allgather_start(const void *sbuf, int scount, MPI_Datatype st,
+                const struct vec *rv, struct mpii_comm *c)
+{
+    const struct mpii_type *stt;
+    int err, cnt;
+    char *at;
+
+    if (rv->t == NULL)
+        return MPI_ERR_TYPE;
+    if (rv->buf == MPI_IN_PLACE)
+        return MPI_ERR_BUFFER;
+    if (sbuf == MPI_IN_PLACE)
+        return MPI_SUCCESS;
+    if ((err = coll_check_buf(sbuf, scount, st, &stt)) != MPI_SUCCESS)
+        return err;
+    at = vec_at(rv, c->rank, &cnt);
+    if (sbuf == at && cnt > 0)
+        return MPI_ERR_BUFFER;
+    return coll_copy(sbuf, scount, stt, at, cnt, rv->t);
+}
+
+int
+MPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+              int rcount, MPI_Datatype rt, MPI_Comm comm)
+{
+    const struct mpii_type *rtt;
+    struct mpii_comm *c;
+    struct vec rv;
+    int err;
+
+    MPII_CHECK_INIT("MPI_Allgather");
+    if ((c = mpii_comm_get(comm)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Allgather");
+    if ((err = coll_check_buf(rbuf, rcount, rt, &rtt)) != MPI_SUCCESS)
+        return mpii_err(comm, err, "MPI_Allgather");
+    rv = (struct vec){rbuf, rcount, NULL, NULL, rt, rtt};
+    if ((err = allgather_start(sbuf, scount, st, &rv, c)) != MPI_SUCCESS)
+        return mpii_err(comm, err, "MPI_Allgather");
+    if (c->size == 1 || (size_t)rcount * mpii_type_size(rtt) == 0)
+        return MPI_SUCCESS;
+    if ((c->size & (c->size - 1)) == 0 &&
+        (long long)rcount * c->size <= INT_MAX)
+        err = allgather_rd(&rv, c);
+    else
+        err = allgather_ring(&rv, c);
+    return err != MPI_SUCCESS ? mpii_err(comm, err, "MPI_Allgather") : 0;
+}
+
+int
+MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+               const int rcounts[], const int displs[], MPI_Datatype rt,
+               MPI_Comm comm)
+{
+    struct mpii_comm *c;
+    struct vec rv;
+    int err;
+
+    MPII_CHECK_INIT("MPI_Allgatherv");
+    if ((c = mpii_comm_get(comm)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Allgatherv");
+    if ((err = coll_check_counts(rcounts, displs, c->size)) != MPI_SUCCESS)
+        return mpii_err(comm, err, "MPI_Allgatherv");
+    rv = (struct vec){rbuf, 0, rcounts, displs, rt, mpii_type_get(rt)};
+    if (rbuf == NULL && rv.t != NULL && mpii_type_size(rv.t) > 0) {
+        for (int i = 0; i < c->size; i++)
+            if (rcounts[i] > 0)
+                return mpii_err(comm, MPI_ERR_BUFFER, "MPI_Allgatherv");
+    }
+    if ((err = allgather_start(sbuf, scount, st, &rv, c)) != MPI_SUCCESS)
+        return mpii_err(comm, err, "MPI_Allgatherv");
+    if (c->size > 1 && (err = allgather_ring(&rv, c)) != MPI_SUCCESS)
+        return mpii_err(comm, err, "MPI_Allgatherv");
+    return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- */
+
+/* Alltoall(v) between two struct vec.  Small blocks all go at once;
+ * large ones in p - 1 rounds of pairwise exchange (send to r + s,
+ * receive from r - s), so that few large messages are in flight. */
+static int
+alltoall_run(const struct vec *sv, const struct vec *rv, int large,
+             struct mpii_comm *c)
+{
+    int p = c->size, r = c->rank, scnt, rcnt, n = 0, err = MPI_SUCCESS;
+    MPI_Request *reqs;
+    char *sat, *rat;
+
+    sat = vec_at(sv, r, &scnt);
+    rat = vec_at(rv, r, &rcnt);
+    if ((err = coll_copy(sat, scnt, sv->t, rat, rcnt, rv->t)) != MPI_SUCCESS)
+        return err;
+    if (large) {
+        for (int s = 1; s < p && err == MPI_SUCCESS; s++) {
+            int dst = (r + s) % p, src = (r - s + p) % p;
+
+            sat = vec_at(sv, dst, &scnt);
+            rat = vec_at(rv, src, &rcnt);
+            err = coll_sendrecv(sat, scnt, sv->dt, dst, rat, rcnt, rv->dt,
+                                src, TAG_ALLTOALL, c);
+        }
+        return err;
+    }
+    if ((reqs = coll_reqs(2 * p)) == NULL)
+        return MPI_ERR_NO_MEM;
+    for (int s = 1; s < p && err == MPI_SUCCESS; s++) {
+        int src = (r - s + p) % p;
+
+        rat = vec_at(rv, src, &rcnt);
+        err = mpii_irecv(rat, rcnt, rv->dt, src, TAG_ALLTOALL, c, CTX(c),
+                         &reqs[n]);
+        if (err == MPI_SUCCESS)
+            n++;
+    }
+    for (int s = 1; s < p && err == MPI_SUCCESS; s++) {
+        int dst = (r + s) % p;
+
+        sat = vec_at(sv, dst, &scnt);
+        err = mpii_isend(sat, scnt, sv->dt, dst, TAG_ALLTOALL, c, CTX(c),
+                         MPII_SEND_STANDARD, &reqs[n]);
+        if (err == MPI_SUCCESS)
+            n++;
+    }
+    err = coll_finish(n, reqs, err);
+    free(reqs);
+    return err;
+}
+
+/* For MPI_IN_PLACE: a copy of the receive buffer's span (elements
+ * [0, nelem) of rv's type) to send from; *sv describes it. */
+static int
+alltoall_inplace(const struct vec *rv, long long nelem, struct vec *sv,
+                 char **mem)
+{
+    MPI_Aint ext = mpii_type_extent(rv->t), lb = mpii_type_lb(rv->t);
+    size_t span = (size_t)(nelem * ext);
+
+    if ((*mem = malloc(span + 1)) == NULL)
+        return MPI_ERR_NO_MEM;
+    if (span > 0)
+        memcpy(*mem, rv->buf + lb, span);
+    *sv = *rv;
+    sv->buf = *mem - lb;
+    return MPI_SUCCESS;
+}
+
+int
+MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+             int rcount, MPI_Datatype rt, MPI_Comm comm)
+{
+    const struct mpii_type *stt = NULL, *rtt;
+    struct mpii_comm *c;
+    struct vec sv, rv;
+    char *mem = NULL;
+    size_t nb;
+    int err;
+
+    MPII_CHECK_INIT("MPI_Alltoall");
+    if ((c = mpii_comm_get(comm)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Alltoall");
+    if ((err = coll_check_buf(rbuf, rcount, rt, &rtt)) != MPI_SUCCESS)
+        return mpii_err(comm, err, "MPI_Alltoall");
+    rv = (struct vec){rbuf, rcount, NULL, NULL, rt, rtt};
+    nb = (size_t)rcount * mpii_type_size(rtt);
+    if (sbuf == MPI_IN_PLACE) {
+        err = alltoall_inplace(&rv, (long long)rcount * c->size, &sv, &mem);
+    } else {
+        err = coll_check_buf(sbuf, scount, st, &stt);
+        if (err == MPI_SUCCESS && sbuf == rbuf && nb > 0)
+            err = MPI_ERR_BUFFER;
+        sv = (struct vec){(char *)sbuf, scount, NULL, NULL, st, stt};
+    }
+    if (err == MPI_SUCCESS)
+        err = alltoall_run(&sv, &rv, nb > ALLTOALL_SHORT, c);
+    free(mem);
+    return err != MPI_SUCCESS ? mpii_err(comm, err, "MPI_Alltoall") : 0;
+}
+
+int
+MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
+              MPI_Datatype st, void *rbuf, const int rcounts[],
+              const int rdispls[], MPI_Datatype rt, MPI_Comm comm)
+{
+    const struct mpii_type *stt = NULL, *rtt = NULL;
+    struct mpii_comm *c;
+    struct vec sv, rv;
+    char *mem = NULL;
+    long long end = 0, maxb = 0;
+    int err;
+
+    MPII_CHECK_INIT("MPI_Alltoallv");
+    if ((c = mpii_comm_get(comm)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Alltoallv");
+    err = coll_check_counts(rcounts, rdispls, c->size);
+    if (err == MPI_SUCCESS && (rtt = mpii_type_get(rt)) == NULL)
+        err = MPI_ERR_TYPE;
+    if (err != MPI_SUCCESS)
+        return mpii_err(comm, err, "MPI_Alltoallv");
+    for (int i = 0; i < c->size; i++) {
+        if (rcounts[i] > 0 && (long long)rdispls[i] + rcounts[i] > end)
+            end = (long long)rdispls[i] + rcounts[i];
+        if (rcounts[i] > maxb)
+            maxb = rcounts[i];
+    }
+    maxb *= (long long)mpii_type_size(rtt);
+    if ((rbuf == NULL || rbuf == MPI_IN_PLACE) && maxb > 0)
+        return mpii_err(comm, MPI_ERR_BUFFER, "MPI_Alltoallv");
+    rv = (struct vec){rbuf, 0, rcounts, rdispls, rt, rtt};
+    if (sbuf == MPI_IN_PLACE) {
+        err = alltoall_inplace(&rv, end, &sv, &mem);
+    } else {
+        err = coll_check_counts(scounts, sdispls, c->size);
+        if (err == MPI_SUCCESS && (stt = mpii_type_get(st)) == NULL)
+            err = MPI_ERR_TYPE;
+        if (err == MPI_SUCCESS && (sbuf == NULL || sbuf == rbuf)) {
+            for (int i = 0; i < c->size; i++)
+                if (scounts[i] > 0 && mpii_type_size(stt) > 0)
+                    err = MPI_ERR_BUFFER;
+        }
+        sv = (struct vec){(char *)sbuf, 0, scounts, sdispls, st, stt};
+    }
+    if (err == MPI_SUCCESS)
+        err = alltoall_run(&sv, &rv, maxb > ALLTOALL_SHORT, c);
+    free(mem);
+    return err != MPI_SUCCESS ? mpii_err(comm, err, "MPI_Alltoallv") : 0;
+}

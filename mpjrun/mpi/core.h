@@ -1,0 +1,129 @@
+/*
+ * What transport.c, match.c, request.c and p2p.c share: requests, the
+ * frame header between ranks, unexpected messages.  Not for the rest of
+ * the library (which uses the contracts in mpii.h).
+ */
+#ifndef P2PMPI_CORE_H
+#define P2PMPI_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mpii.h"
+
+#define MPII_EAGER_MAX (64 * 1024) /* larger messages use rendezvous */
+#define MPII_CTX_INTERNAL 0        /* finalize and communicator creation */
+
+/* --- requests (request.c) --- */
+
+enum req_kind { REQ_FREE = 0, REQ_SEND, REQ_RECV };
+
+struct mpii_req {
+    enum req_kind kind;
+    int active;    /* not yet complete */
+    int freed;     /* MPI_Request_free: release when complete */
+    uint16_t gen;  /* handle generation */
+    int index;
+    /* what the user asked */
+    void *buf;
+    int count;
+    const struct mpii_type *type;
+    struct mpii_comm *comm;
+    uint32_t ctx;
+    int peer; /* comm rank: destination, or source filter */
+    int tag;
+    /* send side */
+    enum mpii_send_mode mode;
+    const uint8_t *data; /* packed or the user's contiguous buffer */
+    size_t len;
+    uint8_t *owned;      /* our packed copy, freed at completion */
+    /* receive side */
+    uint8_t *rbuf;       /* where bytes land: user buffer or owned */
+    size_t cap;          /* bytes the receive can take */
+    size_t got;          /* bytes landed (rendezvous) */
+    size_t total;        /* bytes in the matched message */
+    uint32_t remote;     /* the other side's request id (rendezvous) */
+    struct conn *conn;   /* where the rendezvous runs */
+    MPI_Status status;
+    int err;
+    struct mpii_req *next; /* posted queue */
+};
+
+struct mpii_req *req_new(enum req_kind, MPI_Request *handle);
+struct mpii_req *req_get(MPI_Request);       /* NULL if invalid */
+struct mpii_req *req_by_id(uint32_t id);      /* id from the wire */
+uint32_t req_id(const struct mpii_req *);
+/* Done: unpack if needed, free temporaries, release if freed. */
+void req_complete(struct mpii_req *, int err);
+void req_release(struct mpii_req *);
+void req_fini(void);
+/* Progress until cond(arg) holds; the waiting policy lives here. */
+int req_wait_until(int (*cond)(void *), void *arg);
+
+/* --- frames between ranks (transport.c) --- */
+
+enum frame_type {
+    FR_EAGER = 1, /* header + whole message */
+    FR_RTS,       /* rendezvous: a message of total bytes waits (sid) */
+    FR_CTS,       /* rendezvous: send it (sid, rid) */
+    FR_DATA,      /* rendezvous payload at offset total (rid) */
+    FR_FIN,       /* finalize: no more messages from this rank */
+};
+
+struct wire_hdr {
+    uint8_t type, flags;
+    uint16_t pad;
+    uint32_t ctx;
+    int32_t src; /* sender's rank in the communicator */
+    int32_t tag;
+    uint64_t seq; /* per connection, every frame */
+    uint64_t len; /* payload bytes in this frame */
+    uint64_t total; /* message size (EAGER, RTS) or offset (DATA) */
+    uint32_t sid, rid; /* sender's and receiver's request ids */
+};
+
+struct conn;
+
+/* Queue a frame; data (len bytes) must stay valid until written unless
+ * copy is set.  done is completed (MPI_SUCCESS) once written. */
+int conn_send(struct conn *, struct wire_hdr *, const void *data, size_t len,
+              int copy, struct mpii_req *done);
+struct conn *conn_to(int world_rank); /* NULL for ourselves or unknown */
+int mpii_world_rank(void);
+/* One pass over every connection; blocking waits up to timeout_ms for
+ * anything to happen (0: do not wait). */
+int transport_progress(int timeout_ms);
+struct ctl_entry;
+/* Listen on host (an IP), port chosen by the kernel. */
+int transport_listen(const char *host, uint16_t *port);
+/* Connect to every process of our replica in the table (the lower rank
+ * of each pair connects), authenticating with the job key; sealed turns
+ * encryption on.  With n = 0 and size 1: a job of one. */
+int transport_connect_all(const struct ctl_entry *, int n, const uint8_t *key,
+                          int world, int size, int replica, int sealed);
+/* Nothing queued for sending. */
+int transport_flushed(void);
+void transport_fini(void);
+/* Deliver a frame to ourselves (sends to our own rank). */
+void transport_self(const struct wire_hdr *, const void *data);
+
+/* --- matching (match.c) --- */
+
+/* A frame that started a message has arrived (EAGER with its payload,
+ * or RTS): match it or keep it. */
+void match_incoming(struct conn *, const struct wire_hdr *,
+                    const void *payload);
+/* Post a receive: match the oldest unexpected message, or queue. */
+void match_post(struct mpii_req *);
+/* Take a posted receive back (cancel); 1 if it was still posted. */
+int match_unpost(struct mpii_req *);
+/* Probe: the oldest unexpected message matching, into status. */
+int match_probe(uint32_t ctx, int source, int tag, MPI_Status *);
+/* A rendezvous receive is matched: tell the sender to go. */
+void match_start_rendezvous(struct mpii_req *, struct conn *, uint32_t sid,
+                            size_t total);
+void match_fini(void);
+/* FIN frames received so far (finalize). */
+int match_fins(void);
+
+#endif

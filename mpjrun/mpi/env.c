@@ -1,0 +1,370 @@
+/*
+ * The environment: MPI_Init wires the job up (listen, tell peerd where,
+ * wait for everyone's address and the job's key, connect), MPI_Finalize
+ * drains and closes, MPI_Abort asks the coordinator to end the job.  A
+ * program started without p2prun (no control socket) runs as a job of
+ * one rank.
+ */
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "ctl.h"
+#include "sec.h"
+
+#define TABLE_WAIT_MS 120000
+
+
+static int initialized, finalized, thread_level;
+static int ctl = -1;
+static int world_size = 1;
+
+int
+mpii_initialized(void)
+{
+    return initialized && !finalized;
+}
+
+static int
+env_int(const char *name, int dflt)
+{
+    const char *v = getenv(name);
+    char *end;
+    long n;
+
+    if (v == NULL || *v == '\0')
+        return dflt;
+    n = strtol(v, &end, 10);
+    return *end == '\0' && n >= 0 && n < 0x7fffffff ? (int)n : -1;
+}
+
+/* Everyone's address and the job's key, once the coordinator has all. */
+static int
+env_wait_table(uint8_t **buf, size_t *len)
+{
+    size_t cap = sizeof(struct ctl_table_head) +
+                 CTL_MAX_ENTRIES * sizeof(struct ctl_entry);
+    struct pollfd pfd = {ctl, POLLIN, 0};
+    ssize_t n;
+    int rc;
+
+    if ((*buf = malloc(cap)) == NULL)
+        return MPI_ERR_NO_MEM;
+    do
+        rc = poll(&pfd, 1, TABLE_WAIT_MS);
+    while (rc == -1 && errno == EINTR);
+    if (rc != 1 || (n = recv(ctl, *buf, cap, 0)) <= 0) {
+        free(*buf);
+        return MPI_ERR_OTHER;
+    }
+    *len = (size_t)n;
+    return MPI_SUCCESS;
+}
+
+static int
+env_wireup(int rank, int size)
+{
+    struct ctl_addr a;
+    struct ctl_table_head h;
+    const char *bind = getenv("P2P_BIND"), *enc = getenv("P2P_ENCRYPT");
+    int replica = env_int("P2P_REPLICA", 0), sealed, rc;
+    uint8_t *buf;
+    size_t len;
+    uint16_t port;
+
+    sealed = !(enc != NULL && (strcmp(enc, "0") == 0 ||
+                               strcmp(enc, "no") == 0 ||
+                               strcmp(enc, "off") == 0));
+    if (replica < 0 || sec_init() == -1)
+        return MPI_ERR_OTHER;
+    if (transport_listen(bind != NULL && *bind ? bind : "127.0.0.1", &port) ==
+        -1) {
+        mpii_log("p2pmpi: rank %d: cannot listen on %s", rank,
+                 bind ? bind : "127.0.0.1");
+        return MPI_ERR_OTHER;
+    }
+    memset(&a, 0, sizeof a);
+    a.type = CTL_ADDR;
+    a.version = CTL_VERSION;
+    a.port = port;
+    if (send(ctl, &a, sizeof a, MSG_NOSIGNAL) != sizeof a)
+        return MPI_ERR_OTHER;
+    if ((rc = env_wait_table(&buf, &len)) != MPI_SUCCESS) {
+        mpii_log("p2pmpi: rank %d: no address table from peerd", rank);
+        return rc;
+    }
+    memcpy(&h, buf, sizeof h < len ? sizeof h : len);
+    if (len < sizeof h || h.type != CTL_TABLE || h.version != CTL_VERSION ||
+        h.n > CTL_MAX_ENTRIES ||
+        len != sizeof h + h.n * sizeof(struct ctl_entry)) {
+        free(buf);
+        mpii_log("p2pmpi: rank %d: malformed address table", rank);
+        return MPI_ERR_OTHER;
+    }
+    rc = transport_connect_all((const struct ctl_entry *)(void *)(buf +
+                                                                 sizeof h),
+                               (int)h.n, h.key, rank, size, replica, sealed);
+    sec_wipe(buf, len);
+    free(buf);
+    sec_wipe(&h, sizeof h);
+    if (rc != MPI_SUCCESS)
+        mpii_log("p2pmpi: rank %d: could not connect to every rank", rank);
+    return rc;
+}
+
+int
+MPI_Init(int *argc, char ***argv)
+{
+    int rank, size, rc;
+
+    (void)argc;
+    (void)argv;
+    if (initialized || finalized)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Init");
+    if (getenv(CTL_FD_ENV) == NULL) {
+        /* Not started by p2prun: a job of one. */
+        rank = 0;
+        size = 1;
+        if ((rc = transport_connect_all(NULL, 0, (const uint8_t *)"", 0, 1, 0,
+                                        0)) != MPI_SUCCESS)
+            return rc;
+    } else {
+        ctl = env_int(CTL_FD_ENV, -1);
+        rank = env_int("P2P_RANK", -1);
+        size = env_int("P2P_SIZE", -1);
+        if (ctl < 0 || rank < 0 || size < 1 || rank >= size)
+            return MPI_ERR_OTHER;
+        if ((rc = env_wireup(rank, size)) != MPI_SUCCESS) {
+            mpii_abort(1);
+            return rc;
+        }
+    }
+    world_size = size;
+    if ((rc = mpii_comm_init(rank, size)) != MPI_SUCCESS)
+        return rc;
+    initialized = 1;
+    return MPI_SUCCESS;
+}
+
+int
+MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = MPI_Init(argc, argv);
+
+    /* No threads inside; calls serialised by the program are safe. */
+    thread_level = required < MPI_THREAD_SERIALIZED ? required
+                                                     : MPI_THREAD_SERIALIZED;
+    if (provided != NULL)
+        *provided = thread_level;
+    return rc;
+}
+
+int
+MPI_Query_thread(int *provided)
+{
+    if (provided == NULL)
+        return MPI_ERR_ARG;
+    *provided = thread_level;
+    return MPI_SUCCESS;
+}
+
+int
+MPI_Is_thread_main(int *flag)
+{
+    if (flag == NULL)
+        return MPI_ERR_ARG;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+int
+MPI_Initialized(int *flag)
+{
+    if (flag == NULL)
+        return MPI_ERR_ARG;
+    *flag = initialized;
+    return MPI_SUCCESS;
+}
+
+int
+MPI_Finalized(int *flag)
+{
+    if (flag == NULL)
+        return MPI_ERR_ARG;
+    *flag = finalized;
+    return MPI_SUCCESS;
+}
+
+static int
+all_flushed(void *arg)
+{
+    (void)arg;
+    return transport_flushed();
+}
+
+static int
+all_fins(void *arg)
+{
+    (void)arg;
+    return match_fins() >= world_size - 1;
+}
+
+int
+MPI_Finalize(void)
+{
+    struct wire_hdr h;
+    struct conn *c;
+    int i, me, rc;
+
+    MPII_CHECK_INIT("MPI_Finalize");
+    /* Everything we sent is on its way; then tell everyone we are done
+     * and wait until everyone is: no rank closes a connection another
+     * still reads. */
+    me = mpii_world_rank();
+    rc = req_wait_until(all_flushed, NULL);
+    for (i = 0; rc == MPI_SUCCESS && i < world_size; i++) {
+        if (i == me || (c = conn_to(i)) == NULL)
+            continue;
+        memset(&h, 0, sizeof h);
+        h.type = FR_FIN;
+        h.ctx = MPII_CTX_INTERNAL;
+        rc = conn_send(c, &h, NULL, 0, 0, NULL);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = req_wait_until(all_fins, NULL);
+    if (rc == MPI_SUCCESS)
+        rc = req_wait_until(all_flushed, NULL);
+    transport_fini();
+    match_fini();
+    req_fini();
+    mpii_comm_fini();
+    mpii_type_fini();
+    mpii_op_fini();
+    if (ctl != -1)
+        close(ctl);
+    ctl = -1;
+    finalized = 1;
+    return rc == MPI_SUCCESS ? rc : MPI_ERR_OTHER;
+}
+
+void
+mpii_abort(int status)
+{
+    struct ctl_abort a;
+    struct timespec ts = {10, 0};
+
+    if (ctl != -1) {
+        memset(&a, 0, sizeof a);
+        a.type = CTL_ABORT;
+        a.version = CTL_VERSION;
+        a.status = status;
+        if (send(ctl, &a, sizeof a, MSG_NOSIGNAL) == sizeof a)
+            nanosleep(&ts, NULL); /* the job is stopped around us */
+    }
+    _exit(status != 0 ? status & 0xff : 1);
+}
+
+int
+MPI_Abort(MPI_Comm comm, int errorcode)
+{
+    (void)comm;
+    mpii_abort(errorcode);
+    return MPI_ERR_OTHER;
+}
+
+double
+MPI_Wtime(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double
+MPI_Wtick(void)
+{
+    return 1e-9;
+}
+
+int
+MPI_Get_processor_name(char *name, int *len)
+{
+    const char *host = getenv("P2P_HOST");
+    char buf[MPI_MAX_PROCESSOR_NAME];
+    int n;
+
+    if (name == NULL || len == NULL)
+        return MPI_ERR_ARG;
+    if (host == NULL || *host == '\0') {
+        if (gethostname(buf, sizeof buf) == -1)
+            snprintf(buf, sizeof buf, "localhost");
+        buf[sizeof buf - 1] = '\0';
+        host = buf;
+    }
+    n = snprintf(name, MPI_MAX_PROCESSOR_NAME, "%s", host);
+    *len = n < MPI_MAX_PROCESSOR_NAME ? n : MPI_MAX_PROCESSOR_NAME - 1;
+    return MPI_SUCCESS;
+}
+
+int
+MPI_Get_version(int *version, int *subversion)
+{
+    if (version == NULL || subversion == NULL)
+        return MPI_ERR_ARG;
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+
+int
+MPI_Get_library_version(char *version, int *len)
+{
+    int n;
+
+    if (version == NULL || len == NULL)
+        return MPI_ERR_ARG;
+    n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+                 "p2pmpi %s (MPI %d.%d subset)", P2P_VERSION, MPI_VERSION,
+                 MPI_SUBVERSION);
+    *len = n;
+    return MPI_SUCCESS;
+}
+
+int
+MPI_Comm_get_attr(MPI_Comm comm, int key, void *val, int *flag)
+{
+    static int tag_ub = MPI_TAG_UB_VALUE, host = MPI_PROC_NULL,
+               io = MPI_ANY_SOURCE, wtime_global = 0;
+
+    MPII_CHECK_INIT("MPI_Comm_get_attr");
+    if (mpii_comm_get(comm) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_get_attr");
+    if (val == NULL || flag == NULL)
+        return mpii_err(comm, MPI_ERR_ARG, "MPI_Comm_get_attr");
+    *flag = 1;
+    switch (key) {
+    case MPI_TAG_UB:
+        *(int **)val = &tag_ub;
+        break;
+    case MPI_HOST:
+        *(int **)val = &host;
+        break;
+    case MPI_IO:
+        *(int **)val = &io;
+        break;
+    case MPI_WTIME_IS_GLOBAL:
+        *(int **)val = &wtime_global;
+        break;
+    default:
+        *flag = 0;
+    }
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,184 @@
+/*
+ * Errors: classes and their strings, and error handlers.  The default
+ * handler, MPI_ERRORS_ARE_FATAL, ends the whole job through its
+ * coordinator with a line naming the call and the error; MPI_ERRORS_RETURN
+ * hands the code back; user handlers are called with the communicator and
+ * the code.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mpii.h"
+
+#define ERRH_BASE 0x54000000
+#define ERRH_MAX 64
+
+static MPI_Comm_errhandler_function *user_handlers[ERRH_MAX];
+
+static const char *
+err_text(int code)
+{
+    switch (code) {
+    case MPI_SUCCESS: return "no error";
+    case MPI_ERR_BUFFER: return "invalid buffer pointer";
+    case MPI_ERR_COUNT: return "invalid count argument";
+    case MPI_ERR_TYPE: return "invalid datatype";
+    case MPI_ERR_TAG: return "invalid tag";
+    case MPI_ERR_COMM: return "invalid communicator";
+    case MPI_ERR_RANK: return "invalid rank";
+    case MPI_ERR_REQUEST: return "invalid request";
+    case MPI_ERR_ROOT: return "invalid root";
+    case MPI_ERR_GROUP: return "invalid group";
+    case MPI_ERR_OP: return "invalid reduction operation";
+    case MPI_ERR_TOPOLOGY: return "invalid topology";
+    case MPI_ERR_DIMS: return "invalid dimensions";
+    case MPI_ERR_ARG: return "invalid argument";
+    case MPI_ERR_UNKNOWN: return "unknown error";
+    case MPI_ERR_TRUNCATE: return "message truncated";
+    case MPI_ERR_OTHER: return "other error (a peer process may be gone)";
+    case MPI_ERR_INTERN: return "internal error";
+    case MPI_ERR_IN_STATUS: return "error code is in status";
+    case MPI_ERR_PENDING: return "pending request";
+    case MPI_ERR_NO_MEM: return "out of memory";
+    case MPI_ERR_WIN: return "invalid window";
+    case MPI_ERR_UNSUPPORTED_OPERATION:
+        return "operation not supported by p2pmpi";
+    default: return NULL;
+    }
+}
+
+int
+MPI_Error_string(int code, char *string, int *len)
+{
+    const char *t = err_text(code);
+    int n;
+
+    if (string == NULL || len == NULL)
+        return MPI_ERR_ARG;
+    n = snprintf(string, MPI_MAX_ERROR_STRING, "%s",
+                 t != NULL ? t : "invalid error code");
+    *len = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+    return t != NULL ? MPI_SUCCESS : MPI_ERR_ARG;
+}
+
+int
+MPI_Error_class(int code, int *cls)
+{
+    if (cls == NULL || err_text(code) == NULL)
+        return MPI_ERR_ARG;
+    *cls = code;
+    return MPI_SUCCESS;
+}
+
+void
+mpii_log(const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if (n > (int)sizeof line - 2)
+        n = (int)sizeof line - 2;
+    line[n++] = '\n';
+    /* The job's stderr reaches p2prun's terminal. */
+    (void)!write(STDERR_FILENO, line, (size_t)n);
+}
+
+static int
+errh_valid(MPI_Errhandler e)
+{
+    int i = e - ERRH_BASE;
+
+    return i == 0 || i == 1 ||
+           (i >= 2 && i < ERRH_MAX && user_handlers[i] != NULL);
+}
+
+int
+mpii_err(MPI_Comm comm, int err, const char *fn)
+{
+    struct mpii_comm *c = mpii_comm_get(comm);
+    MPI_Errhandler e = c != NULL ? c->errh : MPI_ERRORS_ARE_FATAL;
+    char text[MPI_MAX_ERROR_STRING];
+    int n;
+
+    if (err == MPI_SUCCESS)
+        return err;
+    if (!mpii_initialized() && c == NULL)
+        e = MPI_ERRORS_ARE_FATAL;
+    if (e == MPI_ERRORS_RETURN)
+        return err;
+    if (e != MPI_ERRORS_ARE_FATAL && errh_valid(e)) {
+        user_handlers[e - ERRH_BASE](&comm, &err);
+        return err;
+    }
+    MPI_Error_string(err, text, &n);
+    mpii_log("p2pmpi: %s: %s (error %d): aborting the job", fn, text, err);
+    mpii_abort(err);
+    return err;
+}
+
+int
+MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler e)
+{
+    struct mpii_comm *c;
+
+    MPII_CHECK_INIT("MPI_Comm_set_errhandler");
+    if ((c = mpii_comm_get(comm)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM,
+                        "MPI_Comm_set_errhandler");
+    if (!errh_valid(e))
+        return mpii_err(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler");
+    c->errh = e;
+    return MPI_SUCCESS;
+}
+
+int
+MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *e)
+{
+    struct mpii_comm *c;
+
+    MPII_CHECK_INIT("MPI_Comm_get_errhandler");
+    if ((c = mpii_comm_get(comm)) == NULL || e == NULL)
+        return mpii_err(MPI_COMM_WORLD, c == NULL ? MPI_ERR_COMM : MPI_ERR_ARG,
+                        "MPI_Comm_get_errhandler");
+    *e = c->errh;
+    return MPI_SUCCESS;
+}
+
+int
+MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn,
+                           MPI_Errhandler *e)
+{
+    int i;
+
+    if (fn == NULL || e == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG,
+                        "MPI_Comm_create_errhandler");
+    for (i = 2; i < ERRH_MAX; i++)
+        if (user_handlers[i] == NULL) {
+            user_handlers[i] = fn;
+            *e = ERRH_BASE + i;
+            return MPI_SUCCESS;
+        }
+    return mpii_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM,
+                    "MPI_Comm_create_errhandler");
+}
+
+int
+MPI_Errhandler_free(MPI_Errhandler *e)
+{
+    if (e == NULL || !errh_valid(*e))
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free");
+    if (*e - ERRH_BASE >= 2)
+        user_handlers[*e - ERRH_BASE] = NULL;
+    *e = MPI_ERRHANDLER_NULL;
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,235 @@
+/*
+ * Matching: every decision about which receive takes which message is
+ * made here, in one order: a new message goes to the oldest posted
+ * receive that matches it; a new receive takes the oldest unexpected
+ * message that matches it.  Messages from one sender arrive in order on
+ * one connection, so MPI's non-overtaking rule holds.  (The replication
+ * layer will have a master take these decisions and its backups follow.)
+ *
+ * An unexpected eager message keeps its payload (at most the eager
+ * limit); an unexpected rendezvous keeps only its announcement, so large
+ * messages are never buffered.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+struct umsg {
+    uint32_t ctx;
+    int src, tag;
+    int rendezvous;
+    size_t total;
+    uint8_t *data; /* eager payload */
+    uint32_t sid;
+    struct conn *conn;
+    struct umsg *next;
+};
+
+static struct mpii_req *posted, **posted_tail = &posted;
+static struct umsg *unexpected, **unexpected_tail = &unexpected;
+static int fins; /* FIN frames received (finalize) */
+
+int
+match_fins(void)
+{
+    return fins;
+}
+
+static int
+matches(uint32_t ctx, int src, int tag, uint32_t want_ctx, int want_src,
+        int want_tag)
+{
+    return ctx == want_ctx && (want_src == MPI_ANY_SOURCE || want_src == src) &&
+           (want_tag == MPI_ANY_TAG || want_tag == tag);
+}
+
+/* Where a receive's bytes land: in place when the layout allows. */
+static int
+recv_target(struct mpii_req *r)
+{
+    size_t size = mpii_type_size(r->type) * (size_t)r->count;
+
+    r->cap = size;
+    if (mpii_type_contiguous(r->type)) {
+        r->rbuf = (uint8_t *)r->buf + mpii_type_lb(r->type);
+        return MPI_SUCCESS;
+    }
+    if ((r->owned = malloc(size > 0 ? size : 1)) == NULL)
+        return MPI_ERR_NO_MEM;
+    r->rbuf = r->owned;
+    return MPI_SUCCESS;
+}
+
+static void
+deliver_eager(struct mpii_req *r, int src, int tag, const void *data,
+              size_t len)
+{
+    size_t n;
+
+    r->status.MPI_SOURCE = src;
+    r->status.MPI_TAG = tag;
+    r->total = len;
+    if (mpii_type_contiguous(r->type)) {
+        r->cap = mpii_type_size(r->type) * (size_t)r->count;
+        n = len < r->cap ? len : r->cap;
+        if (n > 0)
+            memcpy((uint8_t *)r->buf + mpii_type_lb(r->type), data, n);
+        req_complete(r, MPI_SUCCESS);
+        return;
+    }
+    r->cap = mpii_type_size(r->type) * (size_t)r->count;
+    mpii_unpack(data, len < r->cap ? len : r->cap, r->buf, r->count, r->type);
+    req_complete(r, MPI_SUCCESS);
+}
+
+void
+match_start_rendezvous(struct mpii_req *r, struct conn *c, uint32_t sid,
+                       size_t total)
+{
+    struct wire_hdr h;
+    int rc;
+
+    r->conn = c;
+    r->total = total;
+    r->got = 0;
+    if ((rc = recv_target(r)) != MPI_SUCCESS) {
+        req_complete(r, rc);
+        return;
+    }
+    memset(&h, 0, sizeof h);
+    h.type = FR_CTS;
+    h.sid = sid;
+    h.rid = req_id(r);
+    if (total == 0) {
+        /* Nothing will follow but the (empty) data frame. */
+    }
+    if ((rc = conn_send(c, &h, NULL, 0, 0, NULL)) != MPI_SUCCESS)
+        req_complete(r, rc);
+}
+
+void
+match_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
+{
+    struct mpii_req **rp, *r;
+    struct umsg *u;
+
+    if (h->type == FR_FIN) {
+        fins++;
+        return;
+    }
+    for (rp = &posted; (r = *rp) != NULL; rp = &r->next)
+        if (matches(h->ctx, h->src, h->tag, r->ctx, r->peer, r->tag))
+            break;
+    if (r != NULL) {
+        *rp = r->next;
+        if (posted_tail == &r->next)
+            posted_tail = rp;
+        r->next = NULL;
+        if (h->type == FR_EAGER)
+            deliver_eager(r, h->src, h->tag, payload, h->len);
+        else {
+            r->status.MPI_SOURCE = h->src;
+            r->status.MPI_TAG = h->tag;
+            match_start_rendezvous(r, c, h->sid, h->total);
+        }
+        return;
+    }
+    /* Nobody waits for it yet. */
+    if ((u = calloc(1, sizeof *u)) == NULL)
+        return; /* out of memory: the message is lost, the job will hang */
+    u->ctx = h->ctx;
+    u->src = h->src;
+    u->tag = h->tag;
+    u->total = h->type == FR_EAGER ? h->len : h->total;
+    u->rendezvous = h->type == FR_RTS;
+    u->sid = h->sid;
+    u->conn = c;
+    if (!u->rendezvous && h->len > 0) {
+        if ((u->data = malloc(h->len)) == NULL) {
+            free(u);
+            return;
+        }
+        memcpy(u->data, payload, h->len);
+    }
+    *unexpected_tail = u;
+    unexpected_tail = &u->next;
+}
+
+void
+match_post(struct mpii_req *r)
+{
+    struct umsg **up, *u;
+
+    for (up = &unexpected; (u = *up) != NULL; up = &u->next)
+        if (matches(u->ctx, u->src, u->tag, r->ctx, r->peer, r->tag))
+            break;
+    if (u == NULL) {
+        r->next = NULL;
+        *posted_tail = r;
+        posted_tail = &r->next;
+        return;
+    }
+    *up = u->next;
+    if (unexpected_tail == &u->next)
+        unexpected_tail = up;
+    if (u->rendezvous) {
+        r->status.MPI_SOURCE = u->src;
+        r->status.MPI_TAG = u->tag;
+        match_start_rendezvous(r, u->conn, u->sid, u->total);
+    } else
+        deliver_eager(r, u->src, u->tag, u->data, u->total);
+    free(u->data);
+    free(u);
+}
+
+int
+match_unpost(struct mpii_req *r)
+{
+    struct mpii_req **rp;
+
+    for (rp = &posted; *rp != NULL; rp = &(*rp)->next)
+        if (*rp == r) {
+            *rp = r->next;
+            if (posted_tail == &r->next)
+                posted_tail = rp;
+            r->next = NULL;
+            return 1;
+        }
+    return 0;
+}
+
+int
+match_probe(uint32_t ctx, int source, int tag, MPI_Status *st)
+{
+    struct umsg *u;
+
+    for (u = unexpected; u != NULL; u = u->next)
+        if (matches(u->ctx, u->src, u->tag, ctx, source, tag)) {
+            if (st != MPI_STATUS_IGNORE) {
+                st->MPI_SOURCE = u->src;
+                st->MPI_TAG = u->tag;
+                st->MPI_ERROR = MPI_SUCCESS;
+                st->p2p_count = (long long)u->total;
+                st->p2p_cancelled = 0;
+            }
+            return 1;
+        }
+    return 0;
+}
+
+void
+match_fini(void)
+{
+    struct umsg *u;
+
+    while ((u = unexpected) != NULL) {
+        unexpected = u->next;
+        free(u->data);
+        free(u);
+    }
+    unexpected_tail = &unexpected;
+    posted = NULL;
+    posted_tail = &posted;
+    fins = 0;
+}

@@ -1,0 +1,140 @@
+/*
+ * libp2pmpi internals (prefix mpii_).  The library lives inside user
+ * processes: it never exits, aborts or prints on its own; every failure is
+ * an MPI error code, handed to the communicator's error handler.  All
+ * memory comes from malloc with checked results.
+ *
+ * Parts, one file each:
+ *   env.c       MPI_Init/Finalize, wire-up with peerd, environment calls
+ *   errh.c      error classes, strings, error handlers
+ *   comm.c      communicators (world, self, dup, split, free, compare)
+ *   datatype.c  datatypes: sizes, extents, pack and unpack
+ *   op.c        reduction operations
+ *   transport.c TCP connections between ranks, framing, progress engine
+ *   match.c     matching of incoming messages to posted receives: every
+ *               matching decision (wildcards, probe) is taken here
+ *   request.c   requests, wait and test families
+ *   p2p.c       the point-to-point calls
+ *   coll.c      the collective calls, built on point-to-point
+ *   stubs.c     calls that only exist to link
+ */
+#ifndef P2PMPI_MPII_H
+#define P2PMPI_MPII_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mpi.h"
+
+/* --- errh.c --------------------------------------------------------- */
+
+/* Report err on comm through its error handler (MPI_ERRORS_ARE_FATAL
+ * aborts the job through its coordinator); returns err for
+ * "return mpii_err(...)".  fn names the calling MPI function. */
+int mpii_err(MPI_Comm comm, int err, const char *fn);
+/* The log hook: a line for the job's stderr when the library must speak
+ * (fatal errors); nothing else is printed. */
+void mpii_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* --- datatype.c ----------------------------------------------------- */
+
+/* A datatype's layout, committed or builtin.  NULL for an invalid,
+ * freed or uncommitted handle (uncommitted is valid only for
+ * Type_commit/Type_free/Type_size/Type_get_extent: use
+ * mpii_type_lookup). */
+struct mpii_type;
+const struct mpii_type *mpii_type_get(MPI_Datatype);
+const struct mpii_type *mpii_type_lookup(MPI_Datatype); /* any live one */
+/* Bytes of data in one element (no gaps). */
+size_t mpii_type_size(const struct mpii_type *);
+MPI_Aint mpii_type_extent(const struct mpii_type *);
+MPI_Aint mpii_type_lb(const struct mpii_type *);
+/* Non-zero when count elements occupy size*count contiguous bytes at
+ * buf + lb. */
+int mpii_type_contiguous(const struct mpii_type *);
+/* The builtin element type (e.g. MPI_INT for a vector of MPI_INT), and
+ * how many of it one element holds; MPI_DATATYPE_NULL if mixed. */
+MPI_Datatype mpii_type_basic(const struct mpii_type *, size_t *per_elem);
+/* Copy count elements of the user's layout at buf into out (packed), or
+ * bytes packed bytes from in into the user's layout (a truncated
+ * message unpacks partially). */
+void mpii_pack(const void *buf, int count, const struct mpii_type *,
+               void *out);
+void mpii_unpack(const void *in, size_t bytes, void *buf, int count,
+                 const struct mpii_type *);
+/* Free every derived type (MPI_Finalize). */
+void mpii_type_fini(void);
+
+/* --- op.c ----------------------------------------------------------- */
+
+/* inout[i] = in[i] op inout[i] for count elements of a datatype that is
+ * builtin or made of one builtin type (pair types for MINLOC/MAXLOC).
+ * MPI_ERR_OP for an invalid op or one not defined on the type. */
+int mpii_op_apply(MPI_Op, const void *in, void *inout, int count,
+                  MPI_Datatype);
+/* Non-zero if the op commutes; -1 for an invalid handle. */
+int mpii_op_commutative(MPI_Op);
+void mpii_op_fini(void);
+
+/* --- comm.c --------------------------------------------------------- */
+
+struct mpii_comm {
+    MPI_Comm handle;
+    int rank, size;
+    int *world; /* world rank of each rank of this communicator */
+    uint32_t ctx; /* context id: point-to-point uses ctx, collectives
+                     ctx + 1 (ids are even) */
+    MPI_Errhandler errh;
+    int refs;
+};
+
+/* NULL for an invalid or freed handle. */
+struct mpii_comm *mpii_comm_get(MPI_Comm);
+int mpii_comm_init(int world_rank, int world_size); /* env.c calls it */
+void mpii_comm_fini(void);
+
+/* --- transport.c, match.c, request.c: messages between ranks -------- */
+
+#define MPII_CTX_COLL 1 /* added to a communicator's ctx for collectives */
+
+enum mpii_send_mode { MPII_SEND_STANDARD, MPII_SEND_SYNC };
+
+/* Start a send of count elements to rank dest of comm on context ctx
+ * (comm->ctx or comm->ctx + MPII_CTX_COLL).  *req gets a request handle.
+ * The buffer must stay untouched until the request completes. */
+int mpii_isend(const void *buf, int count, MPI_Datatype, int dest, int tag,
+               struct mpii_comm *, uint32_t ctx, enum mpii_send_mode,
+               MPI_Request *req);
+/* Start a receive (source may be MPI_ANY_SOURCE, tag MPI_ANY_TAG). */
+int mpii_irecv(void *buf, int count, MPI_Datatype, int source, int tag,
+               struct mpii_comm *, uint32_t ctx, MPI_Request *req);
+/* Complete requests (status may be MPI_STATUS_IGNORE).  Returns the
+ * request's error, MPI_SUCCESS otherwise; *req becomes
+ * MPI_REQUEST_NULL. */
+int mpii_wait(MPI_Request *req, MPI_Status *status);
+int mpii_waitall(int n, MPI_Request reqs[], MPI_Status statuses[]);
+/* Blocking shorthands on a context, for the collectives. */
+int mpii_send(const void *buf, int count, MPI_Datatype, int dest, int tag,
+              struct mpii_comm *, uint32_t ctx);
+int mpii_recv(void *buf, int count, MPI_Datatype, int source, int tag,
+              struct mpii_comm *, uint32_t ctx, MPI_Status *status);
+
+/* Bring the transport up with the job's table; tear it down. */
+int mpii_transport_init(void);
+void mpii_transport_fini(void);
+
+/* --- env.c ---------------------------------------------------------- */
+
+int mpii_initialized(void); /* 1 between Init and Finalize */
+/* Ask the coordinator to end the job with this status (MPI_Abort and
+ * fatal errors); returns only if that was impossible. */
+void mpii_abort(int status);
+
+/* Every MPI call checks the library is initialised. */
+#define MPII_CHECK_INIT(fn)                                                   \
+    do {                                                                      \
+        if (!mpii_initialized())                                              \
+            return mpii_err(MPI_COMM_WORLD, MPI_ERR_OTHER, fn);               \
+    } while (0)
+
+#endif

@@ -1,0 +1,845 @@
+/*
+ * Point-to-point: sends pick eager (small messages, copied or written at
+ * once) or rendezvous (an announcement, the payload only once the receive
+ * is matched, written straight from the user's buffer); receives post
+ * into the matching engine.  Wait, test and probe drive the progress
+ * engine.  Every argument is checked; errors go to the communicator's
+ * error handler.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+/* --- starting requests ------------------------------------------------ */
+
+static int
+check_buf(const void *buf, int count, MPI_Datatype dt,
+          const struct mpii_type **t)
+{
+    if (count < 0)
+        return MPI_ERR_COUNT;
+    if ((*t = mpii_type_get(dt)) == NULL)
+        return MPI_ERR_TYPE;
+    if (buf == NULL && count > 0 && mpii_type_size(*t) > 0)
+        return MPI_ERR_BUFFER;
+    return MPI_SUCCESS;
+}
+
+int
+mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+           struct mpii_comm *comm, uint32_t ctx, enum mpii_send_mode mode,
+           MPI_Request *handle)
+{
+    const struct mpii_type *t;
+    struct mpii_req *r;
+    struct wire_hdr h;
+    struct conn *c;
+    int rc, world;
+
+    if ((rc = check_buf(buf, count, dt, &t)) != MPI_SUCCESS)
+        return rc;
+    if (dest == MPI_PROC_NULL) {
+        if ((r = req_new(REQ_SEND, handle)) == NULL)
+            return MPI_ERR_NO_MEM;
+        req_complete(r, MPI_SUCCESS);
+        return MPI_SUCCESS;
+    }
+    if (dest < 0 || dest >= comm->size)
+        return MPI_ERR_RANK;
+    if (tag < 0 || tag > MPI_TAG_UB_VALUE)
+        return MPI_ERR_TAG;
+    if ((r = req_new(REQ_SEND, handle)) == NULL)
+        return MPI_ERR_NO_MEM;
+    r->buf = (void *)buf;
+    r->count = count;
+    r->type = t;
+    r->comm = comm;
+    r->ctx = ctx;
+    r->peer = dest;
+    r->tag = tag;
+    r->mode = mode;
+    r->len = mpii_type_size(t) * (size_t)count;
+    if (mpii_type_contiguous(t))
+        r->data = (const uint8_t *)buf + mpii_type_lb(t);
+    else {
+        if ((r->owned = malloc(r->len > 0 ? r->len : 1)) == NULL) {
+            req_complete(r, MPI_ERR_NO_MEM);
+            return MPI_ERR_NO_MEM;
+        }
+        mpii_pack(buf, count, t, r->owned);
+        r->data = r->owned;
+    }
+    memset(&h, 0, sizeof h);
+    h.ctx = ctx;
+    h.src = comm->rank;
+    h.tag = tag;
+    world = comm->world[dest];
+    if (world == mpii_world_rank()) {
+        /* To ourselves: straight into the matching engine. */
+        h.type = FR_EAGER;
+        h.len = h.total = r->len;
+        transport_self(&h, r->data);
+        req_complete(r, MPI_SUCCESS);
+        return MPI_SUCCESS;
+    }
+    if ((c = conn_to(world)) == NULL) {
+        req_complete(r, MPI_ERR_OTHER);
+        return MPI_ERR_OTHER;
+    }
+    r->conn = c;
+    if (r->len <= MPII_EAGER_MAX && mode == MPII_SEND_STANDARD) {
+        h.type = FR_EAGER;
+        h.total = r->len;
+        /* Complete at once: what is not written now is copied. */
+        rc = conn_send(c, &h, r->data, r->len, 1, NULL);
+        req_complete(r, rc);
+        return rc;
+    }
+    h.type = FR_RTS;
+    h.total = r->len;
+    h.sid = req_id(r);
+    if ((rc = conn_send(c, &h, NULL, 0, 0, NULL)) != MPI_SUCCESS)
+        req_complete(r, rc);
+    return rc;
+}
+
+int
+mpii_irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
+           struct mpii_comm *comm, uint32_t ctx, MPI_Request *handle)
+{
+    const struct mpii_type *t;
+    struct mpii_req *r;
+    int rc;
+
+    if ((rc = check_buf(buf, count, dt, &t)) != MPI_SUCCESS)
+        return rc;
+    if (source != MPI_ANY_SOURCE && source != MPI_PROC_NULL &&
+        (source < 0 || source >= comm->size))
+        return MPI_ERR_RANK;
+    if (tag != MPI_ANY_TAG && (tag < 0 || tag > MPI_TAG_UB_VALUE))
+        return MPI_ERR_TAG;
+    if ((r = req_new(REQ_RECV, handle)) == NULL)
+        return MPI_ERR_NO_MEM;
+    r->buf = buf;
+    r->count = count;
+    r->type = t;
+    r->comm = comm;
+    r->ctx = ctx;
+    r->peer = source;
+    r->tag = tag;
+    r->cap = mpii_type_size(t) * (size_t)count;
+    if (source == MPI_PROC_NULL) {
+        r->status.MPI_SOURCE = MPI_PROC_NULL;
+        r->status.MPI_TAG = MPI_ANY_TAG;
+        req_complete(r, MPI_SUCCESS);
+        return MPI_SUCCESS;
+    }
+    match_post(r);
+    return MPI_SUCCESS;
+}
+
+/* --- completing ------------------------------------------------------- */
+
+static void
+status_out(const struct mpii_req *r, MPI_Status *st)
+{
+    if (st != MPI_STATUS_IGNORE)
+        *st = r->status;
+}
+
+/* Hand a finished request to the user and free it. */
+static int
+req_finish(MPI_Request *handle, struct mpii_req *r, MPI_Status *st)
+{
+    int err = r->err;
+
+    status_out(r, st);
+    req_release(r);
+    *handle = MPI_REQUEST_NULL;
+    return err;
+}
+
+static void
+status_empty(MPI_Status *st)
+{
+    if (st != MPI_STATUS_IGNORE) {
+        memset(st, 0, sizeof *st);
+        st->MPI_SOURCE = MPI_ANY_SOURCE;
+        st->MPI_TAG = MPI_ANY_TAG;
+    }
+}
+
+static int
+req_done(void *arg)
+{
+    return !((struct mpii_req *)arg)->active;
+}
+
+int
+mpii_wait(MPI_Request *handle, MPI_Status *st)
+{
+    struct mpii_req *r;
+    int rc;
+
+    if (handle == NULL)
+        return MPI_ERR_REQUEST;
+    if (*handle == MPI_REQUEST_NULL) {
+        status_empty(st);
+        return MPI_SUCCESS;
+    }
+    if ((r = req_get(*handle)) == NULL)
+        return MPI_ERR_REQUEST;
+    if ((rc = req_wait_until(req_done, r)) != MPI_SUCCESS && r->active)
+        req_complete(r, rc);
+    return req_finish(handle, r, st);
+}
+
+struct all_arg {
+    int n;
+    MPI_Request *reqs;
+};
+
+static int
+all_done(void *arg)
+{
+    struct all_arg *a = arg;
+    struct mpii_req *r;
+    int i;
+
+    for (i = 0; i < a->n; i++)
+        if (a->reqs[i] != MPI_REQUEST_NULL &&
+            (r = req_get(a->reqs[i])) != NULL && r->active)
+            return 0;
+    return 1;
+}
+
+int
+mpii_waitall(int n, MPI_Request reqs[], MPI_Status sts[])
+{
+    struct all_arg a = {n, reqs};
+    struct mpii_req *r;
+    int i, rc, err = MPI_SUCCESS, any = 0;
+
+    if (n < 0 || (n > 0 && reqs == NULL))
+        return MPI_ERR_ARG;
+    for (i = 0; i < n; i++)
+        if (reqs[i] != MPI_REQUEST_NULL && req_get(reqs[i]) == NULL)
+            return MPI_ERR_REQUEST;
+    rc = req_wait_until(all_done, &a);
+    for (i = 0; i < n; i++) {
+        MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
+                                                    : &sts[i];
+
+        if (reqs[i] == MPI_REQUEST_NULL) {
+            status_empty(st);
+            continue;
+        }
+        r = req_get(reqs[i]);
+        if (r->active)
+            req_complete(r, rc != MPI_SUCCESS ? rc : MPI_ERR_INTERN);
+        if (r->err != MPI_SUCCESS)
+            any = 1;
+        err = req_finish(&reqs[i], r, st);
+        (void)err;
+    }
+    return any ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
+int
+mpii_send(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+          struct mpii_comm *comm, uint32_t ctx)
+{
+    MPI_Request r;
+    int rc;
+
+    if ((rc = mpii_isend(buf, count, dt, dest, tag, comm, ctx,
+                         MPII_SEND_STANDARD, &r)) != MPI_SUCCESS)
+        return rc;
+    return mpii_wait(&r, MPI_STATUS_IGNORE);
+}
+
+int
+mpii_recv(void *buf, int count, MPI_Datatype dt, int source, int tag,
+          struct mpii_comm *comm, uint32_t ctx, MPI_Status *st)
+{
+    MPI_Request r;
+    int rc;
+
+    if ((rc = mpii_irecv(buf, count, dt, source, tag, comm, ctx, &r)) !=
+        MPI_SUCCESS)
+        return rc;
+    return mpii_wait(&r, st);
+}
+
+/* --- the MPI calls ------------------------------------------------------ */
+
+#define COMM_OR_ERR(c, h, fn)                                                 \
+    do {                                                                      \
+        MPII_CHECK_INIT(fn);                                                  \
+        if (((c) = mpii_comm_get(h)) == NULL)                                 \
+            return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);                \
+    } while (0)
+
+static int
+send_mode(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+          MPI_Comm comm, enum mpii_send_mode mode, const char *fn)
+{
+    struct mpii_comm *c;
+    MPI_Request r;
+    int rc;
+
+    COMM_OR_ERR(c, comm, fn);
+    rc = mpii_isend(buf, count, dt, dest, tag, c, c->ctx, mode, &r);
+    if (rc == MPI_SUCCESS)
+        rc = mpii_wait(&r, MPI_STATUS_IGNORE);
+    return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, fn);
+}
+
+int
+MPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+         MPI_Comm comm)
+{
+    return send_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
+                     "MPI_Send");
+}
+
+int
+MPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+          MPI_Comm comm)
+{
+    return send_mode(buf, count, dt, dest, tag, comm, MPII_SEND_SYNC,
+                     "MPI_Ssend");
+}
+
+int
+MPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+          MPI_Comm comm)
+{
+    return send_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
+                     "MPI_Rsend");
+}
+
+int
+MPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+          MPI_Comm comm)
+{
+    /* Eager sends already buffer; large ones complete when delivered. */
+    return send_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
+                     "MPI_Bsend");
+}
+
+static int
+isend_mode(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+           MPI_Comm comm, enum mpii_send_mode mode, MPI_Request *req,
+           const char *fn)
+{
+    struct mpii_comm *c;
+    int rc;
+
+    COMM_OR_ERR(c, comm, fn);
+    if (req == NULL)
+        return mpii_err(comm, MPI_ERR_REQUEST, fn);
+    rc = mpii_isend(buf, count, dt, dest, tag, c, c->ctx, mode, req);
+    return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, fn);
+}
+
+int
+MPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+          MPI_Comm comm, MPI_Request *req)
+{
+    return isend_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
+                      req, "MPI_Isend");
+}
+
+int
+MPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+           MPI_Comm comm, MPI_Request *req)
+{
+    return isend_mode(buf, count, dt, dest, tag, comm, MPII_SEND_SYNC, req,
+                      "MPI_Issend");
+}
+
+int
+MPI_Irsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+           MPI_Comm comm, MPI_Request *req)
+{
+    return isend_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
+                      req, "MPI_Irsend");
+}
+
+int
+MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag,
+         MPI_Comm comm, MPI_Status *st)
+{
+    struct mpii_comm *c;
+    int rc;
+
+    COMM_OR_ERR(c, comm, "MPI_Recv");
+    rc = mpii_recv(buf, count, dt, source, tag, c, c->ctx, st);
+    return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Recv");
+}
+
+int
+MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
+          MPI_Comm comm, MPI_Request *req)
+{
+    struct mpii_comm *c;
+    int rc;
+
+    COMM_OR_ERR(c, comm, "MPI_Irecv");
+    if (req == NULL)
+        return mpii_err(comm, MPI_ERR_REQUEST, "MPI_Irecv");
+    rc = mpii_irecv(buf, count, dt, source, tag, c, c->ctx, req);
+    return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Irecv");
+}
+
+int
+MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
+             int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source,
+             int rtag, MPI_Comm comm, MPI_Status *st)
+{
+    struct mpii_comm *c;
+    MPI_Request r[2];
+    MPI_Status sts[2];
+    int rc;
+
+    COMM_OR_ERR(c, comm, "MPI_Sendrecv");
+    if ((rc = mpii_irecv(rbuf, rcount, rtype, source, rtag, c, c->ctx,
+                         &r[0])) != MPI_SUCCESS)
+        return mpii_err(comm, rc, "MPI_Sendrecv");
+    if ((rc = mpii_isend(sbuf, scount, stype, dest, stag, c, c->ctx,
+                         MPII_SEND_STANDARD, &r[1])) != MPI_SUCCESS) {
+        (void)mpii_wait(&r[0], MPI_STATUS_IGNORE);
+        return mpii_err(comm, rc, "MPI_Sendrecv");
+    }
+    rc = mpii_waitall(2, r, sts);
+    if (st != MPI_STATUS_IGNORE)
+        *st = sts[0];
+    if (rc == MPI_ERR_IN_STATUS)
+        rc = sts[0].MPI_ERROR != MPI_SUCCESS ? sts[0].MPI_ERROR
+                                             : sts[1].MPI_ERROR;
+    return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Sendrecv");
+}
+
+int
+MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest,
+                     int stag, int source, int rtag, MPI_Comm comm,
+                     MPI_Status *st)
+{
+    const struct mpii_type *t;
+    size_t len;
+    void *tmp;
+    int rc;
+
+    MPII_CHECK_INIT("MPI_Sendrecv_replace");
+    if ((t = mpii_type_get(dt)) == NULL || count < 0)
+        return mpii_err(comm, t == NULL ? MPI_ERR_TYPE : MPI_ERR_COUNT,
+                        "MPI_Sendrecv_replace");
+    len = mpii_type_size(t) * (size_t)count;
+    if ((tmp = malloc(len > 0 ? len : 1)) == NULL)
+        return mpii_err(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace");
+    mpii_pack(buf, count, t, tmp);
+    rc = MPI_Sendrecv(tmp, (int)len, MPI_BYTE, dest, stag, buf, count, dt,
+                      source, rtag, comm, st);
+    free(tmp);
+    return rc;
+}
+
+int
+MPI_Wait(MPI_Request *req, MPI_Status *st)
+{
+    struct mpii_req *r;
+    MPI_Comm comm = MPI_COMM_WORLD;
+    int rc;
+
+    MPII_CHECK_INIT("MPI_Wait");
+    if (req != NULL && (r = req_get(*req)) != NULL && r->comm != NULL)
+        comm = r->comm->handle;
+    rc = mpii_wait(req, st);
+    return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Wait");
+}
+
+int
+MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
+{
+    int rc;
+
+    MPII_CHECK_INIT("MPI_Waitall");
+    rc = mpii_waitall(n, reqs, sts);
+    return rc == MPI_SUCCESS ? rc : mpii_err(MPI_COMM_WORLD, rc, "MPI_Waitall");
+}
+
+struct any_arg {
+    int n;
+    MPI_Request *reqs;
+    int index;
+};
+
+/* The first complete request in array order: one deterministic choice,
+ * so that replicas given the same completions choose alike. */
+static int
+any_done(void *arg)
+{
+    struct any_arg *a = arg;
+    struct mpii_req *r;
+    int i, live = 0;
+
+    for (i = 0; i < a->n; i++) {
+        if (a->reqs[i] == MPI_REQUEST_NULL ||
+            (r = req_get(a->reqs[i])) == NULL)
+            continue;
+        live = 1;
+        if (!r->active) {
+            a->index = i;
+            return 1;
+        }
+    }
+    if (!live)
+        a->index = MPI_UNDEFINED;
+    return !live;
+}
+
+static int
+check_reqs(int n, MPI_Request reqs[])
+{
+    int i;
+
+    if (n < 0 || (n > 0 && reqs == NULL))
+        return MPI_ERR_ARG;
+    for (i = 0; i < n; i++)
+        if (reqs[i] != MPI_REQUEST_NULL && req_get(reqs[i]) == NULL)
+            return MPI_ERR_REQUEST;
+    return MPI_SUCCESS;
+}
+
+int
+MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *st)
+{
+    struct any_arg a = {n, reqs, MPI_UNDEFINED};
+    int rc;
+
+    MPII_CHECK_INIT("MPI_Waitany");
+    if ((rc = check_reqs(n, reqs)) != MPI_SUCCESS || index == NULL)
+        return mpii_err(MPI_COMM_WORLD, rc ? rc : MPI_ERR_ARG, "MPI_Waitany");
+    if ((rc = req_wait_until(any_done, &a)) != MPI_SUCCESS)
+        return mpii_err(MPI_COMM_WORLD, rc, "MPI_Waitany");
+    *index = a.index;
+    if (a.index == MPI_UNDEFINED) {
+        status_empty(st);
+        return MPI_SUCCESS;
+    }
+    rc = req_finish(&reqs[a.index], req_get(reqs[a.index]), st);
+    return rc == MPI_SUCCESS ? rc : mpii_err(MPI_COMM_WORLD, rc, "MPI_Waitany");
+}
+
+static int
+some_done(void *arg)
+{
+    struct any_arg *a = arg;
+
+    return any_done(a);
+}
+
+int
+MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[],
+             MPI_Status sts[])
+{
+    struct any_arg a = {n, reqs, MPI_UNDEFINED};
+    struct mpii_req *r;
+    int i, k = 0, rc, err = 0;
+
+    MPII_CHECK_INIT("MPI_Waitsome");
+    if ((rc = check_reqs(n, reqs)) != MPI_SUCCESS || outcount == NULL)
+        return mpii_err(MPI_COMM_WORLD, rc ? rc : MPI_ERR_ARG,
+                        "MPI_Waitsome");
+    if ((rc = req_wait_until(some_done, &a)) != MPI_SUCCESS)
+        return mpii_err(MPI_COMM_WORLD, rc, "MPI_Waitsome");
+    if (a.index == MPI_UNDEFINED) {
+        *outcount = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    for (i = 0; i < n; i++)
+        if (reqs[i] != MPI_REQUEST_NULL && (r = req_get(reqs[i])) != NULL &&
+            !r->active) {
+            indices[k] = i;
+            if (r->err != MPI_SUCCESS)
+                err = 1;
+            req_finish(&reqs[i], r,
+                       sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
+                                                  : &sts[k]);
+            k++;
+        }
+    *outcount = k;
+    return err ? mpii_err(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, "MPI_Waitsome")
+               : MPI_SUCCESS;
+}
+
+int
+MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
+{
+    struct mpii_req *r;
+    int rc;
+
+    MPII_CHECK_INIT("MPI_Test");
+    if (req == NULL || flag == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test");
+    if (*req == MPI_REQUEST_NULL) {
+        *flag = 1;
+        status_empty(st);
+        return MPI_SUCCESS;
+    }
+    if ((r = req_get(*req)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Test");
+    if (r->active && (rc = transport_progress(0)) != MPI_SUCCESS)
+        req_complete(r, rc);
+    *flag = !r->active;
+    if (!*flag)
+        return MPI_SUCCESS;
+    rc = req_finish(req, r, st);
+    return rc == MPI_SUCCESS ? rc : mpii_err(MPI_COMM_WORLD, rc, "MPI_Test");
+}
+
+int
+MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
+{
+    struct all_arg a = {n, reqs};
+    int rc;
+
+    MPII_CHECK_INIT("MPI_Testall");
+    if ((rc = check_reqs(n, reqs)) != MPI_SUCCESS || flag == NULL)
+        return mpii_err(MPI_COMM_WORLD, rc ? rc : MPI_ERR_ARG, "MPI_Testall");
+    (void)transport_progress(0);
+    *flag = all_done(&a);
+    if (!*flag)
+        return MPI_SUCCESS;
+    return MPI_Waitall(n, reqs, sts);
+}
+
+int
+MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag,
+            MPI_Status *st)
+{
+    struct any_arg a = {n, reqs, MPI_UNDEFINED};
+    int rc;
+
+    MPII_CHECK_INIT("MPI_Testany");
+    if ((rc = check_reqs(n, reqs)) != MPI_SUCCESS || index == NULL ||
+        flag == NULL)
+        return mpii_err(MPI_COMM_WORLD, rc ? rc : MPI_ERR_ARG, "MPI_Testany");
+    (void)transport_progress(0);
+    *flag = any_done(&a);
+    *index = a.index;
+    if (!*flag) {
+        *index = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    if (a.index == MPI_UNDEFINED) {
+        status_empty(st);
+        return MPI_SUCCESS;
+    }
+    rc = req_finish(&reqs[a.index], req_get(reqs[a.index]), st);
+    return rc == MPI_SUCCESS ? rc : mpii_err(MPI_COMM_WORLD, rc, "MPI_Testany");
+}
+
+int
+MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[],
+             MPI_Status sts[])
+{
+    struct any_arg a = {n, reqs, MPI_UNDEFINED};
+    int rc;
+
+    MPII_CHECK_INIT("MPI_Testsome");
+    if ((rc = check_reqs(n, reqs)) != MPI_SUCCESS || outcount == NULL)
+        return mpii_err(MPI_COMM_WORLD, rc ? rc : MPI_ERR_ARG,
+                        "MPI_Testsome");
+    (void)transport_progress(0);
+    if (!any_done(&a)) {
+        *outcount = 0;
+        return MPI_SUCCESS;
+    }
+    return MPI_Waitsome(n, reqs, outcount, indices, sts);
+}
+
+struct probe_arg {
+    uint32_t ctx;
+    int source, tag;
+    MPI_Status *st;
+};
+
+static int
+probe_found(void *arg)
+{
+    struct probe_arg *p = arg;
+
+    return match_probe(p->ctx, p->source, p->tag, p->st);
+}
+
+static int
+probe_check(int source, int tag, const struct mpii_comm *c)
+{
+    if (source != MPI_ANY_SOURCE && source != MPI_PROC_NULL &&
+        (source < 0 || source >= c->size))
+        return MPI_ERR_RANK;
+    if (tag != MPI_ANY_TAG && (tag < 0 || tag > MPI_TAG_UB_VALUE))
+        return MPI_ERR_TAG;
+    return MPI_SUCCESS;
+}
+
+int
+MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *st)
+{
+    struct mpii_comm *c;
+    struct probe_arg p;
+    int rc;
+
+    COMM_OR_ERR(c, comm, "MPI_Probe");
+    if ((rc = probe_check(source, tag, c)) != MPI_SUCCESS)
+        return mpii_err(comm, rc, "MPI_Probe");
+    if (source == MPI_PROC_NULL) {
+        status_empty(st);
+        if (st != MPI_STATUS_IGNORE)
+            st->MPI_SOURCE = MPI_PROC_NULL;
+        return MPI_SUCCESS;
+    }
+    p.ctx = c->ctx;
+    p.source = source;
+    p.tag = tag;
+    p.st = st;
+    rc = req_wait_until(probe_found, &p);
+    return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Probe");
+}
+
+int
+MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *st)
+{
+    struct mpii_comm *c;
+    int rc;
+
+    COMM_OR_ERR(c, comm, "MPI_Iprobe");
+    if ((rc = probe_check(source, tag, c)) != MPI_SUCCESS || flag == NULL)
+        return mpii_err(comm, rc ? rc : MPI_ERR_ARG, "MPI_Iprobe");
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        status_empty(st);
+        if (st != MPI_STATUS_IGNORE)
+            st->MPI_SOURCE = MPI_PROC_NULL;
+        return MPI_SUCCESS;
+    }
+    if ((rc = transport_progress(0)) != MPI_SUCCESS)
+        return mpii_err(comm, rc, "MPI_Iprobe");
+    *flag = match_probe(c->ctx, source, tag, st);
+    return MPI_SUCCESS;
+}
+
+int
+MPI_Cancel(MPI_Request *req)
+{
+    struct mpii_req *r;
+
+    MPII_CHECK_INIT("MPI_Cancel");
+    if (req == NULL || (r = req_get(*req)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel");
+    /* Receives not yet matched can be cancelled; sends complete anyway. */
+    if (r->kind == REQ_RECV && r->active && match_unpost(r)) {
+        r->status.p2p_cancelled = 1;
+        r->status.MPI_SOURCE = MPI_ANY_SOURCE;
+        r->status.MPI_TAG = MPI_ANY_TAG;
+        req_complete(r, MPI_SUCCESS);
+    }
+    return MPI_SUCCESS;
+}
+
+int
+MPI_Test_cancelled(const MPI_Status *st, int *flag)
+{
+    if (st == NULL || flag == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test_cancelled");
+    *flag = st->p2p_cancelled;
+    return MPI_SUCCESS;
+}
+
+int
+MPI_Request_free(MPI_Request *req)
+{
+    struct mpii_req *r;
+
+    MPII_CHECK_INIT("MPI_Request_free");
+    if (req == NULL || (r = req_get(*req)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Request_free");
+    if (r->active)
+        r->freed = 1; /* goes when it completes */
+    else
+        req_release(r);
+    *req = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+int
+MPI_Get_count(const MPI_Status *st, MPI_Datatype dt, int *count)
+{
+    const struct mpii_type *t;
+    size_t size;
+
+    if (st == NULL || count == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_count");
+    if ((t = mpii_type_get(dt)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Get_count");
+    size = mpii_type_size(t);
+    if (size == 0)
+        *count = st->p2p_count == 0 ? 0 : MPI_UNDEFINED;
+    else if ((size_t)st->p2p_count % size != 0 ||
+             (size_t)st->p2p_count / size > 0x7fffffff)
+        *count = MPI_UNDEFINED;
+    else
+        *count = (int)((size_t)st->p2p_count / size);
+    return MPI_SUCCESS;
+}
+
+int
+MPI_Get_elements(const MPI_Status *st, MPI_Datatype dt, int *count)
+{
+    const struct mpii_type *t;
+    MPI_Datatype basic;
+    size_t per, bsize;
+
+    if (st == NULL || count == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_elements");
+    if ((t = mpii_type_get(dt)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Get_elements");
+    basic = mpii_type_basic(t, &per);
+    if (basic == MPI_DATATYPE_NULL || per == 0)
+        return MPI_Get_count(st, dt, count);
+    bsize = mpii_type_size(t) / per;
+    *count = bsize ? (int)((size_t)st->p2p_count / bsize) : 0;
+    return MPI_SUCCESS;
+}
+
+static void *attached;
+static int attached_size;
+
+int
+MPI_Buffer_attach(void *buffer, int size)
+{
+    /* Sends are eager or rendezvous here, so MPI_Bsend needs no buffer;
+     * it is kept only to be given back. */
+    if (size < 0 || (buffer == NULL && size > 0))
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_attach");
+    if (attached != NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Buffer_attach");
+    attached = buffer;
+    attached_size = size;
+    return MPI_SUCCESS;
+}
+
+int
+MPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    if (buffer_addr == NULL || size == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_detach");
+    *(void **)buffer_addr = attached;
+    *size = attached_size;
+    attached = NULL;
+    attached_size = 0;
+    return MPI_SUCCESS;
+}

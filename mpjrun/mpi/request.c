@@ -1,0 +1,186 @@
+/*
+ * Requests: a table of slots addressed by handle (index and generation,
+ * so that a stale handle is an error), completion, and the waiting
+ * policy.  Waiting spins on the progress engine for a short while (a
+ * receive that sleeps costs tens of microseconds to wake on a VM), then
+ * sleeps in poll() so that ranks outnumbering cores still progress.
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core.h"
+
+#define REQ_HANDLE_BASE 0x2c000000
+#define REQ_MAX 65535
+#define SPIN_NS 50000 /* spin this long before sleeping */
+
+static struct mpii_req **reqs;
+static int nreqs, capreqs;
+static int *freelist, nfree;
+
+static MPI_Request
+req_handle(const struct mpii_req *r)
+{
+    return REQ_HANDLE_BASE | ((int)(r->gen & 0x3ff) << 16) | (r->index + 1);
+}
+
+struct mpii_req *
+req_new(enum req_kind kind, MPI_Request *handle)
+{
+    struct mpii_req *r;
+    int i;
+
+    if (nfree > 0)
+        i = freelist[--nfree];
+    else {
+        if (nreqs == REQ_MAX)
+            return NULL;
+        if (nreqs == capreqs) {
+            int ncap = capreqs ? capreqs * 2 : 64;
+            struct mpii_req **nr = realloc(reqs, (size_t)ncap * sizeof *nr);
+            int *nf = realloc(freelist, (size_t)ncap * sizeof *nf);
+
+            if (nr != NULL)
+                reqs = nr;
+            if (nf != NULL)
+                freelist = nf;
+            if (nr == NULL || nf == NULL)
+                return NULL;
+            capreqs = ncap;
+        }
+        i = nreqs++;
+        reqs[i] = NULL;
+    }
+    if (reqs[i] == NULL && (reqs[i] = calloc(1, sizeof *r)) == NULL) {
+        freelist[nfree++] = i;
+        return NULL;
+    }
+    r = reqs[i];
+    {
+        uint16_t gen = (uint16_t)(r->gen + 1);
+
+        memset(r, 0, sizeof *r);
+        r->gen = gen;
+    }
+    r->index = i;
+    r->kind = kind;
+    r->active = 1;
+    r->status.MPI_ERROR = MPI_SUCCESS;
+    if (handle != NULL)
+        *handle = req_handle(r);
+    return r;
+}
+
+struct mpii_req *
+req_get(MPI_Request h)
+{
+    int i = (h & 0xffff) - 1;
+    struct mpii_req *r;
+
+    if ((h & ~0x03ffffff) != REQ_HANDLE_BASE || i < 0 || i >= nreqs)
+        return NULL;
+    r = reqs[i];
+    if (r == NULL || r->kind == REQ_FREE || req_handle(r) != h)
+        return NULL;
+    return r;
+}
+
+uint32_t
+req_id(const struct mpii_req *r)
+{
+    return (uint32_t)req_handle(r);
+}
+
+struct mpii_req *
+req_by_id(uint32_t id)
+{
+    struct mpii_req *r = req_get((MPI_Request)id);
+
+    return r != NULL && r->active ? r : NULL;
+}
+
+void
+req_release(struct mpii_req *r)
+{
+    free(r->owned);
+    r->owned = NULL;
+    r->kind = REQ_FREE; /* the handle is dead from here */
+    freelist[nfree++] = r->index;
+}
+
+void
+req_complete(struct mpii_req *r, int err)
+{
+    if (!r->active)
+        return;
+    if (r->kind == REQ_RECV && r->owned != NULL && err != MPI_ERR_OTHER)
+        mpii_unpack(r->owned, r->total < r->cap ? r->total : r->cap, r->buf,
+                    r->count, r->type);
+    if (r->kind == REQ_RECV) {
+        r->status.p2p_count =
+            (long long)(r->total < r->cap ? r->total : r->cap);
+        if (r->total > r->cap && err == MPI_SUCCESS)
+            err = MPI_ERR_TRUNCATE;
+    }
+    r->err = err;
+    r->status.MPI_ERROR = err;
+    r->active = 0;
+    free(r->owned);
+    r->owned = NULL;
+    if (r->freed)
+        req_release(r);
+}
+
+void
+req_fini(void)
+{
+    int i;
+
+    for (i = 0; i < nreqs; i++) {
+        if (reqs[i] != NULL)
+            free(reqs[i]->owned);
+        free(reqs[i]);
+    }
+    free(reqs);
+    free(freelist);
+    reqs = NULL;
+    freelist = NULL;
+    nreqs = capreqs = nfree = 0;
+}
+
+static uint64_t
+now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int
+req_wait_until(int (*cond)(void *), void *arg)
+{
+    uint64_t start = 0;
+    int spins = 0, rc;
+
+    while (!cond(arg)) {
+        if ((rc = transport_progress(0)) != MPI_SUCCESS)
+            return rc;
+        if (cond(arg))
+            break;
+        /* Spin first: a message is often microseconds away. */
+        if (++spins < 64)
+            continue;
+        if (start == 0)
+            start = now_ns();
+        if (now_ns() - start < SPIN_NS) {
+            sched_yield(); /* let a co-located rank run */
+            continue;
+        }
+        if ((rc = transport_progress(100)) != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}

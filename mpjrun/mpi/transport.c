@@ -1,0 +1,944 @@
+/*
+ * TCP between the ranks of a job.  Process (rank i, replica k) talks to
+ * (rank j, replica k) for every j: one connection per pair, made by the
+ * lower rank.  A connection starts with a handshake that proves both ends
+ * hold the job's key (MACs over fresh nonces) and, unless the job turned
+ * encryption off, derives a key for each direction; then frames flow:
+ *
+ *   plain:   struct wire_hdr, payload
+ *   sealed:  u32 length, ChaCha20-Poly1305(struct wire_hdr | payload)
+ *
+ * Sockets are non-blocking; progress writes what is queued (writev, user
+ * buffers sent in place) and reads into a per-connection buffer, except
+ * rendezvous payloads of a plain connection, which are read straight into
+ * the receiver's memory.  The progress engine never blocks unless asked.
+ */
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "ctl.h"
+#include "sec.h"
+
+#define HDR sizeof(struct wire_hdr)
+#define RBUF_PLAIN (HDR + MPII_EAGER_MAX + 64 * 1024)
+#define SEAL_CHUNK (256 * 1024) /* payload per sealed frame */
+#define SEAL_MAX (HDR + SEAL_CHUNK + SEC_TAG_LEN)
+#define HS_MAGIC 0x4d325032u    /* "P2M2" */
+#define HS_TIMEOUT_MS 30000
+#define IOV_BATCH 64
+
+enum conn_state {
+    CS_HELLO_SENT, /* connector: waits for the acceptor's proof */
+    CS_WAIT_HELLO, /* acceptor: waits for the hello */
+    CS_WAIT_PROOF, /* acceptor: waits for the connector's proof */
+    CS_READY,
+    CS_DEAD,
+};
+
+struct hello {
+    uint32_t magic, world, replica, flags;
+    uint8_t nonce[32];
+};
+
+struct txitem {
+    struct txitem *next;
+    uint8_t *head; /* header, or a whole sealed frame */
+    size_t hlen;
+    const uint8_t *data; /* plain payload, borrowed */
+    size_t dlen;
+    size_t off; /* written of head then data */
+    struct mpii_req *done;
+    uint8_t hbuf[HDR];
+};
+
+struct conn {
+    int fd;
+    int world;
+    enum conn_state state;
+    uint8_t nonce_c[32], nonce_a[32];
+    uint8_t hs[64]; /* the largest handshake step: the acceptor's proof */
+    size_t hslen;
+    /* receiving */
+    uint8_t *rbuf;
+    size_t rcap, rlen, rpos;
+    struct mpii_req *dreq; /* direct read of a rendezvous payload */
+    uint8_t *ddst;
+    size_t dwant, dgot, ddiscard;
+    uint8_t *plain; /* opened sealed frame */
+    /* sending */
+    struct txitem *txh, **txt;
+    uint64_t seq_tx, seq_rx;
+    /* sealing */
+    int sealed;
+    uint8_t ktx[SEC_KEY_LEN], krx[SEC_KEY_LEN];
+    uint64_t ctr_tx, ctr_rx;
+};
+
+static struct {
+    int listen_fd;
+    int world, size, replica;
+    int sealed;
+    uint8_t key[SEC_KEY_LEN];
+    struct conn **by_world; /* [size], NULL for ourselves */
+    struct pollfd *pfd;
+    int failed; /* a connection died: MPI_ERR_OTHER from now on */
+} tp = {.listen_fd = -1};
+
+int
+mpii_world_rank(void)
+{
+    return tp.world;
+}
+
+struct conn *
+conn_to(int world)
+{
+    if (world < 0 || world >= tp.size || tp.by_world == NULL)
+        return NULL;
+    return tp.by_world[world];
+}
+
+/* --- setup ------------------------------------------------------------ */
+
+int
+transport_listen(const char *host, uint16_t *port)
+{
+    struct addrinfo hints, *res;
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    int fd, one = 1;
+
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
+    if (getaddrinfo(host, "0", &hints, &res) != 0)
+        return -1;
+    fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd == -1 ||
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == -1 ||
+        bind(fd, res->ai_addr, res->ai_addrlen) == -1 || listen(fd, 256) == -1 ||
+        getsockname(fd, (struct sockaddr *)&ss, &len) == -1) {
+        if (fd != -1)
+            close(fd);
+        freeaddrinfo(res);
+        return -1;
+    }
+    freeaddrinfo(res);
+    *port = ntohs(ss.ss_family == AF_INET
+                      ? ((struct sockaddr_in *)&ss)->sin_port
+                      : ((struct sockaddr_in6 *)&ss)->sin6_port);
+    tp.listen_fd = fd;
+    return 0;
+}
+
+static void
+conn_tune(int fd)
+{
+    int one = 1, buf = 4 * 1024 * 1024;
+
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+    (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+    (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+static struct conn *
+conn_new(int fd)
+{
+    struct conn *c = calloc(1, sizeof *c);
+
+    if (c == NULL)
+        return NULL;
+    c->fd = fd;
+    c->world = -1;
+    c->txt = &c->txh;
+    c->rcap = tp.sealed ? 4 + SEAL_MAX : RBUF_PLAIN;
+    if ((c->rbuf = malloc(c->rcap)) == NULL ||
+        (tp.sealed && (c->plain = malloc(SEAL_MAX)) == NULL)) {
+        free(c->rbuf);
+        free(c);
+        return NULL;
+    }
+    conn_tune(fd);
+    return c;
+}
+
+/* MAC over who | both nonces | both ranks | flags, keyed by the job key. */
+static void
+hs_mac(const char *who, const struct conn *c, int connector_world,
+       int acceptor_world, uint8_t out[SEC_MAC_LEN])
+{
+    struct sec_hasher h;
+    uint32_t v[3] = {(uint32_t)connector_world, (uint32_t)acceptor_world,
+                     (uint32_t)tp.sealed};
+
+    sec_hasher_init(&h, tp.key);
+    sec_hasher_update(&h, who, strlen(who) + 1);
+    sec_hasher_update(&h, c->nonce_c, 32);
+    sec_hasher_update(&h, c->nonce_a, 32);
+    sec_hasher_update(&h, v, sizeof v);
+    sec_hasher_final(&h, out);
+}
+
+static void
+hs_keys(struct conn *c, int connector)
+{
+    uint8_t c2a[SEC_MAC_LEN], a2c[SEC_MAC_LEN];
+    int cw = connector ? tp.world : c->world;
+    int aw = connector ? c->world : tp.world;
+
+    hs_mac("connector to acceptor", c, cw, aw, c2a);
+    hs_mac("acceptor to connector", c, cw, aw, a2c);
+    memcpy(c->ktx, connector ? c2a : a2c, SEC_KEY_LEN);
+    memcpy(c->krx, connector ? a2c : c2a, SEC_KEY_LEN);
+    sec_wipe(c2a, sizeof c2a);
+    sec_wipe(a2c, sizeof a2c);
+    c->sealed = tp.sealed;
+}
+
+/* Small handshake writes fit any socket buffer: all or an error. */
+static int
+hs_write(int fd, const void *buf, size_t len)
+{
+    return send(fd, buf, len, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
+}
+
+static int
+conn_connect(const char *addr, int world)
+{
+    char host[72], *colon, *port;
+    struct addrinfo hints, *res;
+    struct hello h;
+    struct conn *c;
+    int fd, rc;
+
+    snprintf(host, sizeof host, "%s", addr);
+    if ((colon = strrchr(host, ':')) == NULL)
+        return -1;
+    *colon = '\0';
+    port = colon + 1;
+    if (host[0] == '[') {
+        memmove(host, host + 1, strlen(host));
+        host[strlen(host) - 1] = '\0';
+    }
+    memset(&hints, 0, sizeof hints);
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+    if (getaddrinfo(host, port, &hints, &res) != 0)
+        return -1;
+    fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    /* Blocking connect: the other side's kernel completes it from its
+     * backlog even before its process accepts. */
+    rc = fd == -1 ? -1 : connect(fd, res->ai_addr, res->ai_addrlen);
+    freeaddrinfo(res);
+    if (rc == -1 || (c = conn_new(fd)) == NULL) {
+        if (fd != -1)
+            close(fd);
+        return -1;
+    }
+    c->world = world;
+    sec_random(c->nonce_c, sizeof c->nonce_c);
+    memset(&h, 0, sizeof h);
+    h.magic = HS_MAGIC;
+    h.world = (uint32_t)tp.world;
+    h.replica = (uint32_t)tp.replica;
+    h.flags = (uint32_t)tp.sealed;
+    memcpy(h.nonce, c->nonce_c, sizeof h.nonce);
+    if (hs_write(fd, &h, sizeof h) == -1) {
+        close(fd);
+        free(c->rbuf);
+        free(c->plain);
+        free(c);
+        return -1;
+    }
+    c->state = CS_HELLO_SENT;
+    tp.by_world[world] = c;
+    return 0;
+}
+
+static void conn_kill(struct conn *);
+
+/* Read what the handshake needs now; 1 when the step is complete. */
+static int
+hs_read(struct conn *c, size_t want)
+{
+    ssize_t n;
+
+    _Static_assert(sizeof(struct hello) <= sizeof c->hs, "hello too big");
+    if (want > sizeof c->hs) {
+        conn_kill(c);
+        return 0;
+    }
+    while (c->hslen < want) {
+        n = recv(c->fd, c->hs + c->hslen, want - c->hslen, 0);
+        if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
+            conn_kill(c);
+            return 0;
+        }
+        if (n == -1)
+            return 0;
+        c->hslen += (size_t)n;
+    }
+    c->hslen = 0;
+    return 1;
+}
+
+/* One step of a handshake in progress. */
+static void
+hs_step(struct conn *c, struct conn **pending, int npending)
+{
+    uint8_t mac[SEC_MAC_LEN], reply[64];
+    struct hello h;
+    int i;
+
+    switch (c->state) {
+    case CS_HELLO_SENT: /* proof from the acceptor: nonce, MAC */
+        if (!hs_read(c, 64))
+            return;
+        memcpy(c->nonce_a, c->hs, 32);
+        hs_mac("acceptor", c, tp.world, c->world, mac);
+        if (!sec_equal(mac, c->hs + 32, SEC_MAC_LEN)) {
+            conn_kill(c);
+            return;
+        }
+        hs_mac("connector", c, tp.world, c->world, mac);
+        if (hs_write(c->fd, mac, sizeof mac) == -1) {
+            conn_kill(c);
+            return;
+        }
+        hs_keys(c, 1);
+        c->state = CS_READY;
+        return;
+    case CS_WAIT_HELLO:
+        if (!hs_read(c, sizeof h))
+            return;
+        memcpy(&h, c->hs, sizeof h);
+        /* Only a lower rank of our replica connects to us, once. */
+        if (h.magic != HS_MAGIC || h.replica != (uint32_t)tp.replica ||
+            h.world >= (uint32_t)tp.world || tp.by_world[h.world] != NULL ||
+            h.flags != (uint32_t)tp.sealed) {
+            conn_kill(c);
+            return;
+        }
+        for (i = 0; i < npending; i++)
+            if (pending[i] != c && pending[i] != NULL &&
+                pending[i]->world == (int)h.world)
+                conn_kill(pending[i]);
+        c->world = (int)h.world;
+        memcpy(c->nonce_c, h.nonce, 32);
+        sec_random(c->nonce_a, 32);
+        memcpy(reply, c->nonce_a, 32);
+        hs_mac("acceptor", c, c->world, tp.world, reply + 32);
+        if (hs_write(c->fd, reply, sizeof reply) == -1) {
+            conn_kill(c);
+            return;
+        }
+        c->state = CS_WAIT_PROOF;
+        return;
+    case CS_WAIT_PROOF:
+        if (!hs_read(c, SEC_MAC_LEN))
+            return;
+        hs_mac("connector", c, c->world, tp.world, mac);
+        if (!sec_equal(mac, c->hs, SEC_MAC_LEN)) {
+            conn_kill(c);
+            return;
+        }
+        hs_keys(c, 0);
+        c->state = CS_READY;
+        tp.by_world[c->world] = c;
+        return;
+    default:
+        return;
+    }
+}
+
+static int
+ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int)((t.tv_sec - t0->tv_sec) * 1000 +
+                 (t.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
+int
+transport_connect_all(const struct ctl_entry *tab, int n, const uint8_t *key,
+                      int world, int size, int replica, int sealed)
+{
+    struct conn **pending;
+    struct timespec t0;
+    int i, j, npending = 0, ready, fd;
+
+    tp.world = world;
+    tp.size = size;
+    tp.replica = replica;
+    tp.sealed = sealed;
+    memcpy(tp.key, key, SEC_KEY_LEN);
+    if ((tp.by_world = calloc((size_t)size, sizeof *tp.by_world)) == NULL ||
+        (tp.pfd = calloc((size_t)size + 1, sizeof *tp.pfd)) == NULL ||
+        (pending = calloc((size_t)size + 1, sizeof *pending)) == NULL)
+        return MPI_ERR_NO_MEM;
+    /* Connect to every higher rank of our replica. */
+    for (i = 0; i < n; i++)
+        if ((int)tab[i].replica == replica && (int)tab[i].rank > world &&
+            (int)tab[i].rank < size &&
+            conn_connect(tab[i].addr, (int)tab[i].rank) == -1) {
+            free(pending);
+            return MPI_ERR_OTHER;
+        }
+    (void)fcntl(tp.listen_fd, F_SETFL, O_NONBLOCK);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        ready = 0;
+        for (j = 0; j < size; j++)
+            if (j == world ||
+                (tp.by_world[j] != NULL && tp.by_world[j]->state == CS_READY))
+                ready++;
+        if (ready == size)
+            break;
+        if (ms_since(&t0) > HS_TIMEOUT_MS) {
+            free(pending);
+            return MPI_ERR_OTHER;
+        }
+        /* Accept lower ranks. */
+        while (npending < size &&
+               (fd = accept4(tp.listen_fd, NULL, NULL, SOCK_CLOEXEC)) != -1) {
+            if ((pending[npending] = conn_new(fd)) == NULL) {
+                close(fd);
+                break;
+            }
+            pending[npending++]->state = CS_WAIT_HELLO;
+        }
+        for (j = 0; j < size; j++)
+            if (tp.by_world[j] != NULL && tp.by_world[j]->state == CS_HELLO_SENT)
+                hs_step(tp.by_world[j], pending, npending);
+        for (j = 0; j < npending; j++)
+            if (pending[j] != NULL && pending[j]->state != CS_READY) {
+                hs_step(pending[j], pending, npending);
+                if (pending[j]->state == CS_DEAD) {
+                    free(pending[j]->rbuf);
+                    free(pending[j]->plain);
+                    free(pending[j]);
+                    pending[j] = NULL;
+                }
+            }
+        for (j = 0; j < size; j++)
+            if (tp.by_world[j] != NULL && tp.by_world[j]->state == CS_DEAD) {
+                free(pending);
+                return MPI_ERR_OTHER; /* a peer failed authentication */
+            }
+        {
+            struct timespec ts = {0, 200 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    free(pending);
+    close(tp.listen_fd);
+    tp.listen_fd = -1;
+    return MPI_SUCCESS;
+}
+
+/* --- failure ----------------------------------------------------------- */
+
+static void
+conn_kill(struct conn *c)
+{
+    struct txitem *t;
+
+    if (c->state == CS_DEAD)
+        return;
+    if (getenv("P2P_MPI_DEBUG") != NULL)
+        mpii_log("rank %d: connection to rank %d closed in state %d "
+                 "(errno %d)",
+                 tp.world, c->world, (int)c->state, errno);
+    c->state = CS_DEAD;
+    if (c->fd != -1)
+        close(c->fd);
+    c->fd = -1;
+    while ((t = c->txh) != NULL) {
+        c->txh = t->next;
+        if (t->done != NULL)
+            req_complete(t->done, MPI_ERR_OTHER);
+        if (t->head != t->hbuf)
+            free(t->head);
+        free(t);
+    }
+    c->txt = &c->txh;
+    if (c->dreq != NULL)
+        req_complete(c->dreq, MPI_ERR_OTHER);
+    c->dreq = NULL;
+    if (c->world >= 0 && tp.by_world != NULL &&
+        tp.by_world[c->world] == c)
+        tp.failed = 1;
+}
+
+/* --- sending ---------------------------------------------------------- */
+
+/* Write what the queue holds, as far as the socket takes it. */
+static void
+conn_flush(struct conn *c)
+{
+    struct iovec iov[IOV_BATCH];
+    struct txitem *t;
+    ssize_t n;
+    size_t k, left;
+    int i;
+
+    while (c->txh != NULL && c->state == CS_READY) {
+        i = 0;
+        for (t = c->txh; t != NULL && i < IOV_BATCH - 1; t = t->next) {
+            if (t->off < t->hlen) {
+                iov[i].iov_base = t->head + t->off;
+                iov[i++].iov_len = t->hlen - t->off;
+            }
+            if (t->dlen > 0 && t->off < t->hlen + t->dlen) {
+                k = t->off > t->hlen ? t->off - t->hlen : 0;
+                iov[i].iov_base = (void *)(t->data + k);
+                iov[i++].iov_len = t->dlen - k;
+            }
+        }
+        n = writev(c->fd, iov, i);
+        if (n == -1) {
+            if (errno != EAGAIN && errno != EINTR)
+                conn_kill(c);
+            return;
+        }
+        left = (size_t)n;
+        while ((t = c->txh) != NULL && left > 0) {
+            k = t->hlen + t->dlen - t->off;
+            if (left < k) {
+                t->off += left;
+                break;
+            }
+            left -= k;
+            c->txh = t->next;
+            if (c->txh == NULL)
+                c->txt = &c->txh;
+            if (t->done != NULL)
+                req_complete(t->done, MPI_SUCCESS);
+            if (t->head != t->hbuf)
+                free(t->head);
+            free(t);
+        }
+        if (left == 0 && c->txh != NULL && n > 0)
+            continue;
+    }
+}
+
+static int
+conn_queue(struct conn *c, struct txitem *t)
+{
+    t->next = NULL;
+    *c->txt = t;
+    c->txt = &t->next;
+    conn_flush(c);
+    return c->state == CS_DEAD ? MPI_ERR_OTHER : MPI_SUCCESS;
+}
+
+/* One sealed frame of a header and (part of) a payload. */
+static int
+conn_send_sealed(struct conn *c, const struct wire_hdr *h, const void *data,
+                 size_t len, struct mpii_req *done)
+{
+    struct txitem *t;
+    uint8_t *plain;
+    uint32_t flen = (uint32_t)(HDR + len + SEC_TAG_LEN);
+
+    if ((t = calloc(1, sizeof *t)) == NULL ||
+        (t->head = malloc(4 + flen)) == NULL ||
+        (plain = malloc(HDR + len + 1)) == NULL) {
+        if (t != NULL)
+            free(t->head);
+        free(t);
+        return MPI_ERR_NO_MEM;
+    }
+    memcpy(plain, h, HDR);
+    if (len > 0)
+        memcpy(plain + HDR, data, len);
+    memcpy(t->head, &flen, 4);
+    sec_seal(t->head + 4, plain, HDR + len, NULL, 0, c->ctr_tx++, c->ktx);
+    free(plain);
+    t->hlen = 4 + flen;
+    t->done = done;
+    return conn_queue(c, t);
+}
+
+int
+conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
+          int copy, struct mpii_req *done)
+{
+    struct txitem *t;
+    struct iovec iov[2];
+    ssize_t n = 0;
+    size_t off, chunk;
+    int rc;
+
+    if (c == NULL || c->state != CS_READY)
+        return MPI_ERR_OTHER;
+    h->len = len;
+    if (c->sealed) {
+        /* Big payloads go in several frames, each at its offset. */
+        off = 0;
+        do {
+            chunk = len - off > SEAL_CHUNK ? SEAL_CHUNK : len - off;
+            h->seq = c->seq_tx++;
+            h->len = chunk;
+            if (h->type == FR_DATA)
+                h->total = off;
+            rc = conn_send_sealed(c, h, (const uint8_t *)data + off, chunk,
+                                  off + chunk == len ? done : NULL);
+            if (rc != MPI_SUCCESS)
+                return rc;
+            off += chunk;
+        } while (off < len);
+        return MPI_SUCCESS;
+    }
+    h->seq = c->seq_tx++;
+    /* Nothing queued: try to write at once, from the caller's buffer. */
+    if (c->txh == NULL) {
+        iov[0].iov_base = h;
+        iov[0].iov_len = HDR;
+        iov[1].iov_base = (void *)data;
+        iov[1].iov_len = len;
+        n = writev(c->fd, iov, len > 0 ? 2 : 1);
+        if (n == -1 && errno != EAGAIN && errno != EINTR) {
+            conn_kill(c);
+            return MPI_ERR_OTHER;
+        }
+        if (n == (ssize_t)(HDR + len)) {
+            if (done != NULL)
+                req_complete(done, MPI_SUCCESS);
+            return MPI_SUCCESS;
+        }
+        if (n < 0)
+            n = 0;
+    }
+    if ((t = calloc(1, sizeof *t)) == NULL)
+        return MPI_ERR_NO_MEM;
+    memcpy(t->hbuf, h, HDR);
+    t->head = t->hbuf;
+    t->hlen = HDR;
+    t->off = (size_t)n;
+    t->dlen = len;
+    t->data = data;
+    if (copy && len > 0) {
+        /* The caller's buffer is free when we return: keep a copy. */
+        if ((t->head = malloc(HDR + len)) == NULL) {
+            free(t);
+            return MPI_ERR_NO_MEM;
+        }
+        memcpy(t->head, h, HDR);
+        memcpy(t->head + HDR, data, len);
+        t->hlen = HDR + len;
+        t->data = NULL;
+        t->dlen = 0;
+    }
+    t->done = done;
+    return conn_queue(c, t);
+}
+
+/* --- receiving -------------------------------------------------------- */
+
+static void
+conn_protocol_error(struct conn *c)
+{
+    mpii_log("rank %d: malformed frame from rank %d: connection closed",
+             tp.world, c->world);
+    conn_kill(c);
+}
+
+/* A rendezvous payload: what is at hand lands now, the rest is read
+ * straight into place.  Returns bytes of payload consumed from avail. */
+static size_t
+conn_data(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
+          size_t avail)
+{
+    struct mpii_req *r = req_by_id(h->rid);
+    size_t off = (size_t)h->total, fit, now;
+
+    if (r == NULL || r->kind != REQ_RECV || r->conn != c ||
+        off + h->len > r->total) {
+        conn_protocol_error(c);
+        return 0;
+    }
+    /* Bytes beyond the receive's capacity are read and dropped. */
+    fit = off >= r->cap ? 0 : (r->cap - off < h->len ? r->cap - off : h->len);
+    now = avail < h->len ? avail : h->len;
+    if (now > 0 && fit > 0)
+        memcpy(r->rbuf + off, payload, now < fit ? now : fit);
+    r->got += now;
+    if (now < h->len) {
+        c->dreq = r;
+        c->ddst = r->rbuf + off + now;
+        c->dwant = now < fit ? fit - now : 0;
+        c->dgot = 0;
+        c->ddiscard = h->len - now - c->dwant;
+        return now;
+    }
+    if (r->got >= r->total)
+        req_complete(r, MPI_SUCCESS);
+    return now;
+}
+
+/* One frame whose header (and, unless DATA, payload) is at hand.  Returns
+ * the payload bytes used. */
+static size_t
+conn_frame(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
+           size_t avail)
+{
+    struct mpii_req *r;
+
+    if (h->seq != c->seq_rx++) {
+        conn_protocol_error(c);
+        return 0;
+    }
+    switch (h->type) {
+    case FR_EAGER:
+        if (h->len != h->total || h->len > MPII_EAGER_MAX) {
+            conn_protocol_error(c);
+            return 0;
+        }
+        match_incoming(c, h, payload);
+        return h->len;
+    case FR_RTS:
+        if (h->len != 0) {
+            conn_protocol_error(c);
+            return 0;
+        }
+        match_incoming(c, h, NULL);
+        return 0;
+    case FR_CTS:
+        r = req_by_id(h->sid);
+        if (r == NULL || r->kind != REQ_SEND || h->len != 0 ||
+            r->conn != c) {
+            conn_protocol_error(c);
+            return 0;
+        }
+        {
+            struct wire_hdr d;
+
+            memset(&d, 0, sizeof d);
+            d.type = FR_DATA;
+            d.rid = h->rid;
+            d.total = 0;
+            conn_send(c, &d, r->data, r->len, 0, r);
+        }
+        return 0;
+    case FR_DATA:
+        return conn_data(c, h, payload, avail);
+    case FR_FIN:
+        match_incoming(c, h, NULL);
+        return 0;
+    default:
+        conn_protocol_error(c);
+        return 0;
+    }
+}
+
+/* Parse whole frames from the plain receive buffer. */
+static void
+conn_parse_plain(struct conn *c)
+{
+    struct wire_hdr h;
+    size_t avail;
+
+    while (c->state == CS_READY && c->dreq == NULL && c->ddiscard == 0 &&
+           c->rlen - c->rpos >= HDR) {
+        memcpy(&h, c->rbuf + c->rpos, HDR);
+        avail = c->rlen - c->rpos - HDR;
+        if (h.type != FR_DATA && h.len > avail) {
+            if (h.len > MPII_EAGER_MAX) {
+                conn_protocol_error(c);
+                return;
+            }
+            break; /* wait for the rest of an eager message */
+        }
+        c->rpos += HDR;
+        c->rpos += conn_frame(c, &h, c->rbuf + c->rpos, avail);
+    }
+}
+
+/* Parse whole sealed frames. */
+static void
+conn_parse_sealed(struct conn *c)
+{
+    struct wire_hdr h;
+    uint32_t flen;
+
+    while (c->state == CS_READY && c->rlen - c->rpos >= 4) {
+        memcpy(&flen, c->rbuf + c->rpos, 4);
+        if (flen < HDR + SEC_TAG_LEN || flen > SEAL_MAX) {
+            conn_protocol_error(c);
+            return;
+        }
+        if (c->rlen - c->rpos < 4 + (size_t)flen)
+            break;
+        if (sec_open(c->plain, c->rbuf + c->rpos + 4, flen, NULL, 0,
+                     c->ctr_rx++, c->krx) == -1) {
+            conn_protocol_error(c);
+            return;
+        }
+        c->rpos += 4 + flen;
+        memcpy(&h, c->plain, HDR);
+        if (h.len != flen - HDR - SEC_TAG_LEN) {
+            conn_protocol_error(c);
+            return;
+        }
+        conn_frame(c, &h, c->plain + HDR, h.len);
+        if (c->dreq != NULL) { /* never for sealed: payloads are whole */
+            conn_protocol_error(c);
+            return;
+        }
+    }
+}
+
+static void
+conn_read(struct conn *c)
+{
+    uint8_t scratch[16384];
+    ssize_t n;
+
+    while (c->state == CS_READY) {
+        if (c->dreq != NULL || c->ddiscard > 0) {
+            /* A rendezvous payload straight into the user's memory. */
+            if (c->dgot < c->dwant)
+                n = recv(c->fd, c->ddst + c->dgot, c->dwant - c->dgot, 0);
+            else
+                n = recv(c->fd, scratch,
+                         c->ddiscard < sizeof scratch ? c->ddiscard
+                                                       : sizeof scratch,
+                         0);
+            if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
+                conn_kill(c);
+                return;
+            }
+            if (n == -1)
+                return;
+            if (c->dgot < c->dwant)
+                c->dgot += (size_t)n;
+            else
+                c->ddiscard -= (size_t)n;
+            c->dreq->got += (size_t)n;
+            if (c->dgot == c->dwant && c->ddiscard == 0) {
+                struct mpii_req *r = c->dreq;
+
+                c->dreq = NULL;
+                if (r->got >= r->total)
+                    req_complete(r, MPI_SUCCESS);
+                conn_parse_plain(c);
+            }
+            continue;
+        }
+        if (c->rpos > 0 && c->rpos == c->rlen)
+            c->rpos = c->rlen = 0;
+        else if (c->rpos > 0 && c->rlen == c->rcap) {
+            memmove(c->rbuf, c->rbuf + c->rpos, c->rlen - c->rpos);
+            c->rlen -= c->rpos;
+            c->rpos = 0;
+        }
+        n = recv(c->fd, c->rbuf + c->rlen, c->rcap - c->rlen, 0);
+        if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
+            conn_kill(c);
+            return;
+        }
+        if (n == -1)
+            return;
+        c->rlen += (size_t)n;
+        if (c->sealed)
+            conn_parse_sealed(c);
+        else
+            conn_parse_plain(c);
+    }
+}
+
+/* --- progress --------------------------------------------------------- */
+
+int
+transport_progress(int timeout_ms)
+{
+    struct conn *c;
+    int i, n = 0;
+
+    if (timeout_ms > 0 && tp.by_world != NULL) {
+        for (i = 0; i < tp.size; i++)
+            if ((c = tp.by_world[i]) != NULL && c->state == CS_READY) {
+                tp.pfd[n].fd = c->fd;
+                tp.pfd[n].events = POLLIN | (c->txh != NULL ? POLLOUT : 0);
+                tp.pfd[n].revents = 0;
+                n++;
+            }
+        if (n > 0)
+            (void)poll(tp.pfd, (nfds_t)n, timeout_ms);
+        else {
+            struct timespec ts = {0, 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    for (i = 0; tp.by_world != NULL && i < tp.size; i++)
+        if ((c = tp.by_world[i]) != NULL && c->state == CS_READY) {
+            if (c->txh != NULL)
+                conn_flush(c);
+            conn_read(c);
+        }
+    return tp.failed ? MPI_ERR_OTHER : MPI_SUCCESS;
+}
+
+void
+transport_self(const struct wire_hdr *h, const void *data)
+{
+    match_incoming(NULL, h, data);
+}
+
+int
+transport_flushed(void)
+{
+    int i;
+
+    for (i = 0; tp.by_world != NULL && i < tp.size; i++)
+        if (tp.by_world[i] != NULL && tp.by_world[i]->state == CS_READY &&
+            tp.by_world[i]->txh != NULL)
+            return 0;
+    return 1;
+}
+
+void
+transport_fini(void)
+{
+    struct conn *c;
+    int i;
+
+    for (i = 0; tp.by_world != NULL && i < tp.size; i++)
+        if ((c = tp.by_world[i]) != NULL) {
+            conn_kill(c);
+            free(c->rbuf);
+            free(c->plain);
+            sec_wipe(c->ktx, sizeof c->ktx);
+            sec_wipe(c->krx, sizeof c->krx);
+            free(c);
+        }
+    free(tp.by_world);
+    free(tp.pfd);
+    tp.by_world = NULL;
+    tp.pfd = NULL;
+    if (tp.listen_fd != -1)
+        close(tp.listen_fd);
+    tp.listen_fd = -1;
+    sec_wipe(tp.key, sizeof tp.key);
+    tp.failed = 0;
+}
