@@ -64,6 +64,7 @@ static const struct conf_key conf_keys[] = {
     {"run", "user_key", CONF_PATH, F(user_key), 0, 0},
     {"run", "strategy", CONF_STR, F(strategy), 0, 0},
     {"run", "lease_ms", CONF_INT, F(lease_ms), 500, 3600000},
+    {"run", "encrypt", CONF_BOOL, F(encrypt), 0, 0},
 };
 #undef F
 
@@ -275,6 +276,7 @@ config_defaults(struct p2p_config *cfg)
     cfg->max_lease_ms = 60000;
     cfg->strategy = xstrdup("spread");
     cfg->lease_ms = 5000;
+    cfg->encrypt = 1;
 }
 
 /* The file to read: explicit, $P2P_CONF, the user's, the system's. */

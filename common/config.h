@@ -66,6 +66,7 @@ struct p2p_config {
     char *user_key; /* the user's signing key; made on first use */
     char *strategy; /* spread or concentrate */
     int lease_ms;   /* how long peers wait for a silent p2prun */
+    int encrypt;    /* MPI traffic between ranks sealed (default yes) */
 };
 
 /* Load defaults, then the file found as described above (explicit may be

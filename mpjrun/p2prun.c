@@ -40,6 +40,8 @@ usage(FILE *f)
             "  -x VAR[=VAL]          export VAR, with its value here or VAL "
             "(repeatable)\n"
             "  --tag-output          prefix every line with [rank]\n"
+            "  --no-encrypt          MPI traffic between ranks in clear "
+            "(trusted networks)\n"
             "  --supernode ADDR:PORT ask this supernode (repeatable)\n"
             "  --timeout SECONDS     stop the job after this long (exit "
             "124)\n"
@@ -86,6 +88,7 @@ main(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"tag-output", no_argument, NULL, 'T'},
+        {"no-encrypt", no_argument, NULL, 'E'},
         {"supernode", required_argument, NULL, 's'},
         {"conf", required_argument, NULL, 'c'},
         {"timeout", required_argument, NULL, 't'},
@@ -102,6 +105,7 @@ main(int argc, char **argv)
     uint8_t pk[SEC_SIGN_PK_LEN], sk[SEC_SIGN_SK_LEN];
     char err[1024], *x;
     int ch, nsn = 0, verbose = 0, status, created, i, npeers, slots;
+    int no_encrypt = 0;
 
     log_init("p2prun", 1, P2P_LOG_WARN);
     /* A peer that vanishes mid-write must be an error on that connection,
@@ -142,6 +146,9 @@ main(int argc, char **argv)
             break;
         case 'T':
             js.tag_output = 1;
+            break;
+        case 'E':
+            no_encrypt = 1;
             break;
         case 's':
             if (nsn == CONF_MAX_SUPERNODES) {
@@ -210,6 +217,9 @@ main(int argc, char **argv)
         return 1;
     }
     js.lease_ms = cfg.lease_ms;
+    /* MPI traffic between the ranks: sealed unless the job says not. */
+    if (no_encrypt || !cfg.encrypt)
+        js.env[js.nenv++] = xstrdup("P2P_ENCRYPT=0");
     if (sec_init() == -1) {
         fprintf(stderr, "p2prun: libsodium failed to initialise\n");
         return 1;

@@ -378,6 +378,19 @@ job_table(struct job *j, const struct msg_table *t)
     free(buf);
 }
 
+/* Processes of every job running on this peer (a stand-in for "on this
+ * machine": peers sharing a machine each count their own). */
+static size_t
+job_local_procs(struct peerd *pd)
+{
+    struct job *j;
+    size_t n = 0;
+
+    for (j = pd->jobs; j != NULL; j = j->next)
+        n += j->nprocs;
+    return n;
+}
+
 /* The environment of a job's processes: ours first (not overridable),
  * then the user's, then defaults the user may override. */
 static char **
@@ -397,6 +410,9 @@ job_env(struct job *j, const struct msg_launch *l, const struct proc *p,
     xasprintf(&env[k++], "P2P_HOST=%s", j->pd->host_label);
     xasprintf(&env[k++], "%s=%d", CTL_FD_ENV, CTL_FD);
     xasprintf(&env[k++], "P2P_BIND=%s", j->bind_host);
+    /* Every process of the job on this machine, all peers together, so
+     * that the library knows when ranks outnumber cores. */
+    xasprintf(&env[k++], "P2P_LOCAL_PROCS=%zu", job_local_procs(j->pd));
     for (i = 0; i < l->nenv; i++)
         env[k++] = xstrdup(l->env[i]);
     env[k++] = xstrdup("PATH=/usr/local/bin:/usr/bin:/bin");

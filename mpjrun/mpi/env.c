@@ -147,6 +147,12 @@ MPI_Init(int *argc, char ***argv)
         }
     }
     world_size = size;
+    {
+        int local = env_int("P2P_LOCAL_PROCS", 1);
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+        req_set_oversubscribed(local > 0 && cores > 0 && local > cores);
+    }
     if ((rc = mpii_comm_init(rank, size)) != MPI_SUCCESS)
         return rc;
     initialized = 1;
