@@ -6,7 +6,8 @@
  * encryption off, derives a key for each direction; then frames flow:
  *
  *   plain:   struct wire_hdr, payload
- *   sealed:  u32 length, ChaCha20-Poly1305(struct wire_hdr | payload)
+ *   sealed:  u32 length, struct wire_hdr, ChaCha20-Poly1305(payload) with
+ *            the header as associated data (authenticated, not hidden)
  *
  * Sockets are non-blocking; progress writes what is queued (writev, user
  * buffers sent in place) and reads into a per-connection buffer, except
@@ -551,29 +552,24 @@ conn_queue(struct conn *c, struct txitem *t)
     return c->state == CS_DEAD ? MPI_ERR_OTHER : MPI_SUCCESS;
 }
 
-/* One sealed frame of a header and (part of) a payload. */
+/* One sealed frame: the header in clear as associated data, the payload
+ * sealed straight from the caller's buffer into the frame. */
 static int
 conn_send_sealed(struct conn *c, const struct wire_hdr *h, const void *data,
                  size_t len, struct mpii_req *done)
 {
     struct txitem *t;
-    uint8_t *plain;
     uint32_t flen = (uint32_t)(HDR + len + SEC_TAG_LEN);
 
     if ((t = calloc(1, sizeof *t)) == NULL ||
-        (t->head = malloc(4 + flen)) == NULL ||
-        (plain = malloc(HDR + len + 1)) == NULL) {
-        if (t != NULL)
-            free(t->head);
+        (t->head = malloc(4 + flen)) == NULL) {
         free(t);
         return MPI_ERR_NO_MEM;
     }
-    memcpy(plain, h, HDR);
-    if (len > 0)
-        memcpy(plain + HDR, data, len);
     memcpy(t->head, &flen, 4);
-    sec_seal(t->head + 4, plain, HDR + len, NULL, 0, c->ctr_tx++, c->ktx);
-    free(plain);
+    memcpy(t->head + 4, h, HDR);
+    sec_seal(t->head + 4 + HDR, data, len, t->head + 4, HDR, c->ctr_tx++,
+             c->ktx);
     t->hlen = 4 + flen;
     t->done = done;
     return conn_queue(c, t);
@@ -774,11 +770,46 @@ conn_parse_plain(struct conn *c)
     }
 }
 
+/* A sealed rendezvous payload: opened straight into the receiver's
+ * memory when it fits (libsodium verifies before it writes). */
+static void
+conn_sealed_data(struct conn *c, const struct wire_hdr *h,
+                 const uint8_t *sealed)
+{
+    struct mpii_req *r = req_by_id(h->rid);
+    size_t off = (size_t)h->total;
+    int rc;
+
+    if (h->seq != c->seq_rx++ || r == NULL || r->kind != REQ_RECV ||
+        r->conn != c || off + h->len > r->total) {
+        conn_protocol_error(c);
+        return;
+    }
+    if (off + h->len <= r->cap)
+        rc = sec_open(r->rbuf + off, sealed, h->len + SEC_TAG_LEN,
+                      (const uint8_t *)h, HDR, c->ctr_rx++, c->krx);
+    else {
+        /* Truncated receive: what fits is kept, the rest dropped. */
+        rc = sec_open(c->plain, sealed, h->len + SEC_TAG_LEN,
+                      (const uint8_t *)h, HDR, c->ctr_rx++, c->krx);
+        if (rc == 0 && off < r->cap)
+            memcpy(r->rbuf + off, c->plain, r->cap - off);
+    }
+    if (rc == -1) {
+        conn_protocol_error(c);
+        return;
+    }
+    r->got += h->len;
+    if (r->got >= r->total)
+        req_complete(r, MPI_SUCCESS);
+}
+
 /* Parse whole sealed frames. */
 static void
 conn_parse_sealed(struct conn *c)
 {
     struct wire_hdr h;
+    const uint8_t *frame;
     uint32_t flen;
 
     while (c->state == CS_READY && c->rlen - c->rpos >= 4) {
@@ -789,22 +820,23 @@ conn_parse_sealed(struct conn *c)
         }
         if (c->rlen - c->rpos < 4 + (size_t)flen)
             break;
-        if (sec_open(c->plain, c->rbuf + c->rpos + 4, flen, NULL, 0,
-                     c->ctr_rx++, c->krx) == -1) {
-            conn_protocol_error(c);
-            return;
-        }
+        frame = c->rbuf + c->rpos + 4;
         c->rpos += 4 + flen;
-        memcpy(&h, c->plain, HDR);
+        memcpy(&h, frame, HDR);
         if (h.len != flen - HDR - SEC_TAG_LEN) {
             conn_protocol_error(c);
             return;
         }
-        conn_frame(c, &h, c->plain + HDR, h.len);
-        if (c->dreq != NULL) { /* never for sealed: payloads are whole */
+        if (h.type == FR_DATA) {
+            conn_sealed_data(c, &h, frame + HDR);
+            continue;
+        }
+        if (sec_open(c->plain, frame + HDR, h.len + SEC_TAG_LEN, frame, HDR,
+                     c->ctr_rx++, c->krx) == -1) {
             conn_protocol_error(c);
             return;
         }
+        conn_frame(c, &h, c->plain, h.len);
     }
 }
 
