@@ -880,9 +880,21 @@ co_tick(evutil_socket_t fd, short what, void *arg)
 {
     struct coord *co = arg;
     uint64_t now = monotime_ms();
-    static uint64_t last_ping;
+    static uint64_t last_ping, last_tick;
     struct msg m;
     size_t i;
+
+    /* We did not run for a long while (stopped, or a very loaded
+     * machine): that silence was ours, not the peers'. */
+    if (last_tick != 0 && now - last_tick > (uint64_t)co->js->lease_ms / 2) {
+        if (now - last_tick > (uint64_t)co->js->lease_ms)
+            co_say(co, "p2prun did not run for %.1f s, longer than the "
+                       "job's lease: peers may have given the job up",
+                   (double)(now - last_tick) / 1000.0);
+        for (i = 0; i < co->npeers; i++)
+            co->pc[i].last_heard_ms = now;
+    }
+    last_tick = now;
 
     if (now - last_ping >= (uint64_t)co->js->lease_ms / 4) {
         last_ping = now;

@@ -548,10 +548,14 @@ cstr_from_pb(const ProtobufCBinaryData *b, size_t max)
 {
     char *s;
 
-    if (b->len > max || memchr(b->data, '\0', b->len) != NULL)
+    /* An empty field decodes as {0, NULL}: never hand NULL to memchr or
+     * memcpy. */
+    if (b->len > max ||
+        (b->len > 0 && memchr(b->data, '\0', b->len) != NULL))
         return NULL;
     s = xmalloc(b->len + 1);
-    memcpy(s, b->data, b->len);
+    if (b->len > 0)
+        memcpy(s, b->data, b->len);
     s[b->len] = '\0';
     return s;
 }
@@ -663,7 +667,8 @@ data_from_pb(const ProtobufCBinaryData *b, struct msg_data *d, char *err,
     }
     d->len = b->len;
     d->data = xmalloc(b->len > 0 ? b->len : 1);
-    memcpy(d->data, b->data, b->len);
+    if (b->len > 0)
+        memcpy(d->data, b->data, b->len);
     return 0;
 }
 

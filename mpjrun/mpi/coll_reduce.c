@@ -54,8 +54,8 @@ struct red {
     size_t per;   /* working elements in one user element */
     size_t wext;  /* bytes between working elements */
     MPI_Aint wlb; /* working buffers start at base + wlb */
-    int direct;   /* working layout == user layout */
-    int padded;   /* working element has gaps (pack needs staging) */
+    int direct;   /* user buffers can be copied as they are */
+    int staged;   /* user <-> working goes through a packed copy */
 };
 
 static int
@@ -93,14 +93,16 @@ red_setup(struct red *rd, MPI_Datatype dt, MPI_Op op)
         rd->wext = (size_t)mpii_type_extent(rd->wt);
         rd->wlb = 0;
         rd->direct = b == dt;
-        rd->padded = mpii_type_size(rd->wt) != rd->wext;
+        rd->staged = mpii_type_size(rd->wt) != rd->wext;
     } else {
+        /* The user's layout; only the data moves, never the holes. */
         rd->wtype = dt;
         rd->wt = rd->ut;
         rd->per = 1;
         rd->wext = (size_t)mpii_type_extent(rd->ut);
         rd->wlb = mpii_type_lb(rd->ut);
-        rd->direct = 1;
+        rd->direct = mpii_type_contiguous(rd->ut);
+        rd->staged = 1;
     }
     if (red_builtin_op(op)) {
         /* Is the op defined on this type?  Asked now, before any message,
@@ -143,7 +145,7 @@ red_load(const struct red *rd, const void *ubuf, int count, char *w)
         return MPI_SUCCESS;
     }
     bytes = (size_t)count * mpii_type_size(rd->ut);
-    if (!rd->padded) {
+    if (!rd->staged) {
         mpii_pack(ubuf, count, rd->ut, w);
         return MPI_SUCCESS;
     }
@@ -168,7 +170,7 @@ red_store(const struct red *rd, const char *w, void *ubuf, int count)
         return MPI_SUCCESS;
     }
     bytes = (size_t)count * mpii_type_size(rd->ut);
-    if (!rd->padded) {
+    if (!rd->staged) {
         mpii_unpack(w, bytes, ubuf, count, rd->ut);
         return MPI_SUCCESS;
     }

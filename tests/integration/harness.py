@@ -25,7 +25,6 @@ CTest (P2P_BIN_DIR names the directory of the binaries).
 
 import atexit
 import ctypes
-import glob
 import json
 import os
 import re
@@ -321,15 +320,15 @@ class Run:
 class Daemon:
     """One long-running process, its stderr/stdout in a log file."""
 
-    def __init__(self, name, argv, log_path, env, cwd):
+    def __init__(self, name, argv, log_path, env, cwd, stdin=None):
         self.name = name
         self.argv = argv
         self.log_path = log_path
         self.expected_exit = False  # the test stopped it, or expects it to go
         with open(log_path, "wb") as log:
-            self.popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
-                                          stdout=log, stderr=log, env=env,
-                                          cwd=cwd)
+            self.popen = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL if stdin is None else stdin,
+                stdout=log, stderr=log, env=env, cwd=cwd)
         self.pid = self.popen.pid
         _live.add(self)
 
@@ -509,9 +508,10 @@ class Cluster:
         if runkeys:
             text += ["[run]"] + ["%s = %s" % kv for kv in runkeys.items()]
             text.append("")
-        base = self.write_config(name, key_file=self.key,
-                                 handshake_timeout_ms=self.handshake_timeout_ms,
-                                 heartbeat_ms=self.heartbeat_ms)
+        base = self.write_config(
+            name, key_file=self.key,
+            handshake_timeout_ms=self.handshake_timeout_ms,
+            heartbeat_ms=self.heartbeat_ms)
         with open(base, "a") as f:
             f.write("\n".join(text) + "\n" + extra)
         return base
@@ -562,10 +562,10 @@ class Cluster:
 
     # -- daemons -----------------------------------------------------------
 
-    def _daemon(self, name, argv):
+    def _daemon(self, name, argv, stdin=None):
         self._serial += 1
         log = self.path("%02d-%s.log" % (self._serial, name))
-        d = Daemon(name, argv, log, self.env, self.dir)
+        d = Daemon(name, argv, log, self.env, self.dir, stdin=stdin)
         self.daemons.append(d)
         return d
 
@@ -590,10 +590,11 @@ class Cluster:
         return sn if isinstance(sn, str) else sn.addr
 
     def start_peer(self, host, supernodes, slots=2, label=None, state_dir=None,
-                   conf=None, extra=(), name=None, wait=True):
+                   conf=None, extra=(), name=None, wait=True, stdin=None):
         """peerd on 127.0.0.<host>, port chosen by the kernel.  supernodes
         is a list of Daemons or ADDR:PORT strings.  Once up, .addr holds the
-        address it serves on (from its log)."""
+        address it serves on (from its log).  stdin: as for Popen (default
+        /dev/null)."""
         label = label or "host%d" % host
         state_dir = state_dir or self.path("state-%s" % label)
         argv = [binary("peerd"), "--conf", conf or self.conf,
@@ -602,7 +603,7 @@ class Cluster:
             argv += ["--supernode", self._addr(sn)]
         argv += ["--state-dir", state_dir, "--slots", str(slots),
                  "--host-label", label, "--foreground"] + list(extra)
-        d = self._daemon(name or "peerd-%s" % label, argv)
+        d = self._daemon(name or "peerd-%s" % label, argv, stdin=stdin)
         d.label, d.state_dir, d.slots, d.addr = label, state_dir, slots, None
         d.ip = "127.0.0.%d" % host
         if wait:
@@ -823,12 +824,14 @@ class JobTestCase(ClusterTestCase):
         self.runconf = None
 
     def start_jobnet(self, npeers=3, slots=2, labels=None, expire=10,
-                     peer_confs=None, lease_ms=None, first_host=2):
+                     peer_confs=None, lease_ms=None, first_host=2,
+                     peer_stdin=None):
         """A supernode and npeers peerd (slots each, or a list), host
         labels host2, host3, ... (or labels), each with the cluster's
-        configuration or its own from peer_confs; self.runconf names the
-        supernode and a user key made beforehand (so that p2prun prints
-        nothing about creating one).  Returns (supernode, [peers])."""
+        configuration or its own from peer_confs, and stdin peer_stdin (as
+        for Popen); self.runconf names the supernode and a user key made
+        beforehand (so that p2prun prints nothing about creating one).
+        Returns (supernode, [peers])."""
         sn = self.c.start_supernode(expire=expire)
         slots = slots if isinstance(slots, list) else [slots] * npeers
         peers = []
@@ -838,7 +841,7 @@ class JobTestCase(ClusterTestCase):
                 label=labels[i] if labels else None,
                 name=None if not labels else "peerd-%d-%s" % (i, labels[i]),
                 state_dir=self.c.path("state-%d" % (first_host + i)),
-                conf=(peer_confs or {}).get(i)))
+                conf=(peer_confs or {}).get(i), stdin=peer_stdin))
         self.c.wait_listed([sn], peers)
         key, _ = self.c.user_key("user")
         self.runconf = self.c.job_config("run.conf", [sn], user_key=key,

@@ -921,7 +921,45 @@ t_free_null(void)
     CHECK_EQ_INT(m.type, MSG_NONE);
 }
 
+/* Empty arguments are valid (p2prun sh -c '...' sh "" x): protobuf-c
+ * decodes an empty bytes field as {0, NULL}, which must not reach
+ * memchr/memcpy (UBSan in the sanitizer build). */
+static void
+t_launch_empty_argument(void)
+{
+    struct msg m, out;
+    struct proc_spec ps = {0, 0};
+    char *argv[] = {"sh", "", "y", ""};
+    char *env[] = {"EMPTY="};
+    uint8_t *buf;
+    size_t len;
+    char err[128];
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_LAUNCH;
+    m.u.launch.size = 1;
+    m.u.launch.nreplicas = 1;
+    m.u.launch.procs = &ps;
+    m.u.launch.nprocs = 1;
+    m.u.launch.argv = argv;
+    m.u.launch.nargv = 4;
+    m.u.launch.env = env;
+    m.u.launch.nenv = 1;
+    if (!CHECK_EQ_INT(codec_encode(&m, &buf, &len), 0))
+        return;
+    if (CHECK_EQ_INT(codec_decode(buf, len, &out, err, sizeof err), 0)) {
+        CHECK_EQ_INT(out.u.launch.nargv, 4);
+        CHECK_EQ_STR(out.u.launch.argv[1], "");
+        CHECK_EQ_STR(out.u.launch.argv[2], "y");
+        CHECK_EQ_STR(out.u.launch.argv[3], "");
+        CHECK_EQ_STR(out.u.launch.env[0], "EMPTY=");
+        codec_msg_free(&out);
+    }
+    free(buf);
+}
+
 static const struct test_case cases[] = {
+    {"launch with empty arguments", t_launch_empty_argument},
     {"register", t_register},
     {"register_max_lengths", t_register_max_lengths},
     {"register_ack", t_register_ack},
