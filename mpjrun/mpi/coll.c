@@ -39,8 +39,8 @@ enum {
 };
 
 #define CTX(c) ((c)->ctx + MPII_CTX_COLL)
-#define BCAST_LONG (64 * 1024)   /* bytes: scatter + ring above this */
-#define TREE_MAX (256 * 1024)    /* bytes in all: binomial gather/scatter */
+#define BCAST_LONG (64 * 1024)    /* bytes: scatter + ring above this */
+#define TREE_MAX (256 * 1024)     /* bytes in all: binomial gather/scatter */
 #define ALLTOALL_SHORT (8 * 1024) /* bytes per block: all at once */
 #define MAXCHILD 32
 
@@ -82,8 +82,8 @@ coll_at(const void *buf, long long i, MPI_Aint ext)
 /* Copies (sbuf, scount, st) into (rbuf, rcount, rt) through the packed
  * form: MPI_ERR_TRUNCATE if it does not fit. */
 static int
-coll_copy(const void *sbuf, int scount, const struct mpii_type *st,
-          void *rbuf, int rcount, const struct mpii_type *rt)
+coll_copy(const void *sbuf, int scount, const struct mpii_type *st, void *rbuf,
+          int rcount, const struct mpii_type *rt)
 {
     size_t n = (size_t)scount * mpii_type_size(st);
     void *tmp;
@@ -96,8 +96,7 @@ coll_copy(const void *sbuf, int scount, const struct mpii_type *st,
         memmove((char *)rbuf + mpii_type_lb(rt),
                 (const char *)sbuf + mpii_type_lb(st), n);
     } else if (mpii_type_contiguous(st)) {
-        mpii_unpack((const char *)sbuf + mpii_type_lb(st), n, rbuf, rcount,
-                    rt);
+        mpii_unpack((const char *)sbuf + mpii_type_lb(st), n, rbuf, rcount, rt);
     } else if (mpii_type_contiguous(rt)) {
         mpii_pack(sbuf, scount, st, (char *)rbuf + mpii_type_lb(rt));
     } else {
@@ -110,22 +109,27 @@ coll_copy(const void *sbuf, int scount, const struct mpii_type *st,
     return MPI_SUCCESS;
 }
 
-/* Sends to dst and receives from src at once (the send is always
- * completed before returning, even when the receive fails). */
+/* Sends to dst and receives from src at once.  The receive is posted
+ * first, so that the partner's message lands in place rather than in
+ * the unexpected queue; both requests are always completed. */
 static int
 coll_sendrecv(const void *sbuf, int scount, MPI_Datatype st, int dst,
               void *rbuf, int rcount, MPI_Datatype rt, int src, int tag,
               struct mpii_comm *c)
 {
-    MPI_Request req;
+    MPI_Request rreq, sreq;
     int err, err2;
 
-    err = mpii_isend(sbuf, scount, st, dst, tag, c, CTX(c),
-                     MPII_SEND_STANDARD, &req);
+    err = mpii_irecv(rbuf, rcount, rt, src, tag, c, CTX(c), &rreq);
     if (err != MPI_SUCCESS)
         return err;
-    err = mpii_recv(rbuf, rcount, rt, src, tag, c, CTX(c), MPI_STATUS_IGNORE);
-    err2 = mpii_wait(&req, MPI_STATUS_IGNORE);
+    err = mpii_isend(sbuf, scount, st, dst, tag, c, CTX(c), MPII_SEND_STANDARD,
+                     &sreq);
+    err2 = mpii_wait(&rreq, MPI_STATUS_IGNORE);
+    if (err == MPI_SUCCESS) {
+        err = err2;
+        err2 = mpii_wait(&sreq, MPI_STATUS_IGNORE);
+    }
     return err != MPI_SUCCESS ? err : err2;
 }
 
@@ -134,8 +138,7 @@ coll_sendrecv(const void *sbuf, int scount, MPI_Datatype st, int dst,
 static int
 coll_finish(int n, MPI_Request reqs[], int err)
 {
-    int err2 = n > 0 ? mpii_waitall(n, reqs, MPI_STATUSES_IGNORE)
-                     : MPI_SUCCESS;
+    int err2 = n > 0 ? mpii_waitall(n, reqs, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
 
     return err != MPI_SUCCESS ? err : err2;
 }
@@ -180,9 +183,8 @@ coll_barrier(struct mpii_comm *c)
     int p = c->size, err;
 
     for (int k = 1; k < p; k <<= 1) {
-        err = coll_sendrecv(&dummy, 0, MPI_BYTE, (c->rank + k) % p, &dummy,
-                            0, MPI_BYTE, (c->rank - k + p) % p, TAG_BARRIER,
-                            c);
+        err = coll_sendrecv(&dummy, 0, MPI_BYTE, (c->rank + k) % p, &dummy, 0,
+                            MPI_BYTE, (c->rank - k + p) % p, TAG_BARRIER, c);
         if (err != MPI_SUCCESS)
             return err;
     }
@@ -205,16 +207,15 @@ MPI_Barrier(MPI_Comm comm)
 
 /* Binomial broadcast of the user's buffer as it is. */
 static int
-bcast_tree(void *buf, int count, MPI_Datatype dt, int root,
-           struct mpii_comm *c)
+bcast_tree(void *buf, int count, MPI_Datatype dt, int root, struct mpii_comm *c)
 {
     MPI_Request reqs[MAXCHILD];
     int p = c->size, vr = (c->rank - root + p) % p, mask, n = 0, err;
 
     coll_subtree(vr, p, &mask);
     if (vr != 0) {
-        err = mpii_recv(buf, count, dt, (vr - mask + root) % p, TAG_BCAST,
-                        c, CTX(c), MPI_STATUS_IGNORE);
+        err = mpii_recv(buf, count, dt, (vr - mask + root) % p, TAG_BCAST, c,
+                        CTX(c), MPI_STATUS_IGNORE);
         if (err != MPI_SUCCESS)
             return err;
     }
@@ -222,8 +223,8 @@ bcast_tree(void *buf, int count, MPI_Datatype dt, int root,
     for (mask >>= 1; mask > 0 && err == MPI_SUCCESS; mask >>= 1) {
         if (vr + mask >= p)
             continue;
-        err = mpii_isend(buf, count, dt, (vr + mask + root) % p, TAG_BCAST,
-                         c, CTX(c), MPII_SEND_STANDARD, &reqs[n]);
+        err = mpii_isend(buf, count, dt, (vr + mask + root) % p, TAG_BCAST, c,
+                         CTX(c), MPII_SEND_STANDARD, &reqs[n]);
         if (err == MPI_SUCCESS)
             n++;
     }
@@ -252,8 +253,7 @@ bcast_long(void *buf, int count, const struct mpii_type *t, int root,
            struct mpii_comm *c)
 {
     int p = c->size, vr = (c->rank - root + p) % p, mask, sub, len, err;
-    size_t n = (size_t)count * mpii_type_size(t), cs = (n + p - 1) / p, lo,
-           lo2;
+    size_t n = (size_t)count * mpii_type_size(t), cs = (n + p - 1) / p, lo, lo2;
     MPI_Request reqs[MAXCHILD];
     char *data, *tmp = NULL;
     int nreq = 0, left = (c->rank - 1 + p) % p, right = (c->rank + 1) % p;
@@ -304,15 +304,15 @@ bcast_long(void *buf, int count, const struct mpii_type *t, int root,
 
         if ((vr + 1) % p != 0) {
             chunk(n, cs, (vr - s + p) % p, &lo, &len);
-            err = mpii_isend(data + lo, len, MPI_BYTE, right, TAG_BCAST_RING,
-                             c, CTX(c), MPII_SEND_STANDARD, &req);
+            err = mpii_isend(data + lo, len, MPI_BYTE, right, TAG_BCAST_RING, c,
+                             CTX(c), MPII_SEND_STANDARD, &req);
             if (err != MPI_SUCCESS)
                 goto error;
         }
         if (vr != 0) {
             chunk(n, cs, (vr - s - 1 + 2 * p) % p, &lo, &len);
-            err = mpii_recv(data + lo, len, MPI_BYTE, left, TAG_BCAST_RING,
-                            c, CTX(c), MPI_STATUS_IGNORE);
+            err = mpii_recv(data + lo, len, MPI_BYTE, left, TAG_BCAST_RING, c,
+                            CTX(c), MPI_STATUS_IGNORE);
         }
         err2 = req != MPI_REQUEST_NULL ? mpii_wait(&req, MPI_STATUS_IGNORE)
                                        : MPI_SUCCESS;
@@ -397,8 +397,7 @@ gather_linear(const void *sbuf, int scount, MPI_Datatype st,
         if (i == root)
             continue;
         at = vec_at(rv, i, &cnt);
-        err = mpii_irecv(at, cnt, rv->dt, i, TAG_GATHER, c, CTX(c),
-                         &reqs[n]);
+        err = mpii_irecv(at, cnt, rv->dt, i, TAG_GATHER, c, CTX(c), &reqs[n]);
         if (err == MPI_SUCCESS)
             n++;
     }
@@ -424,16 +423,16 @@ gather_tree(const void *sbuf, int scount, MPI_Datatype st, size_t nb,
 
     sub = coll_subtree(vr, p, &mask);
     if (sub == 1) /* a leaf sends its data as it is */
-        return mpii_send(sbuf, scount, st, (vr - mask + root) % p,
-                         TAG_GATHER, c, CTX(c));
+        return mpii_send(sbuf, scount, st, (vr - mask + root) % p, TAG_GATHER,
+                         c, CTX(c));
     if ((tmp = malloc((size_t)sub * nb + 1)) == NULL)
         return MPI_ERR_NO_MEM;
     for (int m = 1; m < mask && vr + m < p && err == MPI_SUCCESS; m <<= 1) {
         int csub = m < p - vr - m ? m : p - vr - m;
 
-        err = mpii_irecv(tmp + m * nb, (int)(csub * nb), MPI_BYTE,
-                         (vr + m + root) % p, TAG_GATHER, c, CTX(c),
-                         &reqs[nreq]);
+        err =
+            mpii_irecv(tmp + m * nb, (int)(csub * nb), MPI_BYTE,
+                       (vr + m + root) % p, TAG_GATHER, c, CTX(c), &reqs[nreq]);
         if (err == MPI_SUCCESS)
             nreq++;
     }
@@ -514,8 +513,8 @@ MPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
 
 int
 MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
-            const int rcounts[], const int displs[], MPI_Datatype rt,
-            int root, MPI_Comm comm)
+            const int rcounts[], const int displs[], MPI_Datatype rt, int root,
+            MPI_Comm comm)
 {
     const struct mpii_type *stt, *rtt = NULL;
     struct mpii_comm *c;
@@ -588,8 +587,8 @@ scatter_tree(const struct vec *sv, size_t nb, void *rbuf, int rcount,
 
     sub = coll_subtree(vr, p, &mask);
     if (sub == 1) /* a leaf receives its data in place */
-        return mpii_recv(rbuf, rcount, rt, (vr - mask + root) % p,
-                         TAG_SCATTER, c, CTX(c), MPI_STATUS_IGNORE);
+        return mpii_recv(rbuf, rcount, rt, (vr - mask + root) % p, TAG_SCATTER,
+                         c, CTX(c), MPI_STATUS_IGNORE);
     if ((tmp = malloc((size_t)sub * nb + 1)) == NULL)
         return MPI_ERR_NO_MEM;
     if (vr == 0) {
@@ -598,9 +597,8 @@ scatter_tree(const struct vec *sv, size_t nb, void *rbuf, int rcount,
             mpii_pack(at, cnt, sv->t, tmp + i * nb);
         }
     } else {
-        err = mpii_recv(tmp, (int)(sub * nb), MPI_BYTE,
-                        (vr - mask + root) % p, TAG_SCATTER, c, CTX(c),
-                        MPI_STATUS_IGNORE);
+        err = mpii_recv(tmp, (int)(sub * nb), MPI_BYTE, (vr - mask + root) % p,
+                        TAG_SCATTER, c, CTX(c), MPI_STATUS_IGNORE);
         if (err != MPI_SUCCESS)
             goto done;
     }
@@ -669,10 +667,9 @@ MPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     }
     sv = (struct vec){(char *)sbuf, scount, NULL, NULL, st, stt};
     if (c->size == 1)
-        err = rbuf == MPI_IN_PLACE
-                  ? MPI_SUCCESS
-                  : coll_copy(sbuf, scount, stt, rbuf, rcount,
-                              mpii_type_get(rt));
+        err = rbuf == MPI_IN_PLACE ? MPI_SUCCESS
+                                   : coll_copy(sbuf, scount, stt, rbuf, rcount,
+                                               mpii_type_get(rt));
     else if (nb * c->size <= TREE_MAX)
         err = scatter_tree(&sv, nb, rbuf, rcount, rt, root, c);
     else
@@ -682,8 +679,8 @@ MPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
 
 int
 MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[],
-             MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt,
-             int root, MPI_Comm comm)
+             MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt, int root,
+             MPI_Comm comm)
 {
     const struct mpii_type *stt = NULL;
     struct mpii_comm *c;
@@ -853,8 +850,8 @@ alltoall_run(const struct vec *sv, const struct vec *rv, int large,
 
             sat = vec_at(sv, dst, &scnt);
             rat = vec_at(rv, src, &rcnt);
-            err = coll_sendrecv(sat, scnt, sv->dt, dst, rat, rcnt, rv->dt,
-                                src, TAG_ALLTOALL, c);
+            err = coll_sendrecv(sat, scnt, sv->dt, dst, rat, rcnt, rv->dt, src,
+                                TAG_ALLTOALL, c);
         }
         return err;
     }

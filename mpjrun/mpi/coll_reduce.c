@@ -194,8 +194,7 @@ red_apply(const struct red *rd, const char *in, char *inout, size_t n)
  * ranks' data than *tmp when acc_lower, else higher.  The result is in
  * *acc (the two pointers may be swapped). */
 static int
-red_fold(const struct red *rd, char **acc, char **tmp, size_t n,
-         int acc_lower)
+red_fold(const struct red *rd, char **acc, char **tmp, size_t n, int acc_lower)
 {
     char *t;
     int err;
@@ -210,21 +209,26 @@ red_fold(const struct red *rd, char **acc, char **tmp, size_t n,
     return MPI_SUCCESS;
 }
 
-/* Sends n working elements to dst while receiving n from src. */
+/* Sends sn working elements to dst while receiving rn from src (the
+ * receive posted first, so that the message lands in place; both
+ * requests are always completed). */
 static int
 red_sendrecv(const struct red *rd, const char *sbuf, size_t sn, int dst,
              char *rbuf, size_t rn, int src, int tag, struct mpii_comm *c)
 {
-    MPI_Request req;
+    MPI_Request rreq, sreq;
     int err, err2;
 
-    err = mpii_isend(sbuf, (int)sn, rd->wtype, dst, tag, c, CTX(c),
-                     MPII_SEND_STANDARD, &req);
+    err = mpii_irecv(rbuf, (int)rn, rd->wtype, src, tag, c, CTX(c), &rreq);
     if (err != MPI_SUCCESS)
         return err;
-    err = mpii_recv(rbuf, (int)rn, rd->wtype, src, tag, c, CTX(c),
-                    MPI_STATUS_IGNORE);
-    err2 = mpii_wait(&req, MPI_STATUS_IGNORE);
+    err = mpii_isend(sbuf, (int)sn, rd->wtype, dst, tag, c, CTX(c),
+                     MPII_SEND_STANDARD, &sreq);
+    err2 = mpii_wait(&rreq, MPI_STATUS_IGNORE);
+    if (err == MPI_SUCCESS) {
+        err = err2;
+        err2 = mpii_wait(&sreq, MPI_STATUS_IGNORE);
+    }
     return err != MPI_SUCCESS ? err : err2;
 }
 
@@ -304,9 +308,9 @@ ring_reduce_scatter(const struct red *rd, char *acc, char *tmp,
     for (int s = 0; s < p - 1; s++) {
         int sb = (r - s - 1 + 2 * p) % p, rb = (r - s - 2 + 2 * p) % p;
 
-        err = red_sendrecv(rd, red_at(rd, acc, blk[sb]), blk[p + sb],
-                           (r + 1) % p, tmp, blk[p + rb], (r - 1 + p) % p,
-                           tag, c);
+        err =
+            red_sendrecv(rd, red_at(rd, acc, blk[sb]), blk[p + sb], (r + 1) % p,
+                         tmp, blk[p + rb], (r - 1 + p) % p, tag, c);
         if (err == MPI_SUCCESS)
             err = red_apply(rd, tmp, red_at(rd, acc, blk[rb]), blk[p + rb]);
         if (err != MPI_SUCCESS)
@@ -385,9 +389,9 @@ reduce_long(const struct red *rd, char *acc, char *tmp, size_t n, int root,
     err = ring_reduce_scatter(rd, acc, tmp, blk, TAG_REDUCE, c);
     if (err != MPI_SUCCESS || c->rank != root) {
         if (err == MPI_SUCCESS)
-            err = mpii_send(red_at(rd, acc, blk[c->rank]),
-                            (int)blk[p + c->rank], rd->wtype, root,
-                            TAG_REDUCE_GATHER, c, CTX(c));
+            err =
+                mpii_send(red_at(rd, acc, blk[c->rank]), (int)blk[p + c->rank],
+                          rd->wtype, root, TAG_REDUCE_GATHER, c, CTX(c));
         free(blk);
         return err;
     }
@@ -398,8 +402,8 @@ reduce_long(const struct red *rd, char *acc, char *tmp, size_t n, int root,
     for (int i = 0; i < p && err == MPI_SUCCESS; i++) {
         if (i == root)
             continue;
-        err = mpii_irecv(red_at(rd, acc, blk[i]), (int)blk[p + i], rd->wtype,
-                         i, TAG_REDUCE_GATHER, c, CTX(c), &reqs[nreq]);
+        err = mpii_irecv(red_at(rd, acc, blk[i]), (int)blk[p + i], rd->wtype, i,
+                         TAG_REDUCE_GATHER, c, CTX(c), &reqs[nreq]);
         if (err == MPI_SUCCESS)
             nreq++;
     }
@@ -410,8 +414,8 @@ reduce_long(const struct red *rd, char *acc, char *tmp, size_t n, int root,
 }
 
 int
-MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
-           MPI_Op op, int root, MPI_Comm comm)
+MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+           int root, MPI_Comm comm)
 {
     struct mpii_comm *c;
     struct red rd;
@@ -601,8 +605,8 @@ reduce_scatter(const void *sbuf, void *rbuf, const int counts[],
     if ((err = reduce_tree(&rd, &acc, &tmp, n, 0, c)) != MPI_SUCCESS)
         goto done;
     if (r != 0) {
-        err = mpii_recv(acc, (int)blk[p + r], rd.wtype, 0, TAG_RSCATTER_SEND,
-                        c, CTX(c), MPI_STATUS_IGNORE);
+        err = mpii_recv(acc, (int)blk[p + r], rd.wtype, 0, TAG_RSCATTER_SEND, c,
+                        CTX(c), MPI_STATUS_IGNORE);
         if (err == MPI_SUCCESS)
             err = red_store(&rd, acc, rbuf, counts[r]);
         goto done;
@@ -612,8 +616,8 @@ reduce_scatter(const void *sbuf, void *rbuf, const int counts[],
         goto done;
     }
     for (int i = 1; i < p && err == MPI_SUCCESS; i++) {
-        err = mpii_isend(red_at(&rd, acc, blk[i]), (int)blk[p + i], rd.wtype,
-                         i, TAG_RSCATTER_SEND, c, CTX(c), MPII_SEND_STANDARD,
+        err = mpii_isend(red_at(&rd, acc, blk[i]), (int)blk[p + i], rd.wtype, i,
+                         TAG_RSCATTER_SEND, c, CTX(c), MPII_SEND_STANDARD,
                          &reqs[nreq]);
         if (err == MPI_SUCCESS)
             nreq++;
@@ -689,8 +693,7 @@ scan_rd(const struct red *rd, char **partial, char **tmp, char *result,
             if (exclusive && !*have) {
                 memcpy(result + rd->wlb, *tmp + rd->wlb, n * rd->wext);
                 *have = 1;
-            } else if ((err = red_apply(rd, *tmp, result, n)) !=
-                       MPI_SUCCESS) {
+            } else if ((err = red_apply(rd, *tmp, result, n)) != MPI_SUCCESS) {
                 return err;
             }
             err = red_apply(rd, *tmp, *partial, n);
@@ -752,8 +755,8 @@ MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
 }
 
 int
-MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
-           MPI_Op op, MPI_Comm comm)
+MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+           MPI_Comm comm)
 {
     MPII_CHECK_INIT("MPI_Exscan");
     return scan(sbuf, rbuf, count, dt, op, comm, 1, "MPI_Exscan");

@@ -76,7 +76,16 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     h.tag = tag;
     world = comm->world[dest];
     if (world == mpii_world_rank()) {
-        /* To ourselves: straight into the matching engine. */
+        /* To ourselves: straight into the matching engine.  A standard
+         * send is copied and complete; a synchronous one waits, like a
+         * rendezvous, until a receive takes it. */
+        if (mode == MPII_SEND_SYNC) {
+            h.type = FR_RTS;
+            h.total = r->len;
+            h.sid = req_id(r);
+            transport_self(&h, NULL);
+            return MPI_SUCCESS;
+        }
         h.type = FR_EAGER;
         h.len = h.total = r->len;
         transport_self(&h, r->data);

@@ -597,8 +597,11 @@ conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
             h->len = chunk;
             if (h->type == FR_DATA)
                 h->total = off;
-            rc = conn_send_sealed(c, h, (const uint8_t *)data + off, chunk,
-                                  off + chunk == len ? done : NULL);
+            /* RTS, CTS and FIN frames have no payload (data NULL). */
+            rc = conn_send_sealed(c, h,
+                                  data != NULL ? (const uint8_t *)data + off
+                                               : NULL,
+                                  chunk, off + chunk == len ? done : NULL);
             if (rc != MPI_SUCCESS)
                 return rc;
             off += chunk;
