@@ -72,12 +72,17 @@ enum frame_type {
     FR_FIN,       /* finalize: no more messages from this rank */
 };
 
+/* Every message carries (communicator context, source, destination,
+ * sequence number): the replication layer needs all four to recognise
+ * a message whichever replica sent it. */
 struct wire_hdr {
     uint8_t type, flags;
     uint16_t pad;
     uint32_t ctx;
     int32_t src; /* sender's rank in the communicator */
+    int32_t dst; /* receiver's rank in the communicator */
     int32_t tag;
+    uint32_t pad2;
     uint64_t seq; /* per connection, every frame */
     uint64_t len; /* payload bytes in this frame */
     uint64_t total; /* message size (EAGER, RTS) or offset (DATA) */

@@ -73,6 +73,7 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     memset(&h, 0, sizeof h);
     h.ctx = ctx;
     h.src = comm->rank;
+    h.dst = dest;
     h.tag = tag;
     world = comm->world[dest];
     if (world == mpii_world_rank()) {

@@ -38,7 +38,7 @@
 #define RBUF_PLAIN (HDR + MPII_EAGER_MAX + 64 * 1024)
 #define SEAL_CHUNK (256 * 1024) /* payload per sealed frame */
 #define SEAL_MAX (HDR + SEAL_CHUNK + SEC_TAG_LEN)
-#define HS_MAGIC 0x4d325032u    /* "P2M2" */
+#define HS_MAGIC 0x4d335032u    /* "P2M3": bump when frames change */
 #define HS_TIMEOUT_MS 30000
 #define IOV_BATCH 64
 
