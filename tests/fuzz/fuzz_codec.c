@@ -75,7 +75,69 @@ check_valid(const struct msg *m)
     case MSG_PING:
     case MSG_PONG:
     case MSG_LIST_REQUEST:
+    case MSG_RESERVE:
+    case MSG_RELEASE:
+    case MSG_KILL:
+    case MSG_FILE_OFFER:
+    case MSG_FILE_NEED:
+    case MSG_PROC_EXIT:
+    case MSG_JOB_ABORT:
         break;
+    case MSG_USER_AUTH:
+        check_text(m->u.auth.user, sizeof m->u.auth.user);
+        if (m->u.auth.user[0] != '\0' &&
+            !codec_valid_token(m->u.auth.user, WIRE_MAX_LABEL))
+            abort();
+        break;
+    case MSG_RESERVE_REPLY:
+    case MSG_LAUNCH_REPLY:
+        check_text(m->u.reply.reason, sizeof m->u.reply.reason);
+        break;
+    case MSG_FILE_DONE:
+        check_text(m->u.file.reason, sizeof m->u.file.reason);
+        break;
+    case MSG_FILE_CHUNK:
+    case MSG_OUTPUT:
+        if (m->u.data.len > WIRE_MAX_CHUNK || m->u.data.data == NULL)
+            abort();
+        if (m->type == MSG_OUTPUT && m->u.data.stream != 1 &&
+            m->u.data.stream != 2)
+            abort();
+        break;
+    case MSG_PROC_ADDR:
+        if (!codec_valid_token(m->u.addr.p.addr, WIRE_MAX_ADDR) ||
+            m->u.addr.p.rank >= WIRE_MAX_RANKS ||
+            m->u.addr.p.replica >= WIRE_MAX_REPLICAS)
+            abort();
+        break;
+    case MSG_TABLE:
+        if (m->u.table.nprocs < 1 || m->u.table.procs == NULL)
+            abort();
+        for (i = 0; i < m->u.table.nprocs; i++)
+            if (!codec_valid_token(m->u.table.procs[i].addr, WIRE_MAX_ADDR))
+                abort();
+        break;
+    case MSG_LAUNCH: {
+        const struct msg_launch *l = &m->u.launch;
+
+        if (l->size < 1 || l->size > WIRE_MAX_RANKS || l->nreplicas < 1 ||
+            l->nreplicas > WIRE_MAX_REPLICAS || l->nprocs < 1 ||
+            l->nargv < 1 || l->nargv > WIRE_MAX_ARGS ||
+            l->nenv > WIRE_MAX_ENV || l->nfiles > WIRE_MAX_FILES ||
+            l->argv[0][0] == '\0' || l->argv[l->nargv] != NULL)
+            abort();
+        for (i = 0; i < l->nprocs; i++)
+            if (l->procs[i].rank >= l->size ||
+                l->procs[i].replica >= l->nreplicas)
+                abort();
+        for (i = 0; i < l->nenv; i++)
+            if (strchr(l->env[i], '=') == NULL)
+                abort();
+        for (i = 0; i < l->nfiles; i++)
+            if (!codec_valid_basename(l->files[i].name))
+                abort();
+        break;
+    }
     default:
         abort();
     }
@@ -160,6 +222,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (!msg_eq(&m, &again))
         abort();
+    /* Every type, whatever msg_eq knows of it: encoding is deterministic,
+     * so a faithful round trip encodes to the same bytes again. */
+    {
+        uint8_t *buf2;
+        size_t len2;
+
+        if (codec_encode(&again, &buf2, &len2) == -1 || len2 != len ||
+            memcmp(buf, buf2, len) != 0)
+            abort();
+        free(buf2);
+    }
     free(buf);
     codec_msg_free(&m);
     codec_msg_free(&again);
