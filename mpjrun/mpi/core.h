@@ -57,7 +57,7 @@ uint32_t req_id(const struct mpii_req *);
 void req_complete(struct mpii_req *, int err);
 void req_release(struct mpii_req *);
 void req_fini(void);
-/* Ranks outnumber cores here: yield while spinning, sleep sooner. */
+/* Ranks outnumber cores here: sleep at once instead of spinning. */
 void req_set_oversubscribed(int);
 /* Progress until cond(arg) holds; the waiting policy lives here. */
 int req_wait_until(int (*cond)(void *), void *arg);

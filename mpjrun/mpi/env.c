@@ -7,6 +7,10 @@
  */
 #include <sys/socket.h>
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -68,6 +72,62 @@ env_wait_table(uint8_t **buf, size_t *len)
     return MPI_SUCCESS;
 }
 
+static int local_procs = 1; /* the job's processes on this machine */
+
+/* Is this IP one of this machine's?  Loopback always is. */
+static int
+env_ip_local(const char *ip, const struct ifaddrs *ifs)
+{
+    char buf[INET6_ADDRSTRLEN];
+    const struct ifaddrs *i;
+
+    if (strncmp(ip, "127.", 4) == 0 || strcmp(ip, "::1") == 0)
+        return 1;
+    for (i = ifs; i != NULL; i = i->ifa_next) {
+        if (i->ifa_addr == NULL ||
+            (i->ifa_addr->sa_family != AF_INET &&
+             i->ifa_addr->sa_family != AF_INET6))
+            continue;
+        if (inet_ntop(i->ifa_addr->sa_family,
+                      i->ifa_addr->sa_family == AF_INET
+                          ? (void *)&((struct sockaddr_in *)i->ifa_addr)
+                                ->sin_addr
+                          : (void *)&((struct sockaddr_in6 *)i->ifa_addr)
+                                ->sin6_addr,
+                      buf, sizeof buf) != NULL &&
+            strcmp(buf, ip) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* How many of the job's processes share this machine: every replica
+ * counts, whichever peer started it (several peers may share a machine,
+ * as the embedded cluster's do). */
+static void
+env_count_local(const struct ctl_entry *tab, int n)
+{
+    struct ifaddrs *ifs = NULL;
+    char ip[72], *colon;
+    int i, k = 0;
+
+    (void)getifaddrs(&ifs);
+    for (i = 0; i < n; i++) {
+        snprintf(ip, sizeof ip, "%s", tab[i].addr);
+        if ((colon = strrchr(ip, ':')) != NULL)
+            *colon = '\0';
+        if (ip[0] == '[') {
+            memmove(ip, ip + 1, strlen(ip));
+            ip[strlen(ip) - 1] = '\0';
+        }
+        k += env_ip_local(ip, ifs);
+    }
+    if (ifs != NULL)
+        freeifaddrs(ifs);
+    if (k > local_procs)
+        local_procs = k;
+}
+
 static int
 env_wireup(int rank, int size)
 {
@@ -108,6 +168,8 @@ env_wireup(int rank, int size)
         mpii_log("p2pmpi: rank %d: malformed address table", rank);
         return MPI_ERR_OTHER;
     }
+    env_count_local((const struct ctl_entry *)(void *)(buf + sizeof h),
+                    (int)h.n);
     rc = transport_connect_all((const struct ctl_entry *)(void *)(buf +
                                                                  sizeof h),
                                (int)h.n, h.key, rank, size, replica, sealed);
@@ -151,7 +213,9 @@ MPI_Init(int *argc, char ***argv)
         int local = env_int("P2P_LOCAL_PROCS", 1);
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
 
-        req_set_oversubscribed(local > 0 && cores > 0 && local > cores);
+        if (local > local_procs)
+            local_procs = local;
+        req_set_oversubscribed(cores > 0 && local_procs > cores);
     }
     if ((rc = mpii_comm_init(rank, size)) != MPI_SUCCESS)
         return rc;
