@@ -576,10 +576,20 @@ pc_proc_exit(struct pconn *pc, const struct msg_proc_exit *e)
         return;
     if (e->signaled) {
         status = 128 + (int)(e->code & 0x7f);
-        if (co->phase != PH_STOP)
-            co_say(co, "rank %u replica %u on %s killed by signal %u (%s)",
+        if (co->phase != PH_STOP) {
+            int k, live = 0;
+
+            for (k = 0; k < co->js->r; k++)
+                if (k != (int)e->replica &&
+                    co->rep[e->rank * (uint32_t)co->js->r + (uint32_t)k] ==
+                        REP_RUNNING)
+                    live++;
+            co_say(co, "rank %u replica %u on %s killed by signal %u (%s)%s",
                    e->rank, e->replica, pc_host(pc), e->code,
-                   strsignal((int)e->code));
+                   strsignal((int)e->code),
+                   live > 0 ? "; the rank goes on with its other replicas"
+                            : "");
+        }
     } else
         status = (int)(e->code & 0xff);
     co_replica_end(co, (int)e->rank, (int)e->replica, status);

@@ -171,6 +171,7 @@ struct spawn_req {
     long mem_mb; /* RLIMIT_AS, 0: unchanged */
     long nofile; /* RLIMIT_NOFILE, 0: unchanged */
     int ctl_fd;  /* becomes the process's CTL_FD; -1: none */
+    pid_t parent; /* set by spawn_process */
 };
 /* Start a process in its own session with stdin from /dev/null and
  * stdout/stderr to non-blocking pipes (*out, *err).  Returns the pid, or

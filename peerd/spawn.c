@@ -6,6 +6,7 @@
  * telling the parent why through a close-on-exec pipe).
  */
 #include <linux/close_range.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -69,6 +70,10 @@ spawn_child(const struct spawn_req *r, int outw, int errw, int report)
         if (getuid() == 0 || geteuid() == 0)
             spawn_child_fail(report, "still root");
     }
+    /* Nothing of a job outlives its peerd.  Set after the credentials
+     * change, which clears it; a parent already gone means we are late. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != r->parent)
+        spawn_child_fail(report, "parent death signal");
     if (chdir(r->dir) == -1)
         spawn_child_fail(report, "job directory");
     if ((fd = open("/dev/null", O_RDONLY)) == -1 ||
@@ -113,6 +118,7 @@ spawn_process(const struct spawn_req *r, int *out, int *err, char *why,
     }
     sigfillset(&all);
     sigprocmask(SIG_BLOCK, &all, &old);
+    ((struct spawn_req *)r)->parent = getpid();
     pid = fork();
     if (pid == 0) {
         close(op[0]);
