@@ -1,7 +1,8 @@
 #!/bin/sh
 # make demo: a supernode and three workstations on loopback, as a user
-# would start them; mpihost; a replicated job through p2prun; the same job
-# on p2prun's embedded cluster; then everything stopped again.
+# would start them; mpihost; a replicated job through p2prun; a replicated
+# job surviving a killed replica; a job on p2prun's embedded cluster; then
+# everything stopped again.
 # Usage: demo.sh BINDIR
 set -eu
 bin=$(cd "${1:-build/bin}" && pwd)
@@ -71,6 +72,22 @@ cp "$examples/hello.sh" .
 say "p2prun --conf p2p.conf -n 3 -r 2 --tag-output ./hello.sh"
 "$bin/p2prun" --conf p2p.conf -n 3 -r 2 --tag-output ./hello.sh
 echo "(exit status $?; every rank ran twice, on two distinct hosts, and is shown once)"
+
+cp "$examples/count.sh" .
+say "p2prun --conf p2p.conf -n 2 -r 2 ./count.sh   (and kill rank 0's master half way)"
+"$bin/p2prun" --conf p2p.conf -n 2 -r 2 ./count.sh &
+run=$!
+sleep 0.6
+for p in $(pgrep -f count.sh); do
+    if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx P2P_RANK=0 &&
+       tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx P2P_REPLICA=0; then
+        echo "(demo: kill -9 $p, rank 0's master replica)"
+        kill -9 "$p"
+    fi
+done
+wait "$run"
+echo "(exit status $?: rank 0 went on with its other replica; the lines after"
+echo " the kill come from it, none lost, none repeated)"
 
 say "p2prun -n 2 ./hello.sh   (no configuration: an embedded cluster)"
 HOME="$dir/empty" P2P_CONF= "$bin/p2prun" -n 2 ./hello.sh
