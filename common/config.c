@@ -158,6 +158,18 @@ config_add_supernode(struct p2p_config *cfg, const char *s)
     return 0;
 }
 
+void
+config_override_supernodes(struct p2p_config *cfg, char *const *list, int n)
+{
+    int i;
+
+    if (n == 0)
+        return;
+    config_set_supernodes(cfg, "");
+    for (i = 0; i < n && i < CONF_MAX_SUPERNODES; i++)
+        config_add_supernode(cfg, list[i]);
+}
+
 int
 config_set_supernodes(struct p2p_config *cfg, const char *list)
 {

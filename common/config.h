@@ -77,6 +77,10 @@ int config_load(struct p2p_config *, const char *explicit_path, char *err,
                 size_t errlen);
 /* Replace the supernode list with a comma-separated one; -1 if too many. */
 int config_set_supernodes(struct p2p_config *, const char *list);
+/* --supernode given n times (n > 0) replaces the configured list; n == 0
+ * leaves it. */
+void config_override_supernodes(struct p2p_config *, char *const *list,
+                                int n);
 /* Append one supernode ("--supernode" is repeatable); -1 if too many. */
 int config_add_supernode(struct p2p_config *, const char *);
 /* Does list contain word? */

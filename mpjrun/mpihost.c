@@ -144,7 +144,7 @@ main(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *conf = NULL, *sn[CONF_MAX_SUPERNODES];
-    int nsn = 0, json = 0, verbose = 0, timeout_s = 5, ch, i, rc;
+    int nsn = 0, json = 0, verbose = 0, timeout_s = 5, ch, rc;
     struct p2p_config cfg;
     struct p2p_group g;
     struct msg_list_reply list;
@@ -199,11 +199,7 @@ main(int argc, char **argv)
         fprintf(stderr, "mpihost: %s\n", err);
         return 1;
     }
-    if (nsn > 0) {
-        config_set_supernodes(&cfg, "");
-        for (i = 0; i < nsn; i++)
-            config_add_supernode(&cfg, sn[i]);
-    }
+    config_override_supernodes(&cfg, (char *const *)sn, nsn);
     if (sec_init() == -1 || group_load(&cfg, &g, err, sizeof err) == -1) {
         fprintf(stderr, "mpihost: %s\n", err);
         config_free(&cfg);

@@ -198,11 +198,7 @@ main(int argc, char **argv)
         fprintf(stderr, "p2prun: %s\n", err);
         return 1;
     }
-    if (nsn > 0) {
-        config_set_supernodes(&cfg, "");
-        for (i = 0; i < nsn; i++)
-            config_add_supernode(&cfg, sn[i]);
-    }
+    config_override_supernodes(&cfg, (char *const *)sn, nsn);
     if (strategy == NULL)
         strategy = cfg.strategy;
     if (strcmp(strategy, "concentrate") == 0)

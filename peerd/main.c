@@ -252,11 +252,7 @@ main(int argc, char **argv)
 
     if (config_load(&cfg, conf, err, sizeof err) == -1)
         fatalx("%s", err);
-    if (nsn > 0) {
-        config_set_supernodes(&cfg, "");
-        for (i = 0; i < nsn; i++)
-            config_add_supernode(&cfg, sn[i]);
-    }
+    config_override_supernodes(&cfg, (char *const *)sn, nsn);
     if (listen_s != NULL)
         config_set_str(&cfg.peer_listen, listen_s);
     if (state_dir != NULL)

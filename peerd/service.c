@@ -113,14 +113,7 @@ svc_conn_free(struct svc_conn *c)
 static void
 svc_violation(struct svc_conn *c, const char *why)
 {
-    struct msg m;
-
-    log_warnx("%s: dropped: protocol violation: %s", channel_name(c->ch), why);
-    memset(&m, 0, sizeof m);
-    m.type = MSG_ERROR;
-    m.u.error.code = 1;
-    snprintf(m.u.error.text, sizeof m.u.error.text, "%s", why);
-    channel_close_after(c->ch, &m);
+    channel_reject(c->ch, why);
     svc_conn_free(c);
 }
 

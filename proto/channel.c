@@ -598,6 +598,19 @@ channel_close_after(struct channel *ch, const struct msg *last)
         ch_kill(ch);
 }
 
+void
+channel_reject(struct channel *ch, const char *why)
+{
+    struct msg m;
+
+    log_warnx("%s: dropped: protocol violation: %s", ch->name, why);
+    memset(&m, 0, sizeof m);
+    m.type = MSG_ERROR;
+    m.u.error.code = 1;
+    snprintf(m.u.error.text, sizeof m.u.error.text, "%s", why);
+    channel_close_after(ch, &m);
+}
+
 int
 channel_is_ready(const struct channel *ch)
 {

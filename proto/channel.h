@@ -63,6 +63,10 @@ void channel_close(struct channel *);
  * after a second, whichever comes first.  No callback follows. */
 void channel_close_after(struct channel *, const struct msg *);
 
+/* The other side broke the protocol: log it, tell it why (an Error
+ * message), close once that is written.  No callback follows. */
+void channel_reject(struct channel *, const char *why);
+
 int channel_is_ready(const struct channel *);
 /* "host:port" of the other end. */
 const char *channel_name(const struct channel *);

@@ -98,14 +98,7 @@ session_free(struct session *s)
 static void
 session_violation(struct session *s, const char *why)
 {
-    struct msg m;
-
-    log_warnx("%s: dropped: protocol violation: %s", channel_name(s->ch), why);
-    memset(&m, 0, sizeof m);
-    m.type = MSG_ERROR;
-    m.u.error.code = 1;
-    snprintf(m.u.error.text, sizeof m.u.error.text, "%s", why);
-    channel_close_after(s->ch, &m);
+    channel_reject(s->ch, why);
     session_free(s);
 }
 
