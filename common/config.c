@@ -60,6 +60,7 @@ static const struct conf_key conf_keys[] = {
     {"peer", "cache_mb", CONF_INT, F(cache_mb), 1, 1 << 24},
     {"peer", "job_mem_mb", CONF_INT, F(job_mem_mb), 0, 1 << 24},
     {"peer", "job_nofile", CONF_INT, F(job_nofile), 0, 1 << 20},
+    {"peer", "job_nproc", CONF_INT, F(job_nproc), 0, 1 << 22},
     {"peer", "max_lease_ms", CONF_INT, F(max_lease_ms), 500, 3600000},
     {"run", "user_key", CONF_PATH, F(user_key), 0, 0},
     {"run", "strategy", CONF_STR, F(strategy), 0, 0},

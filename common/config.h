@@ -56,6 +56,7 @@ struct p2p_config {
     int cache_mb;   /* bound of the staged-file cache */
     int job_mem_mb; /* address-space limit per process; 0: none */
     int job_nofile; /* open-file limit per process; 0: inherited */
+    int job_nproc;  /* processes of the job account; 0: inherited */
     int max_lease_ms;
 
     /* [users] */

@@ -41,6 +41,7 @@ struct cache {
     int dfd;
     uint64_t max_bytes;
     uint64_t bytes;       /* cached files, not transfers in progress */
+    uint64_t inflight;    /* announced sizes of transfers in progress */
     struct cache_in *ins; /* transfers in progress, so close can end them */
 };
 
@@ -267,6 +268,7 @@ cache_in_free(struct cache_in *in)
 {
     cache_in_discard(in);
     if (in->cache != NULL) {
+        in->cache->inflight -= in->size;
         if (in->prev != NULL)
             in->prev->next = in->next;
         else
@@ -331,6 +333,14 @@ cache_in_begin(struct cache *c, const uint8_t hash[SEC_HASH_LEN], uint64_t size,
                  size, c->max_bytes);
         return NULL;
     }
+    /* Announced sizes are reserved on disk: all transfers in progress
+     * together stay within the bound, whoever announces them. */
+    if (size > c->max_bytes - c->inflight) {
+        snprintf(err, errlen,
+                 "cache busy: %" PRIu64 " bytes already arriving, bound %" PRIu64,
+                 c->inflight, c->max_bytes);
+        return NULL;
+    }
     /* sec_hasher is 64-byte aligned, more than malloc promises. */
     in = aligned_alloc(_Alignof(struct cache_in), sizeof *in);
     if (in == NULL)
@@ -338,6 +348,7 @@ cache_in_begin(struct cache *c, const uint8_t hash[SEC_HASH_LEN], uint64_t size,
     memset(in, 0, sizeof *in);
     in->cache = c;
     in->size = size;
+    c->inflight += size;
     memcpy(in->hash, hash, SEC_HASH_LEN);
     sec_hex(in->name, hash, SEC_HASH_LEN);
     sec_hasher_init(&in->hasher, NULL);

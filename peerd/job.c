@@ -12,9 +12,11 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <grp.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,6 +33,9 @@
 #define JOB_READ_MAX (16 * 1024)          /* output bytes per message */
 #define JOB_BACKLOG_MAX (4 * 1024 * 1024) /* pause reading beyond this */
 #define JOB_KILL_GRACE_MS 1000            /* SIGTERM, then SIGKILL */
+/* After a process is reaped, something it left behind may still hold its
+ * output pipes; they are closed after this long. */
+#define JOB_PIPE_GRACE_MS 2000
 
 struct proc_stream {
     struct proc *proc;
@@ -44,6 +49,7 @@ struct proc {
     uint32_t rank, replica;
     pid_t pid;  /* 0 once reaped */
     int status; /* wait status, once reaped */
+    uint64_t reaped_ms; /* when, for the grace of its pipes */
     int reported;
     struct proc_stream out[2];
     int ctl;    /* our end of its control socket, -1 once closed */
@@ -116,11 +122,37 @@ rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
     return 0;
 }
 
-/* Remove a job directory and everything in it (never following links). */
+/* Remove a job directory and everything in it.  The tree belongs to the
+ * job account, whose processes may still be changing it (a directory
+ * swapped for a link half way through the walk): as root, the contents go
+ * in a child that has become the job account, so that it can remove
+ * nothing the job could not; only the emptied directory itself is removed
+ * as root (its parent, jobs/, is ours). */
 static void
-job_rmdir(const char *dir)
+job_rmdir(struct peerd *pd, const char *dir)
 {
-    (void)nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    pid_t pid;
+    int status;
+
+    if (geteuid() != 0) {
+        (void)nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        return;
+    }
+    if ((pid = fork()) == -1) {
+        log_warn("job directory %s: fork", dir);
+        return;
+    }
+    if (pid == 0) {
+        if (setgroups(0, NULL) == -1 || setgid(pd->job_gid) == -1 ||
+            setuid(pd->job_uid) == -1 || geteuid() == 0)
+            _exit(1);
+        (void)nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        _exit(0);
+    }
+    while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+        ;
+    if (rmdir(dir) == -1 && errno != ENOENT)
+        log_warn("removing %s", dir);
 }
 
 static void
@@ -144,7 +176,7 @@ job_free(struct job *j)
         proc_ctl_close(&j->procs[i]);
     }
     if (j->dir != NULL)
-        job_rmdir(j->dir);
+        job_rmdir(j->pd, j->dir);
     reserve_release(j->pd, j->id);
     free(j->dir);
     free(j->procs);
@@ -165,8 +197,13 @@ job_end(struct job *j)
 {
     static const struct timeval now = {0, 0};
     struct job **jp;
+    size_t i;
 
     log_info("job %.8s: finished", j->hex);
+    /* Unlinked now, freed from the loop: nothing may reach it between. */
+    for (i = 0; i < j->nprocs; i++)
+        proc_ctl_close(&j->procs[i]);
+    j->owner = NULL;
     for (jp = &j->pd->jobs; *jp != NULL; jp = &(*jp)->next)
         if (*jp == j) {
             *jp = j->next;
@@ -446,21 +483,25 @@ job_prepare_dir(struct job *j, const struct msg_launch *l, char *why,
         j->dir = NULL;
         return -1;
     }
-    if (geteuid() == 0 && chown(j->dir, pd->job_uid, pd->job_gid) == -1) {
-        snprintf(why, whylen, "%s: %s", j->dir, strerror(errno));
-        return -1;
-    }
+    /* Files go in while the directory is still ours (the job account
+     * cannot touch it yet, so no link can be slipped in); the directory
+     * is handed over last. */
     for (i = 0; i < l->nfiles; i++) {
         xasprintf(&path, "%s/%s", j->dir, l->files[i].name);
         if (cache_copy_out(pd->cache, l->files[i].hash, path,
                            l->files[i].executable ? 0755 : 0644, err,
                            sizeof err) == -1 ||
-            (geteuid() == 0 && chown(path, pd->job_uid, pd->job_gid) == -1)) {
+            (geteuid() == 0 &&
+             lchown(path, pd->job_uid, pd->job_gid) == -1)) {
             snprintf(why, whylen, "staging %s: %s", l->files[i].name, err);
             free(path);
             return -1;
         }
         free(path);
+    }
+    if (geteuid() == 0 && chown(j->dir, pd->job_uid, pd->job_gid) == -1) {
+        snprintf(why, whylen, "%s: %s", j->dir, strerror(errno));
+        return -1;
     }
     return 0;
 }
@@ -493,6 +534,7 @@ job_start_proc(struct job *j, const struct msg_launch *l, struct proc *p,
     r.gid = j->pd->job_gid;
     r.mem_mb = j->pd->cfg->job_mem_mb;
     r.nofile = j->pd->cfg->job_nofile;
+    r.nproc = j->pd->cfg->job_nproc;
     p->pid = spawn_process(&r, &fds[0], &fds[1], why, whylen);
     for (i = 0; i < nenv; i++)
         free(env[i]);
@@ -638,6 +680,7 @@ job_reaped(struct peerd *pd, pid_t pid, int status)
                 kill(-pid, SIGKILL);
                 j->procs[i].pid = 0;
                 j->procs[i].status = status;
+                j->procs[i].reaped_ms = monotime_ms();
                 proc_check_done(&j->procs[i]);
                 return;
             }
@@ -653,12 +696,110 @@ job_reap(struct peerd *pd)
         job_reaped(pd, pid, status);
 }
 
-void
-job_cron(struct peerd *pd, uint64_t now_ms)
+/* Is pid one of the processes we started (or their helpers)? */
+static int
+job_known_pid(struct peerd *pd, pid_t pid)
 {
     struct job *j;
     size_t i;
 
+    for (j = pd->jobs; j != NULL; j = j->next)
+        for (i = 0; i < j->nprocs; i++)
+            if (j->procs[i].pid == pid)
+                return 1;
+    return 0;
+}
+
+/* The job a process says it belongs to (its P2P_JOB), or NULL. */
+static struct job *
+job_of_pid(struct peerd *pd, pid_t pid)
+{
+    char path[64], env[8192], *p;
+    struct job *j;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+        return NULL;
+    n = read(fd, env, sizeof env - 1);
+    close(fd);
+    if (n <= 0)
+        return NULL;
+    env[n] = '\0';
+    for (p = env; p < env + n; p += strlen(p) + 1)
+        if (strncmp(p, "P2P_JOB=", 8) == 0)
+            for (j = pd->jobs; j != NULL; j = j->next)
+                if (strcmp(p + 8, j->hex) == 0)
+                    return j;
+    return NULL;
+}
+
+/* Processes that left their job's session (setsid and a double fork)
+ * come back to us as orphans (we are a child subreaper): any that does
+ * not belong to a running job is killed. */
+static void
+job_kill_strays(struct peerd *pd)
+{
+    char path[64], buf[512], *p;
+    struct dirent *de;
+    DIR *d;
+    pid_t pid, me = getpid();
+    int fd, ppid;
+    ssize_t n;
+
+    if ((d = opendir("/proc")) == NULL)
+        return;
+    while ((de = readdir(d)) != NULL) {
+        if ((pid = (pid_t)atoi(de->d_name)) <= 0 || pid == me)
+            continue;
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+            continue;
+        n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = '\0';
+        if ((p = strrchr(buf, ')')) == NULL ||
+            sscanf(p + 2, "%*c %d", &ppid) != 1 || ppid != (int)me)
+            continue;
+        if (job_known_pid(pd, pid) || job_of_pid(pd, pid) != NULL)
+            continue;
+        log_info("killing pid %d: left its job, which is over", (int)pid);
+        kill(pid, SIGKILL);
+    }
+    closedir(d);
+}
+
+void
+job_cron(struct peerd *pd, uint64_t now_ms)
+{
+    static uint64_t last_strays;
+    struct job *j;
+    size_t i;
+    int s;
+
+    if (now_ms - last_strays >= 1000) {
+        last_strays = now_ms;
+        job_kill_strays(pd);
+    }
+    for (j = pd->jobs; j != NULL; j = j->next) {
+        for (i = 0; i < j->nprocs; i++) {
+            struct proc *p = &j->procs[i];
+
+            /* Reaped, but something it left holds its pipes: close them,
+             * the process is over. */
+            if (p->pid == 0 && !p->reported && p->reaped_ms != 0 &&
+                now_ms - p->reaped_ms > JOB_PIPE_GRACE_MS) {
+                for (s = 0; s < 2; s++)
+                    if (p->out[s].fd != -1)
+                        stream_close(&p->out[s]);
+                proc_check_done(p);
+                break; /* the job may be gone */
+            }
+        }
+    }
     for (j = pd->jobs; j != NULL; j = j->next) {
         if (j->owner != NULL && j->kill_at_ms == 0 &&
             now_ms - j->last_heard_ms > j->lease_ms)
@@ -686,4 +827,5 @@ job_shutdown(struct peerd *pd)
             }
         job_free(j);
     }
+    job_kill_strays(pd);
 }

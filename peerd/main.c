@@ -5,6 +5,7 @@
  */
 #include <sys/socket.h>
 
+#include <sys/prctl.h>
 #include <sys/stat.h>
 
 #include <getopt.h>
@@ -326,6 +327,10 @@ main(int argc, char **argv)
                  P2P_LOG_INFO + verbose);
 
     signal(SIGPIPE, SIG_IGN);
+    /* What a job's processes leave behind (setsid and a double fork)
+     * comes back to us, not to init, so that it can be killed. */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
+        log_warn("cannot become a child subreaper");
     if ((pd.base = event_base_new()) == NULL)
         fatalx("event_base_new failed");
     pd.service = service_new(&pd, fd);

@@ -170,6 +170,7 @@ struct spawn_req {
     gid_t gid;
     long mem_mb; /* RLIMIT_AS, 0: unchanged */
     long nofile; /* RLIMIT_NOFILE, 0: unchanged */
+    long nproc;  /* RLIMIT_NPROC, 0: unchanged */
     int ctl_fd;  /* becomes the process's CTL_FD; -1: none */
     pid_t parent; /* set by spawn_process */
 };

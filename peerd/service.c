@@ -21,6 +21,9 @@
 
 #define SERVICE_IDLE_MS 60000
 #define SERVICE_MAX_CONNS 256
+/* Connections that have not yet proved a user: a flood of them must not
+ * lock out the coordinators. */
+#define SERVICE_MAX_PREAUTH 64
 /* An authenticated user may send address tables of large jobs. */
 #define SVC_MAX_FRAME_USER (4 * 1024 * 1024)
 
@@ -54,6 +57,7 @@ struct service {
     struct listener *listener;
     LIST_HEAD(, svc_conn) conns;
     int nconns;
+    int npreauth; /* not yet SVC_USER */
 };
 
 static void svc_on_msg(struct channel *, const struct msg *, void *);
@@ -107,6 +111,8 @@ svc_conn_free(struct svc_conn *c)
     job_orphan_owner(pd, c);
     LIST_REMOVE(c, entry);
     c->svc->nconns--;
+    if (c->state != SVC_USER)
+        c->svc->npreauth--;
     free(c);
 }
 
@@ -130,6 +136,7 @@ svc_user_auth(struct svc_conn *c, const struct msg_user_auth *a)
         return;
     }
     c->state = SVC_USER;
+    c->svc->npreauth--;
     channel_set_max_frame(c->ch, SVC_MAX_FRAME_USER);
     /* access_user() names the user even when it refuses. */
     c->user_ok = access_user(pd->cfg, a->user_key, c->user, sizeof c->user,
@@ -373,9 +380,11 @@ svc_accept(int fd, void *arg)
     struct channel_params cp;
     struct svc_conn *c;
 
-    if (svc->nconns >= SERVICE_MAX_CONNS) {
-        log_warnx("service: connection limit (%d) reached; refusing",
-                  SERVICE_MAX_CONNS);
+    if (svc->nconns >= SERVICE_MAX_CONNS ||
+        svc->npreauth >= SERVICE_MAX_PREAUTH) {
+        log_warnx("service: connection limit reached (%d open, %d not yet "
+                  "authenticated); refusing",
+                  svc->nconns, svc->npreauth);
         close(fd);
         return;
     }
@@ -388,6 +397,7 @@ svc_accept(int fd, void *arg)
     }
     LIST_INSERT_HEAD(&svc->conns, c, entry);
     svc->nconns++;
+    svc->npreauth++;
 }
 
 struct service *

@@ -57,6 +57,11 @@ spawn_child(const struct spawn_req *r, int outw, int errw, int report)
         if (setrlimit(RLIMIT_AS, &rl) == -1)
             spawn_child_fail(report, "memory limit");
     }
+    if (r->nproc > 0) {
+        rl.rlim_cur = rl.rlim_max = (rlim_t)r->nproc;
+        if (setrlimit(RLIMIT_NPROC, &rl) == -1)
+            spawn_child_fail(report, "process limit");
+    }
     if (r->nofile > 0) {
         rl.rlim_cur = rl.rlim_max = (rlim_t)r->nofile;
         if (setrlimit(RLIMIT_NOFILE, &rl) == -1)

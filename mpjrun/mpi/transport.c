@@ -40,6 +40,7 @@
 #define SEAL_MAX (HDR + SEAL_CHUNK + SEC_TAG_LEN)
 #define HS_MAGIC 0x4d335032u    /* "P2M3": bump when frames change */
 #define HS_TIMEOUT_MS 30000
+#define HS_PENDING_MS 3000 /* an accepted connection must prove itself */
 #define IOV_BATCH 64
 
 enum conn_state {
@@ -70,6 +71,7 @@ struct conn {
     int fd;
     int world;
     enum conn_state state;
+    struct timespec since; /* accepted at: a handshake has a deadline */
     uint8_t nonce_c[32], nonce_a[32];
     uint8_t hs[64]; /* the largest handshake step: the acceptor's proof */
     size_t hslen;
@@ -305,7 +307,6 @@ hs_step(struct conn *c, struct conn **pending, int npending)
 {
     uint8_t mac[SEC_MAC_LEN], reply[64];
     struct hello h;
-    int i;
 
     switch (c->state) {
     case CS_HELLO_SENT: /* proof from the acceptor: nonce, MAC */
@@ -336,10 +337,7 @@ hs_step(struct conn *c, struct conn **pending, int npending)
             conn_kill(c);
             return;
         }
-        for (i = 0; i < npending; i++)
-            if (pending[i] != c && pending[i] != NULL &&
-                pending[i]->world == (int)h.world)
-                conn_kill(pending[i]);
+        /* Several may claim the same rank; only proof decides (below). */
         c->world = (int)h.world;
         memcpy(c->nonce_c, h.nonce, 32);
         sec_random(c->nonce_a, 32);
@@ -355,7 +353,8 @@ hs_step(struct conn *c, struct conn **pending, int npending)
         if (!hs_read(c, SEC_MAC_LEN))
             return;
         hs_mac("connector", c, c->world, tp.world, mac);
-        if (!sec_equal(mac, c->hs, SEC_MAC_LEN)) {
+        if (!sec_equal(mac, c->hs, SEC_MAC_LEN) ||
+            tp.by_world[c->world] != NULL) {
             conn_kill(c);
             return;
         }
@@ -378,13 +377,23 @@ ms_since(const struct timespec *t0)
                  (t.tv_nsec - t0->tv_nsec) / 1000000);
 }
 
+/* Free a connection that never made it into the table. */
+static void
+conn_discard(struct conn *c)
+{
+    conn_kill(c);
+    free(c->rbuf);
+    free(c->plain);
+    free(c);
+}
+
 int
 transport_connect_all(const struct ctl_entry *tab, int n, const uint8_t *key,
                       int world, int size, int replica, int sealed)
 {
-    struct conn **pending;
+    struct conn **pending = NULL, *c;
     struct timespec t0;
-    int i, j, npending = 0, ready, fd;
+    int i, j, npending = 0, cap = 0, ready, fd, rc = MPI_SUCCESS;
 
     tp.world = world;
     tp.size = size;
@@ -392,17 +401,14 @@ transport_connect_all(const struct ctl_entry *tab, int n, const uint8_t *key,
     tp.sealed = sealed;
     memcpy(tp.key, key, SEC_KEY_LEN);
     if ((tp.by_world = calloc((size_t)size, sizeof *tp.by_world)) == NULL ||
-        (tp.pfd = calloc((size_t)size + 1, sizeof *tp.pfd)) == NULL ||
-        (pending = calloc((size_t)size + 1, sizeof *pending)) == NULL)
+        (tp.pfd = calloc((size_t)size + 1, sizeof *tp.pfd)) == NULL)
         return MPI_ERR_NO_MEM;
     /* Connect to every higher rank of our replica. */
     for (i = 0; i < n; i++)
         if ((int)tab[i].replica == replica && (int)tab[i].rank > world &&
             (int)tab[i].rank < size &&
-            conn_connect(tab[i].addr, (int)tab[i].rank) == -1) {
-            free(pending);
+            conn_connect(tab[i].addr, (int)tab[i].rank) == -1)
             return MPI_ERR_OTHER;
-        }
     (void)fcntl(tp.listen_fd, F_SETFL, O_NONBLOCK);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
@@ -414,45 +420,76 @@ transport_connect_all(const struct ctl_entry *tab, int n, const uint8_t *key,
         if (ready == size)
             break;
         if (ms_since(&t0) > HS_TIMEOUT_MS) {
-            free(pending);
-            return MPI_ERR_OTHER;
+            rc = MPI_ERR_OTHER;
+            break;
         }
-        /* Accept lower ranks. */
-        while (npending < size &&
+        /* Accept lower ranks, and anyone else who tries: whoever does not
+         * prove the job key within HS_PENDING_MS is dropped, so strangers
+         * on the port cannot keep the ranks out. */
+        while (tp.listen_fd != -1 &&
                (fd = accept4(tp.listen_fd, NULL, NULL, SOCK_CLOEXEC)) != -1) {
-            if ((pending[npending] = conn_new(fd)) == NULL) {
+            for (i = 0; i < npending && pending[i] != NULL; i++)
+                ;
+            if (i == cap) {
+                struct conn **np = realloc(pending, (size_t)(cap + 16) *
+                                                        sizeof *np);
+                if (np == NULL) {
+                    close(fd);
+                    break;
+                }
+                memset(np + cap, 0, 16 * sizeof *np);
+                pending = np;
+                cap += 16;
+            }
+            if ((c = conn_new(fd)) == NULL) {
                 close(fd);
                 break;
             }
-            pending[npending++]->state = CS_WAIT_HELLO;
+            c->state = CS_WAIT_HELLO;
+            clock_gettime(CLOCK_MONOTONIC, &c->since);
+            pending[i] = c;
+            if (i == npending)
+                npending++;
         }
         for (j = 0; j < size; j++)
             if (tp.by_world[j] != NULL && tp.by_world[j]->state == CS_HELLO_SENT)
                 hs_step(tp.by_world[j], pending, npending);
-        for (j = 0; j < npending; j++)
-            if (pending[j] != NULL && pending[j]->state != CS_READY) {
-                hs_step(pending[j], pending, npending);
-                if (pending[j]->state == CS_DEAD) {
-                    free(pending[j]->rbuf);
-                    free(pending[j]->plain);
-                    free(pending[j]);
-                    pending[j] = NULL;
-                }
+        for (j = 0; j < npending; j++) {
+            if ((c = pending[j]) == NULL)
+                continue;
+            if (c->state != CS_READY) {
+                hs_step(c, pending, npending);
+                if (c->state != CS_READY && c->state != CS_DEAD &&
+                    ms_since(&c->since) > HS_PENDING_MS)
+                    conn_kill(c);
             }
+            if (c->state == CS_DEAD) {
+                conn_discard(c);
+                pending[j] = NULL;
+            } else if (c->state == CS_READY)
+                pending[j] = NULL; /* now in the table */
+        }
         for (j = 0; j < size; j++)
             if (tp.by_world[j] != NULL && tp.by_world[j]->state == CS_DEAD) {
-                free(pending);
-                return MPI_ERR_OTHER; /* a peer failed authentication */
+                rc = MPI_ERR_OTHER; /* a rank failed authentication */
+                break;
             }
+        if (rc != MPI_SUCCESS)
+            break;
         {
             struct timespec ts = {0, 200 * 1000};
             nanosleep(&ts, NULL);
         }
     }
+    for (j = 0; j < npending; j++)
+        if (pending[j] != NULL)
+            conn_discard(pending[j]);
     free(pending);
-    close(tp.listen_fd);
-    tp.listen_fd = -1;
-    return MPI_SUCCESS;
+    if (rc == MPI_SUCCESS) {
+        close(tp.listen_fd);
+        tp.listen_fd = -1;
+    }
+    return rc;
 }
 
 /* --- failure ----------------------------------------------------------- */
@@ -672,7 +709,7 @@ conn_data(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
     size_t off = (size_t)h->total, fit, now;
 
     if (r == NULL || r->kind != REQ_RECV || r->conn != c ||
-        off + h->len > r->total) {
+        off > r->total || h->len > r->total - off) {
         conn_protocol_error(c);
         return 0;
     }
@@ -784,11 +821,11 @@ conn_sealed_data(struct conn *c, const struct wire_hdr *h,
     int rc;
 
     if (h->seq != c->seq_rx++ || r == NULL || r->kind != REQ_RECV ||
-        r->conn != c || off + h->len > r->total) {
+        r->conn != c || off > r->total || h->len > r->total - off) {
         conn_protocol_error(c);
         return;
     }
-    if (off + h->len <= r->cap)
+    if (off <= r->cap && h->len <= r->cap - off)
         rc = sec_open(r->rbuf + off, sealed, h->len + SEC_TAG_LEN,
                       (const uint8_t *)h, HDR, c->ctr_rx++, c->krx);
     else {

@@ -778,20 +778,53 @@ t_evict_spares_transfers(void)
         fill(data[i], sizeof data[i], 80 + i);
     CHECK_EQ_INT(put(c, data[0], sizeof data[0], h[0]), 0);
     CHECK_EQ_INT(age(cached_path(&s, h[0]), 3600), 0);
-    /* A transfer half done while another one's finish evicts. */
-    sec_hash(h[1], data[1], sizeof data[1]);
-    in = cache_in_begin(c, h[1], sizeof data[1], err, sizeof err);
+    /* A transfer half done while another one's finish evicts.  (Both
+     * transfers together stay within the bound: 500 + 1000 <= 1500.) */
+    sec_hash(h[1], data[1], 500);
+    in = cache_in_begin(c, h[1], 500, err, sizeof err);
     if (!CHECK(in != NULL))
         goto out;
-    CHECK_EQ_INT(cache_in_write(in, data[1], 500, err, sizeof err), 0);
+    CHECK_EQ_INT(cache_in_write(in, data[1], 250, err, sizeof err), 0);
     CHECK_EQ_INT(put(c, data[2], sizeof data[2], h[2]), 0);
     CHECK(!present(&s, h[0]));
     CHECK_EQ_INT(count_tmp(&s), 1);
-    CHECK_EQ_INT(cache_in_write(in, data[1] + 500, 500, err, sizeof err), 0);
+    CHECK_EQ_INT(cache_in_write(in, data[1] + 250, 250, err, sizeof err), 0);
     CHECK_EQ_INT(cache_in_finish(in, err, sizeof err), 0);
     CHECK(present(&s, h[1]));
     CHECK(present(&s, h[2]));
-    CHECK_EQ_INT(cache_bytes(c), 2000);
+    CHECK_EQ_INT(cache_bytes(c), 1500);
+out:
+    cache_close(c);
+    teardown(&s);
+}
+
+/* Transfers in progress reserve their announced size: together they
+ * never exceed the bound, however many are announced (a peer offered 64
+ * files of the bound's size must not reserve 64 times the bound). */
+static void
+t_inflight_bounded(void)
+{
+    struct scratch s;
+    struct cache *c;
+    struct cache_in *a, *b;
+    uint8_t h1[SEC_HASH_LEN], h2[SEC_HASH_LEN];
+    char err[256];
+
+    setup(&s);
+    c = cache_open(s.dir, 1000, err, sizeof err);
+    if (!CHECK(c != NULL))
+        goto out;
+    memset(h1, 1, sizeof h1);
+    memset(h2, 2, sizeof h2);
+    a = cache_in_begin(c, h1, 800, err, sizeof err);
+    CHECK(a != NULL);
+    b = cache_in_begin(c, h2, 300, err, sizeof err);
+    CHECK(b == NULL);
+    CHECK_CONTAINS(err, "busy");
+    cache_in_abort(a);
+    b = cache_in_begin(c, h2, 300, err, sizeof err);
+    CHECK(b != NULL);
+    cache_in_abort(b);
 out:
     cache_close(c);
     teardown(&s);
@@ -895,6 +928,7 @@ out:
 }
 
 static const struct test_case cases[] = {
+    {"transfers in progress stay within the bound", t_inflight_bounded},
     {"small_roundtrip", t_small_roundtrip},
     {"large_roundtrip", t_large_roundtrip},
     {"hash_mismatch", t_hash_mismatch},
