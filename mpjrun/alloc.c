@@ -143,6 +143,92 @@ alloc_concentrate(struct ahost *hosts, size_t nhosts, uint64_t total)
     }
 }
 
+/* Put replica set k (replica k of every rank) on a group of hosts of its
+ * own, for every k, if the hosts allow: an MPI replica set that loses a
+ * member is stopped and the others go on, so with disjoint groups any one
+ * host may fail.  Hosts go to groups in preference order, round-robin for
+ * spread (more hosts per set) or filling one group at a time for
+ * concentrate; within a group, ranks are dealt round-robin over its hosts
+ * (spread) or fill them in order (concentrate).  Returns 0 (and places
+ * nothing) when no such grouping fits. */
+static int
+alloc_disjoint(const struct alloc_cand *cands, struct acand **byhost,
+               const struct ahost *hosts, size_t nhosts, int n, int r,
+               enum alloc_strategy strategy, int *slots)
+{
+    int *group, g, k, rank, placed;
+    uint64_t *gslots;
+    size_t i, c;
+    int ok = 1;
+
+    if (nhosts < (size_t)r)
+        return 0;
+    group = xcalloc(nhosts, sizeof *group);
+    gslots = xcalloc((size_t)r, sizeof *gslots);
+    for (i = 0; i < nhosts; i++)
+        group[i] = -1;
+    if (strategy == ALLOC_SPREAD) {
+        for (i = 0; i < nhosts; i++) {
+            group[i] = (int)(i % (size_t)r);
+            gslots[group[i]] += hosts[i].slots;
+        }
+    } else {
+        for (i = 0, g = 0; i < nhosts && g < r; i++) {
+            group[i] = g;
+            gslots[g] += hosts[i].slots;
+            if (gslots[g] >= (uint64_t)n)
+                g++;
+        }
+    }
+    for (g = 0; g < r; g++)
+        if (gslots[g] < (uint64_t)n)
+            ok = 0;
+    for (g = 0; ok && g < r; g++) {
+        /* Free slots left on each candidate of the group's hosts. */
+        size_t *hidx = xcalloc(nhosts, sizeof *hidx);
+        size_t nh = 0, h;
+
+        for (i = 0; i < nhosts; i++)
+            if (group[i] == g)
+                hidx[nh++] = i;
+        rank = 0;
+        /* spread: one rank per host in turn; concentrate: fill each */
+        while (rank < n) {
+            placed = 0;
+            for (h = 0; h < nh && rank < n; h++) {
+                const struct ahost *ho = &hosts[hidx[h]];
+                int take = strategy == ALLOC_SPREAD ? 1 : n;
+
+                for (c = 0; c < ho->count && take > 0 && rank < n; c++) {
+                    size_t idx = byhost[ho->first + c]->idx;
+                    uint32_t used = 0;
+
+                    /* slots already given on this candidate */
+                    for (k = 0; k < rank; k++)
+                        if (slots[k * r + g] == (int)idx)
+                            used++;
+                    while (used < cands[idx].slots_free && take > 0 &&
+                           rank < n) {
+                        slots[rank * r + g] = (int)idx;
+                        rank++;
+                        used++;
+                        take--;
+                        placed = 1;
+                    }
+                }
+            }
+            if (!placed)
+                break;
+        }
+        if (rank < n)
+            ok = 0;
+        free(hidx);
+    }
+    free(group);
+    free(gslots);
+    return ok;
+}
+
 int
 alloc_plan(const struct alloc_cand *cands, size_t ncand, int n, int r,
            enum alloc_strategy strategy, struct alloc_plan *plan, char *err,
@@ -222,15 +308,22 @@ alloc_plan(const struct alloc_cand *cands, size_t ncand, int n, int r,
         goto out;
     }
 
+    plan->n = n;
+    plan->r = r;
+    plan->slots = xreallocarray(NULL, (size_t)total, sizeof *plan->slots);
+    /* Replica sets on hosts of their own when the network allows: an MPI
+     * job then survives any one host (see alloc_disjoint). */
+    if (r > 1 && alloc_disjoint(cands, byhost, hosts, nhosts, n, r, strategy,
+                                plan->slots)) {
+        rc = 0;
+        goto out;
+    }
     if (strategy == ALLOC_CONCENTRATE)
         alloc_concentrate(hosts, nhosts, total);
     else
         alloc_spread(hosts, nhosts, n, total);
 
     /* Deal the hosts' processes column by column. */
-    plan->n = n;
-    plan->r = r;
-    plan->slots = xreallocarray(NULL, (size_t)total, sizeof *plan->slots);
     q = 0;
     for (i = 0; i < nhosts; i++) {
         int left = hosts[i].x;

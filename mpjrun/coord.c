@@ -98,7 +98,9 @@ struct coord {
     int progress; /* a progress line is on the terminal */
     uint8_t key[SEC_KEY_LEN]; /* authenticates the job's processes */
     struct proc_addr *addrs;  /* where each process listens (MPI) */
-    int naddrs;               /* known so far; the table goes at n*r */
+    int mpi;                  /* processes reported addresses: MPI job */
+    int table_sent;
+    int set_dead[WIRE_MAX_REPLICAS]; /* replica sets stopped */
     struct event *ev_sig[3], *ev_tick, *ev_timeout;
 };
 
@@ -109,6 +111,8 @@ static void pc_on_drain(struct channel *, void *);
 static void co_replan(struct coord *);
 static void co_stop(struct coord *, int status);
 static void co_check_stopped(struct coord *);
+static void co_maybe_send_table(struct coord *);
+static void co_kill_set(struct coord *, int rank, int replica);
 
 static const struct channel_cbs pc_cbs = {
     .on_ready = pc_on_ready,
@@ -525,6 +529,33 @@ pc_file_reply(struct pconn *pc, const struct msg *m)
 
 static void co_maybe_done(struct coord *);
 
+/* An MPI replica set lost a member: its other members cannot go on
+ * (they talk only within their set), the other sets can.  Stop the set
+ * at once so that nobody waits on the lost member. */
+static void
+co_kill_set(struct coord *co, int rank, int replica)
+{
+    struct msg m;
+    size_t i;
+    int k, left = 0;
+
+    co->set_dead[replica] = 1;
+    for (k = 0; k < co->js->r; k++)
+        left += !co->set_dead[k];
+    if (left > 0 && co->phase != PH_STOP)
+        co_say(co, "replica set %d stopped (rank %d replica %d is gone); the "
+                   "job goes on with %d replica set%s",
+               replica, rank, replica, left, left == 1 ? "" : "s");
+    memset(&m, 0, sizeof m);
+    m.type = MSG_KILL_REPLICA;
+    memcpy(m.u.exit.job, co->job, WIRE_JOB_ID_LEN);
+    m.u.exit.replica = (uint32_t)replica;
+    for (i = 0; i < co->npeers; i++)
+        if (co->pc[i].state == PC_LAUNCHING || co->pc[i].state == PC_RUNNING)
+            pc_send(&co->pc[i], &m);
+    co_maybe_send_table(co);
+}
+
 /* One process of the job has ended (or is lost). */
 static void
 co_replica_end(struct coord *co, int rank, int replica, int status)
@@ -533,6 +564,9 @@ co_replica_end(struct coord *co, int rank, int replica, int status)
 
     if (co->rep[rank * r + replica] != REP_RUNNING)
         return;
+    if (status != 0 && r > 1 && co->mpi && !co->set_dead[replica] &&
+        co->phase != PH_STOP)
+        co_kill_set(co, rank, replica);
     co->rep[rank * r + replica] = status == 0 ? REP_OK : REP_FAILED;
     co->rep_status[rank * r + replica] = status;
     if (status != 0)
@@ -576,7 +610,7 @@ pc_proc_exit(struct pconn *pc, const struct msg_proc_exit *e)
         return;
     if (e->signaled) {
         status = 128 + (int)(e->code & 0x7f);
-        if (co->phase != PH_STOP) {
+        if (co->phase != PH_STOP && !co->set_dead[e->replica]) {
             int k, live = 0;
 
             for (k = 0; k < co->js->r; k++)
@@ -690,22 +724,36 @@ co_stop(struct coord *co, int status)
 
 /* --- the peers' messages ------------------------------------------------ */
 
-/* Every process has said where it listens: tell them all. */
+/* Every process of the live replica sets has said where it listens:
+ * tell them all (stopped sets are left out: nobody talks to them). */
 static void
-co_send_table(struct coord *co)
+co_maybe_send_table(struct coord *co)
 {
     struct msg m;
-    size_t i;
+    size_t i, k = 0;
+    int n = co->js->n * co->js->r, j;
 
+    if (co->table_sent || !co->mpi)
+        return;
+    for (j = 0; j < n; j++)
+        if (!co->set_dead[j % co->js->r] && co->addrs[j].addr[0] == '\0')
+            return;
     memset(&m, 0, sizeof m);
     m.type = MSG_TABLE;
     memcpy(m.u.table.job, co->job, WIRE_JOB_ID_LEN);
     memcpy(m.u.table.key, co->key, SEC_KEY_LEN);
-    m.u.table.procs = co->addrs;
-    m.u.table.nprocs = (size_t)(co->js->n * co->js->r);
-    for (i = 0; i < co->npeers; i++)
-        if (co->pc[i].state == PC_LAUNCHING || co->pc[i].state == PC_RUNNING)
-            pc_send(&co->pc[i], &m);
+    m.u.table.procs = xcalloc((size_t)n, sizeof *m.u.table.procs);
+    for (j = 0; j < n; j++)
+        if (!co->set_dead[j % co->js->r])
+            m.u.table.procs[k++] = co->addrs[j];
+    m.u.table.nprocs = k;
+    if (k > 0)
+        for (i = 0; i < co->npeers; i++)
+            if (co->pc[i].state == PC_LAUNCHING ||
+                co->pc[i].state == PC_RUNNING)
+                pc_send(&co->pc[i], &m);
+    free(m.u.table.procs);
+    co->table_sent = 1;
 }
 
 static void
@@ -720,8 +768,17 @@ pc_proc_addr(struct pconn *pc, const struct msg_proc_addr *a)
     if (co->plan.slots[i] != pc->idx || co->addrs[i].addr[0] != '\0')
         return; /* not this peer's process, or said twice */
     co->addrs[i] = a->p;
-    if (++co->naddrs == co->js->n * co->js->r)
-        co_send_table(co);
+    if (!co->mpi) {
+        int j, r = co->js->r;
+
+        /* Now we know it is an MPI job: replicas that died before anyone
+         * reported take their replica sets with them. */
+        co->mpi = 1;
+        for (j = 0; r > 1 && j < co->js->n * r; j++)
+            if (co->rep[j] == REP_FAILED && !co->set_dead[j % r])
+                co_kill_set(co, j / r, j % r);
+    }
+    co_maybe_send_table(co);
 }
 
 static void

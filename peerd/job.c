@@ -629,6 +629,20 @@ fail:
 }
 
 void
+job_kill_replica(struct job *j, uint32_t replica)
+{
+    size_t i;
+
+    for (i = 0; i < j->nprocs; i++)
+        if (j->procs[i].replica == replica && j->procs[i].pid > 0) {
+            log_info("job %.8s: stopping rank %u replica %u (its replica set "
+                     "lost a member)",
+                     j->hex, j->procs[i].rank, replica);
+            kill(-j->procs[i].pid, SIGKILL);
+        }
+}
+
+void
 job_kill(struct job *j, const char *why)
 {
     size_t i;

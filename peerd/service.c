@@ -351,6 +351,10 @@ svc_on_msg(struct channel *ch, const struct msg *m, void *arg)
         if ((j = job_find(pd, m->u.table.job)) != NULL && job_owner_is(j, c))
             job_table(j, &m->u.table);
         return;
+    case MSG_KILL_REPLICA:
+        if ((j = job_find(pd, m->u.exit.job)) != NULL && job_owner_is(j, c))
+            job_kill_replica(j, m->u.exit.replica);
+        return;
     default:
         break;
     }

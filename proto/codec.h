@@ -41,6 +41,7 @@ enum msg_type {
     MSG_PROC_ADDR,
     MSG_TABLE,
     MSG_JOB_ABORT,
+    MSG_KILL_REPLICA, /* u.exit: job, replica */
     MSG__COUNT /* keep last */
 };
 

@@ -27,6 +27,7 @@
 
 
 static int initialized, finalized, thread_level;
+static int env_int(const char *, int);
 static int ctl = -1;
 static int world_size = 1;
 
@@ -34,6 +35,12 @@ int
 mpii_initialized(void)
 {
     return initialized && !finalized;
+}
+
+int
+mpii_replicated(void)
+{
+    return env_int("P2P_NREPLICAS", 1) > 1;
 }
 
 static int
@@ -204,6 +211,10 @@ MPI_Init(int *argc, char ***argv)
         if (ctl < 0 || rank < 0 || size < 1 || rank >= size)
             return MPI_ERR_OTHER;
         if ((rc = env_wireup(rank, size)) != MPI_SUCCESS) {
+            /* With replicas, a set that lost a member during start-up is
+             * stopped by the coordinator; the other sets go on. */
+            if (mpii_replicated())
+                _exit(MPII_EXIT_SET_LOST);
             mpii_abort(1);
             return rc;
         }

@@ -126,6 +126,12 @@ void mpii_transport_fini(void);
 /* --- env.c ---------------------------------------------------------- */
 
 int mpii_initialized(void); /* 1 between Init and Finalize */
+/* The job runs every rank more than once (p2prun -r). */
+int mpii_replicated(void);
+/* A connection to another process of ours broke (transport.c). */
+int mpii_peer_lost(void);
+/* Exit status of a replica whose replica set lost a member. */
+#define MPII_EXIT_SET_LOST 75
 /* Ask the coordinator to end the job with this status (MPI_Abort and
  * fatal errors); returns only if that was impossible. */
 void mpii_abort(int status);

@@ -107,6 +107,12 @@ mpii_world_rank(void)
     return tp.world;
 }
 
+int
+mpii_peer_lost(void)
+{
+    return tp.failed;
+}
+
 struct conn *
 conn_to(int world)
 {

@@ -83,6 +83,10 @@ check_valid(const struct msg *m)
     case MSG_PROC_EXIT:
     case MSG_JOB_ABORT:
         break;
+    case MSG_KILL_REPLICA:
+        if (m->u.exit.replica >= WIRE_MAX_REPLICAS)
+            abort();
+        break;
     case MSG_USER_AUTH:
         check_text(m->u.auth.user, sizeof m->u.auth.user);
         if (m->u.auth.user[0] != '\0' &&

@@ -246,9 +246,12 @@ t_rtt_preference(void)
     }
     if (plan_ok(c, 4, 2, 2, ALLOC_SPREAD, &p, k)) {
         CHECK(k[0] == 1 && k[1] == 1 && k[2] == 1 && k[3] == 1);
-        /* The masters go to the two best hosts. */
+        /* Replica sets on disjoint hosts, dealt round-robin in preference
+         * order (w, x, v, u): set 0, the masters, gets w and v. */
         CHECK_EQ_INT(p.slots[0], 2);
-        CHECK_EQ_INT(p.slots[2], 3);
+        CHECK_EQ_INT(p.slots[2], 1);
+        CHECK_EQ_INT(p.slots[1], 3);
+        CHECK_EQ_INT(p.slots[3], 0);
         alloc_plan_free(&p);
     }
 }
@@ -521,6 +524,22 @@ check_shape(const struct alloc_cand *c, size_t nc, const uint32_t *k, int n,
         }
 }
 
+/* Do the replica sets of a plan use disjoint hosts? */
+static int
+sets_disjoint(const struct alloc_cand *c, const struct alloc_plan *p)
+{
+    int a, b, i, j;
+
+    for (a = 0; a < p->r; a++)
+        for (b = a + 1; b < p->r; b++)
+            for (i = 0; i < p->n; i++)
+                for (j = 0; j < p->n; j++)
+                    if (strcmp(c[p->slots[i * p->r + a]].host,
+                               c[p->slots[j * p->r + b]].host) == 0)
+                        return 0;
+    return 1;
+}
+
 static void
 t_random_vs_brute_force(void)
 {
@@ -558,8 +577,20 @@ t_random_vs_brute_force(void)
             }
             if (!plan_valid(c, nc, &p, n, r))
                 return;
-            /* Spread uses as many hosts as there are processes or hosts. */
+            /* Replica sets on hosts of their own: the placement rule for
+             * replicated jobs when it fits; the shapes below are those of
+             * the general placement, used otherwise. */
             alloc_plan_counts(&p, nc, k);
+            if (r > 1 && sets_disjoint(c, &p)) {
+                CHECK(alloc_plan(c, nc, n, r, (enum alloc_strategy)st, &p2,
+                                 err, sizeof err) == 0);
+                for (i = 0; i < n * r; i++)
+                    CHECK_EQ_INT(p.slots[i], p2.slots[i]);
+                alloc_plan_free(&p2);
+                alloc_plan_free(&p);
+                continue;
+            }
+            /* Spread uses as many hosts as there are processes or hosts. */
             used = distinct_hosts(c, nc, k);
             avail = distinct_hosts(c, nc, freec);
             if (st == ALLOC_SPREAD)
@@ -604,7 +635,44 @@ t_large(void)
                  "need 4808 slots on 8+ hosts, found 4800 slots on 8 hosts");
 }
 
+/* Replicated jobs: each replica set on hosts of its own when the hosts
+ * allow, so that losing any one host leaves a whole set. */
+static void
+t_sets_on_disjoint_hosts(void)
+{
+    struct alloc_cand c[4];
+    struct alloc_plan p;
+    uint32_t k[4];
+    int st;
+
+    c[0] = cand("a", 3, 100, 1000);
+    c[1] = cand("b", 3, 200, 1000);
+    c[2] = cand("c", 3, 300, 1000);
+    c[3] = cand("d", 3, 400, 1000);
+    for (st = 0; st < 2; st++)
+        if (plan_ok(c, 4, 3, 2, (enum alloc_strategy)st, &p, k)) {
+            CHECK(sets_disjoint(c, &p));
+            alloc_plan_free(&p);
+        }
+    /* Two hosts of 3 slots, 3 ranks x 2: one host per set. */
+    if (plan_ok(c, 2, 3, 2, ALLOC_SPREAD, &p, k)) {
+        CHECK(sets_disjoint(c, &p));
+        CHECK(k[0] == 3 && k[1] == 3);
+        alloc_plan_free(&p);
+    }
+    /* Too few slots for disjoint sets: still placed, replicas of a rank
+     * on distinct hosts (the general placement). */
+    c[0] = cand("a", 2, 100, 1000);
+    c[1] = cand("b", 2, 200, 1000);
+    c[2] = cand("c", 2, 300, 1000);
+    if (plan_ok(c, 3, 3, 2, ALLOC_SPREAD, &p, k)) {
+        CHECK(!sets_disjoint(c, &p));
+        alloc_plan_free(&p);
+    }
+}
+
 static const struct test_case cases[] = {
+    {"replica sets on disjoint hosts", t_sets_on_disjoint_hosts},
     {"spread_one_per_host", t_spread_one_per_host},
     {"spread_r2_fills_all", t_spread_r2_fills_all},
     {"spread_levels", t_spread_levels},

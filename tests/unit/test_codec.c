@@ -481,7 +481,7 @@ t_encode_invalid_type(void)
     memset(&m, 0, sizeof m);
     m.type = MSG_NONE;
     CHECK_EQ_INT(codec_encode(&m, &buf, &len), -1);
-    m.type = (enum msg_type)(MSG_JOB_ABORT + 1);
+    m.type = (enum msg_type)(MSG__COUNT);
     CHECK_EQ_INT(codec_encode(&m, &buf, &len), -1);
     CHECK(buf == NULL);
 }
@@ -901,7 +901,7 @@ t_names(void)
     CHECK_EQ_STR(msg_type_name(MSG_ERROR), "error");
     CHECK_EQ_STR(msg_type_name(MSG_PROC_EXIT), "proc-exit");
     CHECK_EQ_STR(msg_type_name(MSG_JOB_ABORT), "job-abort");
-    CHECK_EQ_STR(msg_type_name((enum msg_type)(MSG_JOB_ABORT + 1)), "?");
+    CHECK_EQ_STR(msg_type_name((enum msg_type)(MSG__COUNT)), "?");
     CHECK_EQ_STR(msg_type_name((enum msg_type) - 1), "?");
     for (t = MSG_REGISTER; t <= MSG_ERROR; t++)
         CHECK(strcmp(msg_type_name(t), "?") != 0);
