@@ -21,6 +21,7 @@ from harness import figure, wait_until  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STEPS = 25
+LEASE_MS = 1500
 
 
 class TestMpiReplicas(harness.JobTestCase):
@@ -29,7 +30,8 @@ class TestMpiReplicas(harness.JobTestCase):
         super().setUp()
         # Three hosts of three slots: -n 3 -r 2 puts set 0 on two hosts
         # and set 1 on the third.
-        self.sn, self.peers = self.start_jobnet(3, slots=3)
+        self.sn, self.peers = self.start_jobnet(3, slots=3,
+                                                lease_ms=LEASE_MS)
         self.prog = self.c.path("mpi_steps")
         subprocess.run([harness.binary("p2pcc"), "-O2", "-o", self.prog,
                         os.path.join(HERE, "mpi_steps.c")], check=True)
@@ -139,6 +141,40 @@ class TestMpiReplicas(harness.JobTestCase):
         self.assertNotEqual(run.rc, 0, run.describe())
         self.assertIn("rank 1 failed", run.stderr)
         wait_until(lambda: not self.procs(), 5, "the job's processes to end")
+
+    def test_frozen_host(self):
+        """A host that stops answering (peerd and its processes frozen, as
+        a partitioned host looks from outside) is given up after the
+        lease; the job goes on; when the host thaws, its processes die
+        instead of acting as a second master (no split brain)."""
+        self.reference()
+        run = self.start()
+        time.sleep(0.25)
+        (pid, env), = self.procs(rank=0, replica=1).items()
+        victim = next(p for p in self.peers if p.addr == env["P2P_PEERD"])
+        frozen = [victim.popen.pid] + list(self.c.job_processes([victim]))
+        t0 = time.monotonic()
+        for p in frozen:
+            os.kill(p, signal.SIGSTOP)
+        try:
+            wait_until(lambda: "lost peer" in run.stderr or not run.alive(),
+                       LEASE_MS / 1000 + 5, "p2prun to give the host up")
+            figure("frozen host given up after %.2f s (lease %d ms)"
+                   % (time.monotonic() - t0, LEASE_MS))
+            self.assertIsNotNone(run.wait(60), run.describe())
+            self.assert_rc(run, 0)
+            self.assertEqual(self.per_rank(run.stdout),
+                             self.per_rank(self.reference()), run.describe())
+        finally:
+            for p in frozen:
+                try:
+                    os.kill(p, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+        # Thawed, the host finds its coordinator gone: its processes die.
+        wait_until(lambda: not self.c.job_processes([victim]), 5,
+                   "the thawed host's job processes to die")
+        self.assert_job_over(self.sn, self.peers, timeout=5)
 
     def test_soak(self):
         """Random victims at random moments, 8 rounds (set P2P_SOAK_ROUNDS
