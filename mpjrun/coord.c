@@ -546,6 +546,17 @@ co_kill_set(struct coord *co, int rank, int replica)
         co_say(co, "replica set %d stopped (rank %d replica %d is gone); the "
                    "job goes on with %d replica set%s",
                replica, rank, replica, left, left == 1 ? "" : "s");
+    if (left == 0 && co->status == -1) {
+        /* The rank whose loss took the last set is the one that failed,
+         * whichever of the stopped processes reports first. */
+        co->status = co->rep_status[rank * co->js->r + replica];
+        if (co->status == 0)
+            co->status = 1;
+        co_say(co, "rank %d failed: every replica set has lost a member "
+                   "(the last: rank %d replica %d); stopping the job",
+               rank, rank, replica);
+        co_stop(co, co->status);
+    }
     memset(&m, 0, sizeof m);
     m.type = MSG_KILL_REPLICA;
     memcpy(m.u.exit.job, co->job, WIRE_JOB_ID_LEN);
@@ -564,6 +575,7 @@ co_replica_end(struct coord *co, int rank, int replica, int status)
 
     if (co->rep[rank * r + replica] != REP_RUNNING)
         return;
+    co->rep_status[rank * r + replica] = status;
     if (status != 0 && r > 1 && co->mpi && !co->set_dead[replica] &&
         co->phase != PH_STOP)
         co_kill_set(co, rank, replica);
