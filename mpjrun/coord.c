@@ -33,6 +33,9 @@
 #define CO_MAX_REPLANS 64
 #define CO_STOP_MS 2000 /* stopping waits this long for the exits */
 #define CO_TICK_MS 100
+/* Exit status of an MPI replica that left because its replica set lost a
+ * member (MPII_EXIT_SET_LOST in the library). */
+#define MPII_SET_LOST 75
 
 enum co_phase {
     PH_RESERVE, /* planning and reserving */
@@ -543,9 +546,13 @@ co_kill_set(struct coord *co, int rank, int replica)
     for (k = 0; k < co->js->r; k++)
         left += !co->set_dead[k];
     if (left > 0 && co->phase != PH_STOP)
-        co_say(co, "replica set %d stopped (rank %d replica %d is gone); the "
-                   "job goes on with %d replica set%s",
-               replica, rank, replica, left, left == 1 ? "" : "s");
+        co_say(co, "replica set %d stopped (rank %d replica %d %s); the job "
+                   "goes on with %d replica set%s",
+               replica, rank, replica,
+               co->rep_status[rank * co->js->r + replica] == MPII_SET_LOST
+                   ? "lost contact with its set"
+                   : "is gone",
+               left, left == 1 ? "" : "s");
     if (left == 0 && co->status == -1) {
         /* The rank whose loss took the last set is the one that failed,
          * whichever of the stopped processes reports first. */

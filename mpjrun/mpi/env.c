@@ -161,6 +161,7 @@ env_wireup(int rank, int size)
     a.type = CTL_ADDR;
     a.version = CTL_VERSION;
     a.port = port;
+    mpii_test_point("init");
     if (send(ctl, &a, sizeof a, MSG_NOSIGNAL) != sizeof a)
         return MPI_ERR_OTHER;
     if ((rc = env_wait_table(&buf, &len)) != MPI_SUCCESS) {
@@ -309,6 +310,7 @@ MPI_Finalize(void)
      * and wait until everyone is: no rank closes a connection another
      * still reads. */
     me = mpii_world_rank();
+    mpii_test_point("finalize");
     rc = req_wait_until(all_flushed, NULL);
     for (i = 0; rc == MPI_SUCCESS && i < world_size; i++) {
         if (i == me || (c = conn_to(i)) == NULL)

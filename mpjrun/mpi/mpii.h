@@ -130,6 +130,9 @@ int mpii_initialized(void); /* 1 between Init and Finalize */
 int mpii_replicated(void);
 /* A connection to another process of ours broke (transport.c). */
 int mpii_peer_lost(void);
+/* testkill.c: fault injection for tests (P2P_TEST_KILL); a no-op
+ * otherwise. */
+void mpii_test_point(const char *where);
 /* Exit status of a replica whose replica set lost a member. */
 #define MPII_EXIT_SET_LOST 75
 /* Ask the coordinator to end the job with this status (MPI_Abort and

@@ -39,6 +39,7 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
 
     if ((rc = check_buf(buf, count, dt, &t)) != MPI_SUCCESS)
         return rc;
+    mpii_test_point(ctx == comm->ctx ? "send" : "coll");
     if (dest == MPI_PROC_NULL) {
         if ((r = req_new(REQ_SEND, handle)) == NULL)
             return MPI_ERR_NO_MEM;

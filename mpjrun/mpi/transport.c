@@ -772,6 +772,7 @@ conn_frame(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
             conn_protocol_error(c);
             return 0;
         }
+        mpii_test_point("rndv");
         {
             struct wire_hdr d;
 

@@ -99,6 +99,29 @@ class TestMpiReplicas(harness.JobTestCase):
                % (time.monotonic() - t0))
         self.assert_survived(run, "master of rank 1 killed")
 
+    def test_master_killed_at_chosen_points(self):
+        """A master kills itself (P2P_TEST_KILL, a switch only tests use)
+        during MPI_Init, at a send, inside a rendezvous transfer, inside a
+        collective, and during MPI_Finalize."""
+        self.reference()
+        # rank 0 sends the rendezvous payloads, rank 1 receives them.
+        for who, point, n in (("1.0", "init", 1), ("1.0", "send", 7),
+                              ("0.0", "rndv", 5), ("1.0", "coll", 12),
+                              ("1.0", "finalize", 1)):
+            with self.subTest(point=point):
+                args = ["-x", "P2P_TEST_KILL=%s:%s:%d" % (who, point, n)]
+                run = self.p2prun(args + self.args(), timeout=60)
+                self.assert_rc(run, 0)
+                # Which member of the set p2prun hears of first may vary
+                # (the others leave as soon as the victim is gone).
+                self.assertIn("replica set 0 stopped", run.stderr,
+                              run.describe())
+                self.assertEqual(self.per_rank(run.stdout),
+                                 self.per_rank(self.reference()),
+                                 "killed at %s: output differs\n%s"
+                                 % (point, run.describe()))
+                self.assert_job_over(self.sn, self.peers, timeout=5)
+
     def test_backup_killed(self):
         self.reference()
         run = self.start()
