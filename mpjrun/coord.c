@@ -104,6 +104,10 @@ struct coord {
     int mpi;                  /* processes reported addresses: MPI job */
     int table_sent;
     int set_dead[WIRE_MAX_REPLICAS]; /* replica sets stopped */
+    int culprit[WIRE_MAX_REPLICAS];  /* first real failure per set, or -1 */
+    int last_set;                    /* the set stopped last */
+    uint64_t all_lost_ms;            /* every set stopped, culprit unknown */
+    int *stopped;                    /* killed on our request, per peerd */
     struct event *ev_sig[3], *ev_tick, *ev_timeout;
 };
 
@@ -116,6 +120,7 @@ static void co_stop(struct coord *, int status);
 static void co_check_stopped(struct coord *);
 static void co_maybe_send_table(struct coord *);
 static void co_kill_set(struct coord *, int rank, int replica);
+static void co_all_lost(struct coord *);
 
 static const struct channel_cbs pc_cbs = {
     .on_ready = pc_on_ready,
@@ -532,6 +537,36 @@ pc_file_reply(struct pconn *pc, const struct msg *m)
 
 static void co_maybe_done(struct coord *);
 
+/* Every replica set of an MPI job has lost a member: the job fails, and
+ * the rank to name is the real failure (not a process we stopped, not one
+ * that left because its set was lost) that took the last set.  Its report
+ * may come after its set-mates': wait for it a moment (co_tick). */
+static void
+co_all_lost(struct coord *co)
+{
+    int i = co->culprit[co->last_set];
+
+    if (co->status != -1)
+        return;
+    if (i < 0) {
+        if (co->all_lost_ms == 0)
+            co->all_lost_ms = monotime_ms();
+        if (monotime_ms() - co->all_lost_ms < 1000)
+            return;
+        /* Nobody failed for real there (a lost peer, say): any member. */
+        for (i = co->last_set; i < co->js->n * co->js->r; i += co->js->r)
+            if (!co->stopped[i])
+                break;
+        if (i >= co->js->n * co->js->r)
+            i = co->last_set;
+    }
+    co->status = co->rep_status[i] != 0 ? co->rep_status[i] : 1;
+    co_say(co, "rank %d failed: every replica set has lost a member (the "
+               "last: rank %d replica %d); stopping the job",
+           i / co->js->r, i / co->js->r, i % co->js->r);
+    co_stop(co, co->status);
+}
+
 /* An MPI replica set lost a member: its other members cannot go on
  * (they talk only within their set), the other sets can.  Stop the set
  * at once so that nobody waits on the lost member. */
@@ -553,17 +588,9 @@ co_kill_set(struct coord *co, int rank, int replica)
                    ? "lost contact with its set"
                    : "is gone",
                left, left == 1 ? "" : "s");
-    if (left == 0 && co->status == -1) {
-        /* The rank whose loss took the last set is the one that failed,
-         * whichever of the stopped processes reports first. */
-        co->status = co->rep_status[rank * co->js->r + replica];
-        if (co->status == 0)
-            co->status = 1;
-        co_say(co, "rank %d failed: every replica set has lost a member "
-                   "(the last: rank %d replica %d); stopping the job",
-               rank, rank, replica);
-        co_stop(co, co->status);
-    }
+    co->last_set = replica;
+    if (left == 0)
+        co_all_lost(co);
     memset(&m, 0, sizeof m);
     m.type = MSG_KILL_REPLICA;
     memcpy(m.u.exit.job, co->job, WIRE_JOB_ID_LEN);
@@ -583,9 +610,14 @@ co_replica_end(struct coord *co, int rank, int replica, int status)
     if (co->rep[rank * r + replica] != REP_RUNNING)
         return;
     co->rep_status[rank * r + replica] = status;
+    if (status != 0 && status != MPII_SET_LOST &&
+        !co->stopped[rank * r + replica] && co->culprit[replica] < 0)
+        co->culprit[replica] = rank * r + replica;
     if (status != 0 && r > 1 && co->mpi && !co->set_dead[replica] &&
         co->phase != PH_STOP)
         co_kill_set(co, rank, replica);
+    else if (r > 1 && co->mpi && co->all_lost_ms != 0)
+        co_all_lost(co); /* the report we were waiting for? */
     co->rep[rank * r + replica] = status == 0 ? REP_OK : REP_FAILED;
     co->rep_status[rank * r + replica] = status;
     if (status != 0)
@@ -603,7 +635,9 @@ co_replica_end(struct coord *co, int rank, int replica, int status)
     }
     output_rank_done(co->out, rank);
     co->ranks_left--;
-    if (!ok && co->status == -1) {
+    if (!ok && co->status == -1 && r > 1 && co->mpi) {
+        co_all_lost(co); /* replicated MPI: decided by the sets */
+    } else if (!ok && co->status == -1) {
         /* A rank fails with its last replica: the job stops. */
         co->status = status;
         if (co->phase != PH_STOP) {
@@ -645,6 +679,7 @@ pc_proc_exit(struct pconn *pc, const struct msg_proc_exit *e)
         }
     } else
         status = (int)(e->code & 0xff);
+    co->stopped[i] = e->stopped;
     co_replica_end(co, (int)e->rank, (int)e->replica, status);
 }
 
@@ -1004,6 +1039,8 @@ co_tick(evutil_socket_t fd, short what, void *arg)
     }
     if (co->phase == PH_RESERVE && now - co->started_ms > CO_ALLOC_MS + 1000)
         co_fail_early(co, 1, "could not reserve slots in time");
+    if (co->all_lost_ms != 0 && co->status == -1)
+        co_all_lost(co);
     if (co->phase == PH_STOP && now >= co->stop_by_ms) {
         co_say(co, "processes did not report their end in time; their "
                    "peers will kill them");
@@ -1111,6 +1148,9 @@ coord_run(const struct p2p_config *cfg, const struct p2p_group *g,
     co.rep = xcalloc((size_t)(js->n * js->r), sizeof *co.rep);
     co.rep_status = xcalloc((size_t)(js->n * js->r), sizeof *co.rep_status);
     co.addrs = xcalloc((size_t)(js->n * js->r), sizeof *co.addrs);
+    co.stopped = xcalloc((size_t)(js->n * js->r), sizeof *co.stopped);
+    for (k = 0; k < WIRE_MAX_REPLICAS; k++)
+        co.culprit[k] = -1;
     co.ranks_left = js->n;
     co.out =
         output_new(js->n, js->r, js->tag_output, STDOUT_FILENO, STDERR_FILENO);
@@ -1152,6 +1192,7 @@ coord_run(const struct p2p_config *cfg, const struct p2p_group *g,
     free(co.rep);
     free(co.rep_status);
     free(co.addrs);
+    free(co.stopped);
     sec_wipe(co.key, sizeof co.key);
     free(co.peers);
     free(co.pc);

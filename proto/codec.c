@@ -411,6 +411,7 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         pexit.replica = m->u.exit.replica;
         pexit.signaled = m->u.exit.signaled;
         pexit.code = m->u.exit.code;
+        pexit.stopped = m->u.exit.stopped;
         pb.body_case = P2P__MESSAGE__BODY_PROC_EXIT;
         pb.proc_exit = &pexit;
         break;
@@ -843,6 +844,7 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
         m->u.exit.replica = pb->proc_exit->replica;
         m->u.exit.signaled = pb->proc_exit->signaled;
         m->u.exit.code = pb->proc_exit->code;
+        m->u.exit.stopped = pb->proc_exit->stopped;
         return bytes_from_pb(&pb->proc_exit->job, m->u.exit.job,
                              WIRE_JOB_ID_LEN, "job id", err, errlen);
     case P2P__MESSAGE__BODY_LAUNCH:

@@ -182,6 +182,7 @@ struct msg_proc_exit {
     uint32_t rank, replica;
     int signaled;
     uint32_t code;
+    int stopped; /* killed on the coordinator's request */
 };
 
 struct msg {
