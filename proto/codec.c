@@ -120,6 +120,17 @@ res_to_pb(const struct resources *r, P2p__Resources *pb)
         (b).len = (n);                                                         \
     } while (0)
 
+/* Pack a message into a new buffer (*out, *len). */
+static void
+pack_message(const P2p__Message *pb, uint8_t **out, size_t *len)
+{
+    *len = p2p__message__get_packed_size(pb);
+    /* A message with every field at its default packs to a few bytes; keep
+     * at least one so that the buffer is never a zero-size allocation. */
+    *out = xmalloc(*len > 0 ? *len : 1);
+    p2p__message__pack(pb, *out);
+}
+
 /* Pack a Launch (its arrays need their own storage). */
 static void
 encode_launch(const struct msg_launch *l, P2p__Message *pb, uint8_t **out,
@@ -174,9 +185,7 @@ encode_launch(const struct msg_launch *l, P2p__Message *pb, uint8_t **out,
     la.files = filep;
     pb->body_case = P2P__MESSAGE__BODY_LAUNCH;
     pb->launch = &la;
-    *len = p2p__message__get_packed_size(pb);
-    *out = xmalloc(*len);
-    p2p__message__pack(pb, *out);
+    pack_message(pb, out, len);
     free(procs);
     free(procp);
     free(argv);
@@ -211,9 +220,7 @@ encode_table(const struct msg_table *t, P2p__Message *pb, uint8_t **out,
     ta.procs = ep;
     pb->body_case = P2P__MESSAGE__BODY_TABLE;
     pb->table = &ta;
-    *len = p2p__message__get_packed_size(pb);
-    *out = xmalloc(*len);
-    p2p__message__pack(pb, *out);
+    pack_message(pb, out, len);
     free(e);
     free(ep);
 }
@@ -446,11 +453,7 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
     default:
         return -1;
     }
-    *len = p2p__message__get_packed_size(&pb);
-    /* A message with every field at its default packs to a few bytes; keep
-     * at least one so that the buffer is never a zero-size allocation. */
-    *out = xmalloc(*len > 0 ? *len : 1);
-    p2p__message__pack(&pb, *out);
+    pack_message(&pb, out, len);
     free(entries);
     free(entryp);
     free(eres);
