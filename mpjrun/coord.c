@@ -540,7 +540,8 @@ static void co_maybe_done(struct coord *);
 /* Every replica set of an MPI job has lost a member: the job fails, and
  * the rank to name is the real failure (not a process we stopped, not one
  * that left because its set was lost) that took the last set.  Its report
- * may come after its set-mates': wait for it a moment (co_tick). */
+ * may come after its set-mates': wait for it a moment (co_tick), unless
+ * every process has reported already. */
 static void
 co_all_lost(struct coord *co)
 {
@@ -551,7 +552,7 @@ co_all_lost(struct coord *co)
     if (i < 0) {
         if (co->all_lost_ms == 0)
             co->all_lost_ms = monotime_ms();
-        if (monotime_ms() - co->all_lost_ms < 1000)
+        if (monotime_ms() - co->all_lost_ms < 1000 && co->ranks_left > 0)
             return;
         /* Nobody failed for real there (a lost peer, say): any member. */
         for (i = co->last_set; i < co->js->n * co->js->r; i += co->js->r)
@@ -722,6 +723,8 @@ co_maybe_done(struct coord *co)
 
     if (co->ranks_left > 0)
         return;
+    if (co->status == -1 && co->all_lost_ms != 0)
+        co_all_lost(co); /* the last report is in: decide now */
     if (co->status == -1)
         co->status = 0;
     for (i = 0; i < co->npeers; i++)

@@ -50,7 +50,7 @@ struct proc {
     pid_t pid;  /* 0 once reaped */
     int status; /* wait status, once reaped */
     uint64_t reaped_ms; /* when, for the grace of its pipes */
-    int stopped;        /* we killed it on request while it was alive */
+    int stopped;        /* its set was stopped: we sent it SIGKILL */
     int reported;
     struct proc_stream out[2];
     int ctl;    /* our end of its control socket, -1 once closed */
@@ -233,7 +233,11 @@ proc_check_done(struct proc *p)
         m.u.exit.code = WIFSIGNALED(p->status)
                             ? (uint32_t)WTERMSIG(p->status)
                             : (uint32_t)WEXITSTATUS(p->status);
-        m.u.exit.stopped = p->stopped;
+        /* Ours only if our SIGKILL is what ended it: a process that
+         * crashed or exited on its own before the signal landed (a core
+         * dump can take a while) is a real failure. */
+        m.u.exit.stopped = p->stopped && WIFSIGNALED(p->status) &&
+                           WTERMSIG(p->status) == SIGKILL;
         svc_conn_send(j->owner, &m);
     }
     reserve_return_one(j->pd, j->id);
@@ -630,26 +634,6 @@ fail:
     return -1;
 }
 
-/* Dead and waiting to be reaped? */
-static int
-proc_is_zombie(pid_t pid)
-{
-    char path[64], buf[256], *p;
-    ssize_t n;
-    int fd;
-
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-        return 1;
-    n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 1;
-    buf[n] = '\0';
-    return (p = strrchr(buf, ')')) == NULL || p[1] == '\0' || p[2] == 'Z' ||
-           p[2] == 'X';
-}
-
 void
 job_kill_replica(struct job *j, uint32_t replica)
 {
@@ -660,8 +644,7 @@ job_kill_replica(struct job *j, uint32_t replica)
             log_info("job %.8s: stopping rank %u replica %u (its replica set "
                      "lost a member)",
                      j->hex, j->procs[i].rank, replica);
-            /* A process already dead (not yet reaped) died on its own. */
-            j->procs[i].stopped = !proc_is_zombie(j->procs[i].pid);
+            j->procs[i].stopped = 1;
             kill(-j->procs[i].pid, SIGKILL);
         }
 }
