@@ -33,9 +33,6 @@
 #define CO_MAX_REPLANS 64
 #define CO_STOP_MS 2000 /* stopping waits this long for the exits */
 #define CO_TICK_MS 100
-/* Exit status of an MPI replica that left because its replica set lost a
- * member (MPII_EXIT_SET_LOST in the library). */
-#define MPII_SET_LOST 75
 
 enum co_phase {
     PH_RESERVE, /* planning and reserving */
@@ -103,11 +100,7 @@ struct coord {
     struct proc_addr *addrs;  /* where each process listens (MPI) */
     int mpi;                  /* processes reported addresses: MPI job */
     int table_sent;
-    int set_dead[WIRE_MAX_REPLICAS]; /* replica sets stopped */
-    int culprit[WIRE_MAX_REPLICAS];  /* first real failure per set, or -1 */
-    int last_set;                    /* the set stopped last */
-    uint64_t all_lost_ms;            /* every set stopped, culprit unknown */
-    int *stopped;                    /* killed on our request, per peerd */
+    uint32_t view; /* replicated MPI: the last membership view sent */
     struct event *ev_sig[3], *ev_tick, *ev_timeout;
 };
 
@@ -119,8 +112,7 @@ static void co_replan(struct coord *);
 static void co_stop(struct coord *, int status);
 static void co_check_stopped(struct coord *);
 static void co_maybe_send_table(struct coord *);
-static void co_kill_set(struct coord *, int rank, int replica);
-static void co_all_lost(struct coord *);
+static void co_send_view(struct coord *);
 
 static const struct channel_cbs pc_cbs = {
     .on_ready = pc_on_ready,
@@ -537,69 +529,34 @@ pc_file_reply(struct pconn *pc, const struct msg *m)
 
 static void co_maybe_done(struct coord *);
 
-/* Every replica set of an MPI job has lost a member: the job fails, and
- * the rank to name is the real failure (not a process we stopped, not one
- * that left because its set was lost) that took the last set.  Its report
- * may come after its set-mates': wait for it a moment (co_tick), unless
- * every process has reported already. */
+/* Replicated MPI: only we declare processes dead.  Every process that
+ * failed so far goes, as one numbered view, to every peer, which hands it
+ * to its processes: they stop waiting on the dead and turn to the next
+ * replica of each rank (replication/rep.c).  Before the address table
+ * goes out, the table itself says who is missing. */
 static void
-co_all_lost(struct coord *co)
-{
-    int i = co->culprit[co->last_set];
-
-    if (co->status != -1)
-        return;
-    if (i < 0) {
-        if (co->all_lost_ms == 0)
-            co->all_lost_ms = monotime_ms();
-        if (monotime_ms() - co->all_lost_ms < 1000 && co->ranks_left > 0)
-            return;
-        /* Nobody failed for real there (a lost peer, say): any member. */
-        for (i = co->last_set; i < co->js->n * co->js->r; i += co->js->r)
-            if (!co->stopped[i])
-                break;
-        if (i >= co->js->n * co->js->r)
-            i = co->last_set;
-    }
-    co->status = co->rep_status[i] != 0 ? co->rep_status[i] : 1;
-    co_say(co, "rank %d failed: every replica set has lost a member (the "
-               "last: rank %d replica %d); stopping the job",
-           i / co->js->r, i / co->js->r, i % co->js->r);
-    co_stop(co, co->status);
-}
-
-/* An MPI replica set lost a member: its other members cannot go on
- * (they talk only within their set), the other sets can.  Stop the set
- * at once so that nobody waits on the lost member. */
-static void
-co_kill_set(struct coord *co, int rank, int replica)
+co_send_view(struct coord *co)
 {
     struct msg m;
     size_t i;
-    int k, left = 0;
+    int j, n = co->js->n * co->js->r;
 
-    co->set_dead[replica] = 1;
-    for (k = 0; k < co->js->r; k++)
-        left += !co->set_dead[k];
-    if (left > 0 && co->phase != PH_STOP)
-        co_say(co, "replica set %d stopped (rank %d replica %d %s); the job "
-                   "goes on with %d replica set%s",
-               replica, rank, replica,
-               co->rep_status[rank * co->js->r + replica] == MPII_SET_LOST
-                   ? "lost contact with its set"
-                   : "is gone",
-               left, left == 1 ? "" : "s");
-    co->last_set = replica;
-    if (left == 0)
-        co_all_lost(co);
+    if (!co->table_sent) {
+        co_maybe_send_table(co); /* it may have waited for that one */
+        return;
+    }
     memset(&m, 0, sizeof m);
-    m.type = MSG_KILL_REPLICA;
-    memcpy(m.u.exit.job, co->job, WIRE_JOB_ID_LEN);
-    m.u.exit.replica = (uint32_t)replica;
+    m.type = MSG_VIEW;
+    memcpy(m.u.view.job, co->job, WIRE_JOB_ID_LEN);
+    m.u.view.number = ++co->view;
+    m.u.view.dead = xcalloc((size_t)n, sizeof *m.u.view.dead);
+    for (j = 0; j < n; j++)
+        if (co->rep[j] == REP_FAILED)
+            m.u.view.dead[m.u.view.ndead++] = (uint32_t)j;
     for (i = 0; i < co->npeers; i++)
         if (co->pc[i].state == PC_LAUNCHING || co->pc[i].state == PC_RUNNING)
             pc_send(&co->pc[i], &m);
-    co_maybe_send_table(co);
+    free(m.u.view.dead);
 }
 
 /* One process of the job has ended (or is lost). */
@@ -610,19 +567,13 @@ co_replica_end(struct coord *co, int rank, int replica, int status)
 
     if (co->rep[rank * r + replica] != REP_RUNNING)
         return;
-    co->rep_status[rank * r + replica] = status;
-    if (status != 0 && status != MPII_SET_LOST &&
-        !co->stopped[rank * r + replica] && co->culprit[replica] < 0)
-        co->culprit[replica] = rank * r + replica;
-    if (status != 0 && r > 1 && co->mpi && !co->set_dead[replica] &&
-        co->phase != PH_STOP)
-        co_kill_set(co, rank, replica);
-    else if (r > 1 && co->mpi && co->all_lost_ms != 0)
-        co_all_lost(co); /* the report we were waiting for? */
     co->rep[rank * r + replica] = status == 0 ? REP_OK : REP_FAILED;
     co->rep_status[rank * r + replica] = status;
-    if (status != 0)
+    if (status != 0) {
         output_replica_dead(co->out, rank, replica);
+        if (r > 1 && co->mpi && co->phase != PH_STOP)
+            co_send_view(co);
+    }
     for (i = 0; i < r; i++) {
         if (co->rep[rank * r + i] == REP_RUNNING ||
             co->rep[rank * r + i] == REP_PENDING)
@@ -636,14 +587,17 @@ co_replica_end(struct coord *co, int rank, int replica, int status)
     }
     output_rank_done(co->out, rank);
     co->ranks_left--;
-    if (!ok && co->status == -1 && r > 1 && co->mpi) {
-        co_all_lost(co); /* replicated MPI: decided by the sets */
-    } else if (!ok && co->status == -1) {
+    if (!ok && co->status == -1) {
         /* A rank fails with its last replica: the job stops. */
         co->status = status;
         if (co->phase != PH_STOP) {
-            co_say(co, "rank %d failed (status %d): stopping the job", rank,
-                   status);
+            if (r > 1)
+                co_say(co, "rank %d failed: every replica is lost (the last, "
+                           "replica %d, with status %d); stopping the job",
+                       rank, replica, status);
+            else
+                co_say(co, "rank %d failed (status %d): stopping the job",
+                       rank, status);
             co_stop(co, status);
         }
     }
@@ -664,7 +618,7 @@ pc_proc_exit(struct pconn *pc, const struct msg_proc_exit *e)
         return;
     if (e->signaled) {
         status = 128 + (int)(e->code & 0x7f);
-        if (co->phase != PH_STOP && !co->set_dead[e->replica]) {
+        if (co->phase != PH_STOP) {
             int k, live = 0;
 
             for (k = 0; k < co->js->r; k++)
@@ -680,7 +634,6 @@ pc_proc_exit(struct pconn *pc, const struct msg_proc_exit *e)
         }
     } else
         status = (int)(e->code & 0xff);
-    co->stopped[i] = e->stopped;
     co_replica_end(co, (int)e->rank, (int)e->replica, status);
 }
 
@@ -723,8 +676,6 @@ co_maybe_done(struct coord *co)
 
     if (co->ranks_left > 0)
         return;
-    if (co->status == -1 && co->all_lost_ms != 0)
-        co_all_lost(co); /* the last report is in: decide now */
     if (co->status == -1)
         co->status = 0;
     for (i = 0; i < co->npeers; i++)
@@ -793,15 +744,16 @@ co_maybe_send_table(struct coord *co)
     if (co->table_sent || !co->mpi)
         return;
     for (j = 0; j < n; j++)
-        if (!co->set_dead[j % co->js->r] && co->addrs[j].addr[0] == '\0')
+        if (co->rep[j] != REP_FAILED && co->addrs[j].addr[0] == '\0')
             return;
     memset(&m, 0, sizeof m);
     m.type = MSG_TABLE;
     memcpy(m.u.table.job, co->job, WIRE_JOB_ID_LEN);
     memcpy(m.u.table.key, co->key, SEC_KEY_LEN);
     m.u.table.procs = xcalloc((size_t)n, sizeof *m.u.table.procs);
+    /* Who failed already is left out: the processes know it is dead. */
     for (j = 0; j < n; j++)
-        if (!co->set_dead[j % co->js->r])
+        if (co->rep[j] != REP_FAILED)
             m.u.table.procs[k++] = co->addrs[j];
     m.u.table.nprocs = k;
     if (k > 0)
@@ -825,16 +777,7 @@ pc_proc_addr(struct pconn *pc, const struct msg_proc_addr *a)
     if (co->plan.slots[i] != pc->idx || co->addrs[i].addr[0] != '\0')
         return; /* not this peer's process, or said twice */
     co->addrs[i] = a->p;
-    if (!co->mpi) {
-        int j, r = co->js->r;
-
-        /* Now we know it is an MPI job: replicas that died before anyone
-         * reported take their replica sets with them. */
-        co->mpi = 1;
-        for (j = 0; r > 1 && j < co->js->n * r; j++)
-            if (co->rep[j] == REP_FAILED && !co->set_dead[j % r])
-                co_kill_set(co, j / r, j % r);
-    }
+    co->mpi = 1; /* processes that talk: an MPI job */
     co_maybe_send_table(co);
 }
 
@@ -967,6 +910,13 @@ pc_on_msg(struct channel *ch, const struct msg *m, void *arg)
             break;
         pc_job_abort(pc, &m->u.addr);
         return;
+    case MSG_SUSPECT:
+        /* A process lost its connection to another.  A dead process is
+         * reported by its peer, a silent peer by its lease: we act on
+         * those, not on what one process saw. */
+        if (memcmp(m->u.suspect.job, co->job, WIRE_JOB_ID_LEN) != 0)
+            break;
+        return;
     case MSG_ERROR:
         if (co->phase == PH_RESERVE)
             pc_lost_in_reserve(pc, m->u.error.text);
@@ -1042,8 +992,6 @@ co_tick(evutil_socket_t fd, short what, void *arg)
     }
     if (co->phase == PH_RESERVE && now - co->started_ms > CO_ALLOC_MS + 1000)
         co_fail_early(co, 1, "could not reserve slots in time");
-    if (co->all_lost_ms != 0 && co->status == -1)
-        co_all_lost(co);
     if (co->phase == PH_STOP && now >= co->stop_by_ms) {
         co_say(co, "processes did not report their end in time; their "
                    "peers will kill them");
@@ -1151,9 +1099,6 @@ coord_run(const struct p2p_config *cfg, const struct p2p_group *g,
     co.rep = xcalloc((size_t)(js->n * js->r), sizeof *co.rep);
     co.rep_status = xcalloc((size_t)(js->n * js->r), sizeof *co.rep_status);
     co.addrs = xcalloc((size_t)(js->n * js->r), sizeof *co.addrs);
-    co.stopped = xcalloc((size_t)(js->n * js->r), sizeof *co.stopped);
-    for (k = 0; k < WIRE_MAX_REPLICAS; k++)
-        co.culprit[k] = -1;
     co.ranks_left = js->n;
     co.out =
         output_new(js->n, js->r, js->tag_output, STDOUT_FILENO, STDERR_FILENO);
@@ -1195,7 +1140,6 @@ coord_run(const struct p2p_config *cfg, const struct p2p_group *g,
     free(co.rep);
     free(co.rep_status);
     free(co.addrs);
-    free(co.stopped);
     sec_wipe(co.key, sizeof co.key);
     free(co.peers);
     free(co.pc);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "job.h"
 #include "log.h"
 #include "monotime.h"
 #include "peerd.h"
@@ -36,6 +37,10 @@
 /* After a process is reaped, something it left behind may still hold its
  * output pipes; they are closed after this long. */
 #define JOB_PIPE_GRACE_MS 2000
+/* Dead processes in one view; a job's address table is at most
+ * CTL_MAX_ENTRIES, so this leaves room to spare and keeps the message
+ * (12 + 4n bytes) well within one SEQPACKET. */
+#define JOB_VIEW_MAX (CTL_MAX_ENTRIES * 8)
 
 struct proc_stream {
     struct proc *proc;
@@ -64,7 +69,8 @@ struct job {
     struct svc_conn *owner; /* NULL once the coordinator is gone */
     char *dir;
     struct proc *procs;
-    size_t nprocs, nrunning; /* nrunning: not yet finished */
+    size_t nprocs, nrunning;  /* nrunning: not yet finished */
+    uint32_t size, nreplicas; /* of the whole job, not just here */
     uint32_t lease_ms;
     uint64_t last_heard_ms;
     uint64_t kill_at_ms; /* SIGKILL due, 0 when not killing */
@@ -334,7 +340,8 @@ job_bind_host(struct job *j, struct svc_conn *c)
         snprintf(j->bind_host, sizeof j->bind_host, "127.0.0.1");
 }
 
-/* A process speaks on its control socket: its address, or an abort. */
+/* A process speaks on its control socket: its address, an abort, or a
+ * suspicion about another process. */
 static void
 job_ctl_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -342,6 +349,7 @@ job_ctl_cb(evutil_socket_t fd, short what, void *arg)
     struct job *j = p->job;
     struct ctl_addr a;
     struct ctl_abort ab;
+    struct ctl_suspect su;
     uint8_t buf[64];
     struct msg m;
     ssize_t n;
@@ -373,6 +381,28 @@ job_ctl_cb(evutil_socket_t fd, short what, void *arg)
         m.u.addr.status = ab.status;
         log_info("job %.8s: rank %u replica %u aborts with status %d", j->hex,
                  p->rank, p->replica, (int)ab.status);
+    } else if (n == sizeof su && buf[0] == CTL_SUSPECT &&
+               buf[1] == CTL_VERSION) {
+        memcpy(&su, buf, sizeof su);
+        if (su.proc >= j->size * j->nreplicas) {
+            log_warnx("job %.8s: rank %u: suspects process %u, outside the "
+                      "job; control socket closed",
+                      j->hex, p->rank, su.proc);
+            proc_ctl_close(p);
+            return;
+        }
+        /* A hint, sent again on the next failure: not worth buffering
+         * without bound for a coordinator that does not read. */
+        if (j->owner == NULL || svc_conn_backlog(j->owner) > JOB_BACKLOG_MAX)
+            return;
+        log_debug("job %.8s: rank %u replica %u suspects process %u", j->hex,
+                  p->rank, p->replica, su.proc);
+        memset(&m, 0, sizeof m);
+        m.type = MSG_SUSPECT;
+        memcpy(m.u.suspect.job, j->id, WIRE_JOB_ID_LEN);
+        m.u.suspect.rank = p->rank;
+        m.u.suspect.replica = p->replica;
+        m.u.suspect.proc = su.proc;
     } else {
         /* Our child, but running the user's code: not trusted either. */
         log_warnx("job %.8s: rank %u: bad control message (%zd bytes); "
@@ -418,6 +448,43 @@ job_table(struct job *j, const struct msg_table *t)
             log_warn("job %.8s: rank %u: sending the address table", j->hex,
                      j->procs[i].rank);
     sec_wipe(buf, len);
+    free(buf);
+}
+
+/* One CTL_VIEW message, the same for every process of the job here. */
+void
+job_view(struct job *j, const struct msg_view *v)
+{
+    struct ctl_view_head h;
+    uint8_t *buf;
+    size_t i, len;
+
+    if (v->ndead > JOB_VIEW_MAX) {
+        log_warnx("job %.8s: view %u of %zu dead processes is too large",
+                  j->hex, v->number, v->ndead);
+        return;
+    }
+    for (i = 0; i < v->ndead; i++)
+        if (v->dead[i] >= j->size * j->nreplicas) {
+            log_warnx("job %.8s: view %u names process %u, outside the job",
+                      j->hex, v->number, v->dead[i]);
+            return;
+        }
+    len = sizeof h + v->ndead * sizeof *v->dead;
+    buf = xcalloc(1, len);
+    memset(&h, 0, sizeof h);
+    h.type = CTL_VIEW;
+    h.version = CTL_VERSION;
+    h.number = v->number;
+    h.n = (uint32_t)v->ndead;
+    memcpy(buf, &h, sizeof h);
+    if (v->ndead > 0)
+        memcpy(buf + sizeof h, v->dead, v->ndead * sizeof *v->dead);
+    for (i = 0; i < j->nprocs; i++)
+        if (j->procs[i].ctl != -1 &&
+            send(j->procs[i].ctl, buf, len, MSG_DONTWAIT) != (ssize_t)len)
+            log_warn("job %.8s: rank %u: sending view %u", j->hex,
+                     j->procs[i].rank, v->number);
     free(buf);
 }
 
@@ -590,6 +657,8 @@ job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
     memcpy(j->id, l->job, WIRE_JOB_ID_LEN);
     sec_hex(j->hex, l->job, WIRE_JOB_ID_LEN);
     j->owner = c;
+    j->size = l->size;
+    j->nreplicas = l->nreplicas;
     j->lease_ms =
         l->lease_ms > 0 && l->lease_ms <= (uint32_t)pd->cfg->max_lease_ms
             ? l->lease_ms

@@ -3,7 +3,8 @@
  * programs.  A connection starts OPEN (only pings and the user's proof of
  * identity), becomes USER once the user's signature over the channel's
  * session id verifies, and may then reserve slots, stage files into the
- * cache, launch and kill jobs.  Every message is checked against the
+ * cache, launch and kill jobs, and pass views of their membership on to
+ * their processes.  Every message is checked against the
  * connection's state; anything out of place drops the connection.
  */
 #include <sys/queue.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "job.h"
 #include "listener.h"
 #include "log.h"
 #include "peerd.h"
@@ -354,6 +356,10 @@ svc_on_msg(struct channel *ch, const struct msg *m, void *arg)
     case MSG_KILL_REPLICA:
         if ((j = job_find(pd, m->u.exit.job)) != NULL && job_owner_is(j, c))
             job_kill_replica(j, m->u.exit.replica);
+        return;
+    case MSG_VIEW:
+        if ((j = job_find(pd, m->u.view.job)) != NULL && job_owner_is(j, c))
+            job_view(j, &m->u.view);
         return;
     default:
         break;

@@ -21,6 +21,7 @@ msg_type_name(enum msg_type t)
         "file-offer",    "file-need",     "file-chunk",   "file-done",
         "launch",        "launch-reply",  "output",       "proc-exit",
         "proc-addr",     "table",         "job-abort",    "kill-replica",
+        "view",          "suspect",
     };
     _Static_assert(sizeof names / sizeof names[0] == MSG__COUNT,
                    "a message type without a name");
@@ -254,6 +255,8 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
     P2p__ProcAddr paddr = P2P__PROC_ADDR__INIT;
     P2p__JobAbort jabort = P2P__JOB_ABORT__INIT;
     P2p__KillReplica krep = P2P__KILL_REPLICA__INIT;
+    P2p__View view = P2P__VIEW__INIT;
+    P2p__Suspect susp = P2P__SUSPECT__INIT;
     P2p__Resources res;
     P2p__PeerEntry *entries = NULL, **entryp = NULL;
     P2p__Resources *eres = NULL;
@@ -449,6 +452,23 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         jabort.status = m->u.addr.status;
         pb.body_case = P2P__MESSAGE__BODY_JOB_ABORT;
         pb.job_abort = &jabort;
+        break;
+    case MSG_VIEW:
+        BYTES(view.job, m->u.view.job, WIRE_JOB_ID_LEN);
+        view.number = m->u.view.number;
+        /* Borrowed: packing only reads it. */
+        view.n_dead = m->u.view.ndead;
+        view.dead = m->u.view.dead;
+        pb.body_case = P2P__MESSAGE__BODY_VIEW;
+        pb.view = &view;
+        break;
+    case MSG_SUSPECT:
+        BYTES(susp.job, m->u.suspect.job, WIRE_JOB_ID_LEN);
+        susp.rank = m->u.suspect.rank;
+        susp.replica = m->u.suspect.replica;
+        susp.proc = m->u.suspect.proc;
+        pb.body_case = P2P__MESSAGE__BODY_SUSPECT;
+        pb.suspect = &susp;
         break;
     default:
         return -1;
@@ -664,6 +684,36 @@ addr_from_pb(const P2p__ProcAddr *pb, struct proc_addr *p, char *err,
     p->replica = pb->replica;
     return token_from_pb(pb->addr, p->addr, WIRE_MAX_ADDR, 0, "address", err,
                          errlen);
+}
+
+/* A view: every index names a process a job can have. */
+static int
+decode_view(const P2p__View *pb, struct msg_view *v, char *err, size_t errlen)
+{
+    const size_t max = (size_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS;
+    size_t i;
+
+    if (bytes_from_pb(&pb->job, v->job, WIRE_JOB_ID_LEN, "job id", err,
+                      errlen) == -1)
+        return -1;
+    if (pb->n_dead > max) {
+        snprintf(err, errlen, "view of %zu dead processes", pb->n_dead);
+        return -1;
+    }
+    for (i = 0; i < pb->n_dead; i++)
+        if (pb->dead[i] >= max) {
+            snprintf(err, errlen, "view: process index %u out of range",
+                     pb->dead[i]);
+            return -1;
+        }
+    v->number = pb->number;
+    if (pb->n_dead == 0)
+        return 0;
+    /* Bounded above; the indices were already read by protobuf-c. */
+    v->dead = xcalloc(pb->n_dead, sizeof *v->dead);
+    memcpy(v->dead, pb->dead, pb->n_dead * sizeof *v->dead);
+    v->ndead = pb->n_dead;
+    return 0;
 }
 
 /* Take a copy of a data chunk of at most WIRE_MAX_CHUNK bytes. */
@@ -897,6 +947,24 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
                              errlen) == -1)
                 return -1;
         return 0;
+    case P2P__MESSAGE__BODY_VIEW:
+        m->type = MSG_VIEW;
+        return decode_view(pb->view, &m->u.view, err, errlen);
+    case P2P__MESSAGE__BODY_SUSPECT:
+        m->type = MSG_SUSPECT;
+        if (pb->suspect->rank >= WIRE_MAX_RANKS ||
+            pb->suspect->replica >= WIRE_MAX_REPLICAS ||
+            pb->suspect->proc >= (uint32_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS) {
+            snprintf(
+                err, errlen, "suspect: process %u.%u or index %u out of range",
+                pb->suspect->rank, pb->suspect->replica, pb->suspect->proc);
+            return -1;
+        }
+        m->u.suspect.rank = pb->suspect->rank;
+        m->u.suspect.replica = pb->suspect->replica;
+        m->u.suspect.proc = pb->suspect->proc;
+        return bytes_from_pb(&pb->suspect->job, m->u.suspect.job,
+                             WIRE_JOB_ID_LEN, "job id", err, errlen);
     case P2P__MESSAGE__BODY__NOT_SET:
     default:
         snprintf(err, errlen, "message without a known body");
@@ -946,6 +1014,11 @@ codec_msg_free(struct msg *m)
     case MSG_TABLE:
         free(m->u.table.procs);
         m->u.table.procs = NULL;
+        break;
+    case MSG_VIEW:
+        free(m->u.view.dead);
+        m->u.view.dead = NULL;
+        m->u.view.ndead = 0;
         break;
     case MSG_LAUNCH:
         free(m->u.launch.procs);

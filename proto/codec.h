@@ -42,6 +42,8 @@ enum msg_type {
     MSG_TABLE,
     MSG_JOB_ABORT,
     MSG_KILL_REPLICA, /* u.exit: job, replica */
+    MSG_VIEW,         /* u.view: coordinator -> peer, membership change */
+    MSG_SUSPECT,      /* u.suspect: peer -> coordinator, a lost connection */
     MSG__COUNT /* keep last */
 };
 
@@ -185,6 +187,23 @@ struct msg_proc_exit {
     int stopped; /* killed on the coordinator's request */
 };
 
+/* The job's membership, numbered: the processes declared dead so far
+ * (cumulative), as indices rank * R + replica.  Decoding guarantees
+ * ndead <= WIRE_MAX_RANKS * WIRE_MAX_REPLICAS and every index below that. */
+struct msg_view {
+    uint8_t job[WIRE_JOB_ID_LEN];
+    uint32_t number;
+    size_t ndead;
+    uint32_t *dead; /* owned when decoded, borrowed to encode */
+};
+
+/* Process (rank, replica) lost its connection to process index proc. */
+struct msg_suspect {
+    uint8_t job[WIRE_JOB_ID_LEN];
+    uint32_t rank, replica;
+    uint32_t proc;
+};
+
 struct msg {
     enum msg_type type;
     union {
@@ -204,6 +223,8 @@ struct msg {
         struct msg_proc_exit exit;
         struct msg_proc_addr addr; /* proc addr, job abort */
         struct msg_table table;
+        struct msg_view view;
+        struct msg_suspect suspect;
     } u;
 };
 

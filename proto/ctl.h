@@ -10,13 +10,22 @@
  *   process -> peerd   CTL_ABORT {type, version, 0, 0, status (32)}
  *   peerd -> process   CTL_TABLE {type, version, 0, 0, key[32], n (32),
  *                                 n x struct ctl_entry}
+ *   peerd -> process   CTL_VIEW  {type, version, 0, 0, number (32), n (32),
+ *                                 n x u32 dead process index}
+ *   process -> peerd   CTL_SUSPECT {type, version, 0, 0, proc (32)}
+ *
+ * A view is the coordinator's numbered, cumulative list of the job's
+ * processes declared dead (index rank * R + replica); a process applies
+ * views in order and ignores one not newer than what it has.  A suspicion
+ * says "my connection to process proc broke"; only the coordinator
+ * decides.
  */
 #ifndef P2P_CTL_H
 #define P2P_CTL_H
 
 #include <stdint.h>
 
-#define CTL_VERSION 1
+#define CTL_VERSION 2
 #define CTL_FD_ENV "P2P_CTL_FD"
 #define CTL_FD 3 /* where the process finds it */
 
@@ -24,6 +33,8 @@ enum ctl_type {
     CTL_ADDR = 1,
     CTL_ABORT = 2,
     CTL_TABLE = 3,
+    CTL_VIEW = 4,
+    CTL_SUSPECT = 5,
 };
 
 struct ctl_addr {
@@ -45,6 +56,17 @@ struct ctl_table_head {
     uint8_t type, version, pad[2];
     uint8_t key[32];
     uint32_t n;
+};
+
+struct ctl_view_head {
+    uint8_t type, version, pad[2];
+    uint32_t number;
+    uint32_t n; /* followed by n x uint32_t */
+};
+
+struct ctl_suspect {
+    uint8_t type, version, pad[2];
+    uint32_t proc;
 };
 
 /* A table larger than this cannot pass the socket in one message. */

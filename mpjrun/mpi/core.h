@@ -43,7 +43,10 @@ struct mpii_req {
     size_t got;          /* bytes landed (rendezvous) */
     size_t total;        /* bytes in the matched message */
     uint32_t remote;     /* the other side's request id (rendezvous) */
-    struct conn *conn;   /* where the rendezvous runs */
+    struct conn *conn;   /* where the rendezvous runs (NULL while a
+                            replicated one waits for its replay) */
+    int wsrc;            /* rendezvous receive: sender's world rank */
+    uint64_t lseq;       /* its sequence number (replicas; 0 otherwise) */
     MPI_Status status;
     int err;
     struct mpii_req *next; /* posted queue */
@@ -70,6 +73,8 @@ enum frame_type {
     FR_CTS,       /* rendezvous: send it (sid, rid) */
     FR_DATA,      /* rendezvous payload at offset total (rid) */
     FR_FIN,       /* finalize: no more messages from this rank */
+    FR_ACK,       /* replicas: every message up to total is in (cumulative) */
+    FR_TAKEOVER,  /* replicas: feed me, replaying from sequence total */
 };
 
 /* Every message carries (communicator context, source, destination,
@@ -87,6 +92,8 @@ struct wire_hdr {
     uint64_t len; /* payload bytes in this frame */
     uint64_t total; /* message size (EAGER, RTS) or offset (DATA) */
     uint32_t sid, rid; /* sender's and receiver's request ids */
+    uint64_t lseq; /* replicas: per (source, destination) rank pair, over
+                      messages (EAGER, RTS, FIN); 0 without replicas */
 };
 
 struct conn;
@@ -96,6 +103,13 @@ struct conn;
 int conn_send(struct conn *, struct wire_hdr *, const void *data, size_t len,
               int copy, struct mpii_req *done);
 struct conn *conn_to(int world_rank); /* NULL for ourselves or unknown */
+/* Replicas: the connection to process index rank * R + replica (NULL if
+ * none is up), the index at a connection's other end, and closing one
+ * that the coordinator declared dead. */
+struct conn *conn_to_proc(int proc);
+int conn_proc(const struct conn *);
+int conn_rank(const struct conn *); /* the world rank at the other end */
+void transport_drop(int proc);
 int mpii_world_rank(void);
 /* One pass over every connection; blocking waits up to timeout_ms for
  * anything to happen (0: do not wait). */
@@ -103,11 +117,14 @@ int transport_progress(int timeout_ms);
 struct ctl_entry;
 /* Listen on host (an IP), port chosen by the kernel. */
 int transport_listen(const char *host, uint16_t *port);
-/* Connect to every process of our replica in the table (the lower rank
- * of each pair connects), authenticating with the job key; sealed turns
- * encryption on.  With n = 0 and size 1: a job of one. */
+/* Connect to every process in the table (the lower index of each pair
+ * connects; with R = 1 only our replica exists), authenticating with the
+ * job key; sealed turns encryption on.  With R > 1, ctl is where views
+ * arrive, and a process missing from the table or declared dead is not
+ * waited for.  With n = 0 and size 1: a job of one. */
 int transport_connect_all(const struct ctl_entry *, int n, const uint8_t *key,
-                          int world, int size, int replica, int sealed);
+                          int world, int size, int replica, int nrep,
+                          int sealed, int ctl);
 /* Nothing queued for sending. */
 int transport_flushed(void);
 void transport_fini(void);
@@ -132,5 +149,20 @@ void match_start_rendezvous(struct mpii_req *, struct conn *, uint32_t sid,
 void match_fini(void);
 /* FIN frames received so far (finalize). */
 int match_fins(void);
+/* Replicas: a message (wsrc, lseq) announced as a rendezvous by a replica
+ * now dead is announced again on c with the sender's id sid: restart it
+ * (the receive it matched, or the unexpected entry).  0 if none waits. */
+int match_resume(int wsrc, uint64_t lseq, struct conn *c, uint32_t sid);
+/* Replicas: every rendezvous from wsrc not yet complete waits for its
+ * replay (its sender is dead); the lowest such lseq, or 0. */
+uint64_t match_orphan(int wsrc);
+
+/* --- requests, replicas (request.c) --- */
+
+/* The active rendezvous receive matched to (wsrc, lseq), or NULL. */
+struct mpii_req *req_find_rendezvous(int wsrc, uint64_t lseq);
+/* Reset every active rendezvous receive from wsrc to wait for a replay;
+ * the lowest lseq among them, or 0. */
+uint64_t req_orphan(int wsrc);
 
 #endif

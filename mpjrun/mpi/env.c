@@ -21,6 +21,7 @@
 
 #include "core.h"
 #include "ctl.h"
+#include "rep.h"
 #include "sec.h"
 
 #define TABLE_WAIT_MS 120000
@@ -142,6 +143,8 @@ env_wireup(int rank, int size)
     struct ctl_table_head h;
     const char *bind = getenv("P2P_BIND"), *enc = getenv("P2P_ENCRYPT");
     int replica = env_int("P2P_REPLICA", 0), sealed, rc;
+    int nrep = env_int("P2P_NREPLICAS", 1);
+    const struct ctl_entry *tab;
     uint8_t *buf;
     size_t len;
     uint16_t port;
@@ -149,7 +152,7 @@ env_wireup(int rank, int size)
     sealed = !(enc != NULL && (strcmp(enc, "0") == 0 ||
                                strcmp(enc, "no") == 0 ||
                                strcmp(enc, "off") == 0));
-    if (replica < 0 || sec_init() == -1)
+    if (replica < 0 || nrep < 1 || nrep > 32 || sec_init() == -1)
         return MPI_ERR_OTHER;
     if (transport_listen(bind != NULL && *bind ? bind : "127.0.0.1", &port) ==
         -1) {
@@ -176,11 +179,34 @@ env_wireup(int rank, int size)
         mpii_log("p2pmpi: rank %d: malformed address table", rank);
         return MPI_ERR_OTHER;
     }
-    env_count_local((const struct ctl_entry *)(void *)(buf + sizeof h),
-                    (int)h.n);
-    rc = transport_connect_all((const struct ctl_entry *)(void *)(buf +
-                                                                 sizeof h),
-                               (int)h.n, h.key, rank, size, replica, sealed);
+    tab = (const struct ctl_entry *)(void *)(buf + sizeof h);
+    env_count_local(tab, (int)h.n);
+    if (nrep > 1) {
+        /* Replicas: who is not in the table (no address) is dead. */
+        uint8_t *dead = malloc((size_t)size * (size_t)nrep);
+        uint32_t i;
+
+        if (dead == NULL || replica >= nrep) {
+            free(dead);
+            free(buf);
+            return MPI_ERR_OTHER;
+        }
+        memset(dead, 1, (size_t)size * (size_t)nrep);
+        for (i = 0; i < h.n; i++)
+            if (tab[i].rank < (uint32_t)size && tab[i].replica < (uint32_t)nrep &&
+                tab[i].addr[0] != '\0')
+                dead[tab[i].rank * (uint32_t)nrep + tab[i].replica] = 0;
+        rc = rep_init(rank, replica, size, nrep, dead, ctl);
+        free(dead);
+        if (rc != MPI_SUCCESS) {
+            free(buf);
+            return rc;
+        }
+    }
+    rc = transport_connect_all(tab, (int)h.n, h.key, rank, size, replica,
+                               nrep, sealed, ctl);
+    if (rc == MPI_SUCCESS && nrep > 1)
+        rep_start();
     sec_wipe(buf, len);
     free(buf);
     sec_wipe(&h, sizeof h);
@@ -203,7 +229,7 @@ MPI_Init(int *argc, char ***argv)
         rank = 0;
         size = 1;
         if ((rc = transport_connect_all(NULL, 0, (const uint8_t *)"", 0, 1, 0,
-                                        0)) != MPI_SUCCESS)
+                                        1, 0, -1)) != MPI_SUCCESS)
             return rc;
     } else {
         ctl = env_int(CTL_FD_ENV, -1);
@@ -295,6 +321,8 @@ static int
 all_fins(void *arg)
 {
     (void)arg;
+    if (rep_active())
+        return rep_fins() >= world_size - 1 && rep_quiet();
     return match_fins() >= world_size - 1;
 }
 
@@ -313,18 +341,22 @@ MPI_Finalize(void)
     mpii_test_point("finalize");
     rc = req_wait_until(all_flushed, NULL);
     for (i = 0; rc == MPI_SUCCESS && i < world_size; i++) {
-        if (i == me || (c = conn_to(i)) == NULL)
+        if (i == me)
             continue;
         memset(&h, 0, sizeof h);
         h.type = FR_FIN;
         h.ctx = MPII_CTX_INTERNAL;
-        rc = conn_send(c, &h, NULL, 0, 0, NULL);
+        if (rep_active())
+            rc = rep_send(i, &h, NULL, 0, NULL);
+        else if ((c = conn_to(i)) != NULL)
+            rc = conn_send(c, &h, NULL, 0, 0, NULL);
     }
     if (rc == MPI_SUCCESS)
         rc = req_wait_until(all_fins, NULL);
     if (rc == MPI_SUCCESS)
         rc = req_wait_until(all_flushed, NULL);
     transport_fini();
+    rep_fini();
     match_fini();
     req_fini();
     mpii_comm_fini();

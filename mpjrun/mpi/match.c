@@ -6,6 +6,10 @@
  * one connection, so MPI's non-overtaking rule holds.  (The replication
  * layer will have a master take these decisions and its backups follow.)
  *
+ * With replicas, a rendezvous whose sender died before the payload came
+ * waits (orphaned) until the sender's next replica announces it again;
+ * the matching decision taken stands.
+ *
  * An unexpected eager message keeps its payload (at most the eager
  * limit); an unexpected rendezvous keeps only its announcement, so large
  * messages are never buffered.
@@ -19,6 +23,9 @@ struct umsg {
     uint32_t ctx;
     int src, tag;
     int rendezvous;
+    int orphan;     /* its sender died: wait for the replay */
+    int wsrc;       /* sender's world rank */
+    uint64_t lseq;  /* replicas: its sequence number */
     size_t total;
     uint8_t *data; /* eager payload */
     uint32_t sid;
@@ -83,11 +90,28 @@ deliver_eager(struct mpii_req *r, int src, int tag, const void *data,
     req_complete(r, MPI_SUCCESS);
 }
 
+/* Clear to send: the sender may write the payload into r. */
+static void
+send_cts(struct mpii_req *r, struct conn *c, uint32_t sid)
+{
+    struct wire_hdr h;
+    int rc;
+
+    r->conn = c;
+    r->got = 0;
+    memset(&h, 0, sizeof h);
+    h.type = FR_CTS;
+    h.sid = sid;
+    h.rid = req_id(r);
+    if ((rc = conn_send(c, &h, NULL, 0, 0, NULL)) != MPI_SUCCESS &&
+        r->lseq == 0)
+        req_complete(r, rc); /* with replicas, the view decides */
+}
+
 void
 match_start_rendezvous(struct mpii_req *r, struct conn *c, uint32_t sid,
                        size_t total)
 {
-    struct wire_hdr h;
     int rc;
 
     r->conn = c;
@@ -110,11 +134,20 @@ match_start_rendezvous(struct mpii_req *r, struct conn *c, uint32_t sid,
         req_complete(r, s != NULL ? MPI_SUCCESS : MPI_ERR_INTERN);
         return;
     }
-    memset(&h, 0, sizeof h);
-    h.type = FR_CTS;
-    h.sid = sid;
-    h.rid = req_id(r);
-    if ((rc = conn_send(c, &h, NULL, 0, 0, NULL)) != MPI_SUCCESS)
+    send_cts(r, c, sid);
+}
+
+/* A rendezvous matched while its sender is dead: ready to receive, the
+ * clear-to-send goes out when the replay comes (match_resume). */
+static void
+match_orphan_rendezvous(struct mpii_req *r, size_t total)
+{
+    int rc;
+
+    r->conn = NULL;
+    r->total = total;
+    r->got = 0;
+    if ((rc = recv_target(r)) != MPI_SUCCESS)
         req_complete(r, rc);
 }
 
@@ -141,6 +174,8 @@ match_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
         else {
             r->status.MPI_SOURCE = h->src;
             r->status.MPI_TAG = h->tag;
+            r->wsrc = c != NULL ? conn_rank(c) : mpii_world_rank();
+            r->lseq = h->lseq;
             match_start_rendezvous(r, c, h->sid, h->total);
         }
         return;
@@ -155,6 +190,8 @@ match_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
     u->rendezvous = h->type == FR_RTS;
     u->sid = h->sid;
     u->conn = c;
+    u->wsrc = c != NULL ? conn_rank(c) : mpii_world_rank();
+    u->lseq = h->lseq;
     if (!u->rendezvous && h->len > 0) {
         if ((u->data = malloc(h->len)) == NULL) {
             free(u);
@@ -186,7 +223,12 @@ match_post(struct mpii_req *r)
     if (u->rendezvous) {
         r->status.MPI_SOURCE = u->src;
         r->status.MPI_TAG = u->tag;
-        match_start_rendezvous(r, u->conn, u->sid, u->total);
+        r->wsrc = u->wsrc;
+        r->lseq = u->lseq;
+        if (u->orphan)
+            match_orphan_rendezvous(r, u->total);
+        else
+            match_start_rendezvous(r, u->conn, u->sid, u->total);
     } else
         deliver_eager(r, u->src, u->tag, u->data, u->total);
     free(u->data);
@@ -226,6 +268,43 @@ match_probe(uint32_t ctx, int source, int tag, MPI_Status *st)
             return 1;
         }
     return 0;
+}
+
+int
+match_resume(int wsrc, uint64_t lseq, struct conn *c, uint32_t sid)
+{
+    struct mpii_req *r = req_find_rendezvous(wsrc, lseq);
+    struct umsg *u;
+
+    if (r != NULL) {
+        if (r->conn == NULL)
+            send_cts(r, c, sid);
+        return 1;
+    }
+    for (u = unexpected; u != NULL; u = u->next)
+        if (u->rendezvous && u->wsrc == wsrc && u->lseq == lseq) {
+            u->conn = c;
+            u->sid = sid;
+            u->orphan = 0;
+            return 1;
+        }
+    return 0;
+}
+
+uint64_t
+match_orphan(int wsrc)
+{
+    struct umsg *u;
+    uint64_t low = req_orphan(wsrc);
+
+    for (u = unexpected; u != NULL; u = u->next)
+        if (u->rendezvous && u->wsrc == wsrc && u->lseq != 0) {
+            u->orphan = 1;
+            u->conn = NULL;
+            if (low == 0 || u->lseq < low)
+                low = u->lseq;
+        }
+    return low;
 }
 
 void

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "rep.h"
 
 /* --- starting requests ------------------------------------------------ */
 
@@ -93,6 +94,22 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
         transport_self(&h, r->data);
         req_complete(r, MPI_SUCCESS);
         return MPI_SUCCESS;
+    }
+    if (rep_active()) {
+        /* Replicas: numbered, logged, sent to the replicas we feed. */
+        if (r->len <= MPII_EAGER_MAX && mode == MPII_SEND_STANDARD) {
+            h.type = FR_EAGER;
+            h.total = r->len;
+            rc = rep_send(world, &h, r->data, r->len, NULL);
+            req_complete(r, rc);
+            return rc;
+        }
+        h.type = FR_RTS;
+        h.total = r->len;
+        h.sid = req_id(r);
+        if ((rc = rep_send(world, &h, NULL, 0, r)) != MPI_SUCCESS)
+            req_complete(r, rc);
+        return rc;
     }
     if ((c = conn_to(world)) == NULL) {
         req_complete(r, MPI_ERR_OTHER);

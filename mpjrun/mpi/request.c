@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "core.h"
+#include "rep.h"
 
 #define REQ_HANDLE_BASE 0x2c000000
 #define REQ_MAX 65535
@@ -128,10 +129,44 @@ req_complete(struct mpii_req *r, int err)
     r->err = err;
     r->status.MPI_ERROR = err;
     r->active = 0;
+    if (r->kind == REQ_RECV && r->lseq != 0)
+        rep_recv_done(r->wsrc, r->lseq); /* replicas: acknowledge it */
     free(r->owned);
     r->owned = NULL;
     if (r->freed)
         req_release(r);
+}
+
+struct mpii_req *
+req_find_rendezvous(int wsrc, uint64_t lseq)
+{
+    int i;
+
+    for (i = 0; i < nreqs; i++)
+        if (reqs[i] != NULL && reqs[i]->kind == REQ_RECV && reqs[i]->active &&
+            reqs[i]->lseq == lseq && reqs[i]->wsrc == wsrc)
+            return reqs[i];
+    return NULL;
+}
+
+uint64_t
+req_orphan(int wsrc)
+{
+    struct mpii_req *r;
+    uint64_t low = 0;
+    int i;
+
+    for (i = 0; i < nreqs; i++) {
+        r = reqs[i];
+        if (r == NULL || r->kind != REQ_RECV || !r->active || r->lseq == 0 ||
+            r->wsrc != wsrc)
+            continue;
+        r->conn = NULL;
+        r->got = 0;
+        if (low == 0 || r->lseq < low)
+            low = r->lseq;
+    }
+    return low;
 }
 
 void

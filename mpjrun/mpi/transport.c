@@ -1,7 +1,10 @@
 /*
- * TCP between the ranks of a job.  Process (rank i, replica k) talks to
- * (rank j, replica k) for every j: one connection per pair, made by the
- * lower rank.  A connection starts with a handshake that proves both ends
+ * TCP between the processes of a job.  A process is known by its index
+ * rank * R + replica (R replicas of every rank, 1 unless p2prun -r).  With
+ * R = 1 every rank connects to every higher rank; with R > 1 every
+ * process connects to every higher index, so that the replication layer
+ * (replication/rep.c) can reach any replica of any rank: one connection
+ * per pair, made by the lower index.  A connection starts with a handshake that proves both ends
  * hold the job's key (MACs over fresh nonces) and, unless the job turned
  * encryption off, derives a key for each direction; then frames flow:
  *
@@ -32,13 +35,14 @@
 
 #include "core.h"
 #include "ctl.h"
+#include "rep.h"
 #include "sec.h"
 
 #define HDR sizeof(struct wire_hdr)
 #define RBUF_PLAIN (HDR + MPII_EAGER_MAX + 64 * 1024)
 #define SEAL_CHUNK (256 * 1024) /* payload per sealed frame */
 #define SEAL_MAX (HDR + SEAL_CHUNK + SEC_TAG_LEN)
-#define HS_MAGIC 0x4d335032u    /* "P2M3": bump when frames change */
+#define HS_MAGIC 0x4d345032u    /* "P2M4": bump when frames change */
 #define HS_TIMEOUT_MS 30000
 #define HS_PENDING_MS 3000 /* an accepted connection must prove itself */
 #define IOV_BATCH 64
@@ -69,7 +73,7 @@ struct txitem {
 
 struct conn {
     int fd;
-    int world;
+    int world; /* the other end's process index (rank * R + replica) */
     enum conn_state state;
     struct timespec since; /* accepted at: a handshake has a deadline */
     uint8_t nonce_c[32], nonce_a[32];
@@ -91,20 +95,60 @@ struct conn {
     uint64_t ctr_tx, ctr_rx;
 };
 
+struct conn;
+static void conn_kill(struct conn *);
+
 static struct {
     int listen_fd;
-    int world, size, replica;
+    int world, size, replica, nrep;
+    int me; /* our process index */
     int sealed;
     uint8_t key[SEC_KEY_LEN];
-    struct conn **by_world; /* [size], NULL for ourselves */
+    struct conn **by_world; /* [size * nrep] by process index, NULL for us */
     struct pollfd *pfd;
-    int failed; /* a connection died: MPI_ERR_OTHER from now on */
-} tp = {.listen_fd = -1};
+    int failed; /* a connection died: MPI_ERR_OTHER from now on (R = 1) */
+    int ctl;    /* views arrive here (R > 1), or -1 */
+    unsigned ticks;
+} tp = {.listen_fd = -1, .ctl = -1};
 
 int
 mpii_world_rank(void)
 {
     return tp.world;
+}
+
+int
+conn_proc(const struct conn *c)
+{
+    return c->world;
+}
+
+int
+conn_rank(const struct conn *c)
+{
+    return c->world / tp.nrep;
+}
+
+struct conn *
+conn_to_proc(int proc)
+{
+    if (proc < 0 || proc >= tp.size * tp.nrep || tp.by_world == NULL ||
+        tp.by_world[proc] == NULL || tp.by_world[proc]->state != CS_READY)
+        return NULL;
+    return tp.by_world[proc];
+}
+
+void
+transport_drop(int proc)
+{
+    struct conn *c;
+
+    if (proc >= 0 && proc < tp.size * tp.nrep && tp.by_world != NULL &&
+        (c = tp.by_world[proc]) != NULL && c->state != CS_DEAD) {
+        c->world = -1; /* no suspicion: we know */
+        conn_kill(c);
+        c->world = proc;
+    }
 }
 
 int
@@ -118,7 +162,7 @@ conn_to(int world)
 {
     if (world < 0 || world >= tp.size || tp.by_world == NULL)
         return NULL;
-    return tp.by_world[world];
+    return tp.by_world[world * tp.nrep + tp.replica];
 }
 
 /* --- setup ------------------------------------------------------------ */
@@ -208,8 +252,8 @@ static void
 hs_keys(struct conn *c, int connector)
 {
     uint8_t c2a[SEC_MAC_LEN], a2c[SEC_MAC_LEN];
-    int cw = connector ? tp.world : c->world;
-    int aw = connector ? c->world : tp.world;
+    int cw = connector ? tp.me : c->world;
+    int aw = connector ? c->world : tp.me;
 
     hs_mac("connector to acceptor", c, cw, aw, c2a);
     hs_mac("acceptor to connector", c, cw, aw, a2c);
@@ -264,7 +308,7 @@ conn_connect(const char *addr, int world)
     sec_random(c->nonce_c, sizeof c->nonce_c);
     memset(&h, 0, sizeof h);
     h.magic = HS_MAGIC;
-    h.world = (uint32_t)tp.world;
+    h.world = (uint32_t)tp.me;
     h.replica = (uint32_t)tp.replica;
     h.flags = (uint32_t)tp.sealed;
     memcpy(h.nonce, c->nonce_c, sizeof h.nonce);
@@ -279,8 +323,6 @@ conn_connect(const char *addr, int world)
     tp.by_world[world] = c;
     return 0;
 }
-
-static void conn_kill(struct conn *);
 
 /* Read what the handshake needs now; 1 when the step is complete. */
 static int
@@ -319,12 +361,12 @@ hs_step(struct conn *c, struct conn **pending, int npending)
         if (!hs_read(c, 64))
             return;
         memcpy(c->nonce_a, c->hs, 32);
-        hs_mac("acceptor", c, tp.world, c->world, mac);
+        hs_mac("acceptor", c, tp.me, c->world, mac);
         if (!sec_equal(mac, c->hs + 32, SEC_MAC_LEN)) {
             conn_kill(c);
             return;
         }
-        hs_mac("connector", c, tp.world, c->world, mac);
+        hs_mac("connector", c, tp.me, c->world, mac);
         if (hs_write(c->fd, mac, sizeof mac) == -1) {
             conn_kill(c);
             return;
@@ -336,10 +378,12 @@ hs_step(struct conn *c, struct conn **pending, int npending)
         if (!hs_read(c, sizeof h))
             return;
         memcpy(&h, c->hs, sizeof h);
-        /* Only a lower rank of our replica connects to us, once. */
-        if (h.magic != HS_MAGIC || h.replica != (uint32_t)tp.replica ||
-            h.world >= (uint32_t)tp.world || tp.by_world[h.world] != NULL ||
-            h.flags != (uint32_t)tp.sealed) {
+        /* Only a lower process index connects to us, once (with R = 1,
+         * the index is the rank). */
+        if (h.magic != HS_MAGIC || h.world >= (uint32_t)tp.me ||
+            h.world % (uint32_t)tp.nrep != h.replica ||
+            (tp.nrep == 1 && h.replica != 0) ||
+            tp.by_world[h.world] != NULL || h.flags != (uint32_t)tp.sealed) {
             conn_kill(c);
             return;
         }
@@ -348,7 +392,7 @@ hs_step(struct conn *c, struct conn **pending, int npending)
         memcpy(c->nonce_c, h.nonce, 32);
         sec_random(c->nonce_a, 32);
         memcpy(reply, c->nonce_a, 32);
-        hs_mac("acceptor", c, c->world, tp.world, reply + 32);
+        hs_mac("acceptor", c, c->world, tp.me, reply + 32);
         if (hs_write(c->fd, reply, sizeof reply) == -1) {
             conn_kill(c);
             return;
@@ -358,7 +402,7 @@ hs_step(struct conn *c, struct conn **pending, int npending)
     case CS_WAIT_PROOF:
         if (!hs_read(c, SEC_MAC_LEN))
             return;
-        hs_mac("connector", c, c->world, tp.world, mac);
+        hs_mac("connector", c, c->world, tp.me, mac);
         if (!sec_equal(mac, c->hs, SEC_MAC_LEN) ||
             tp.by_world[c->world] != NULL) {
             conn_kill(c);
@@ -395,35 +439,51 @@ conn_discard(struct conn *c)
 
 int
 transport_connect_all(const struct ctl_entry *tab, int n, const uint8_t *key,
-                      int world, int size, int replica, int sealed)
+                      int world, int size, int replica, int nrep, int sealed,
+                      int ctl)
 {
     struct conn **pending = NULL, *c;
     struct timespec t0;
-    int i, j, npending = 0, cap = 0, ready, fd, rc = MPI_SUCCESS;
+    int i, j, npending = 0, cap = 0, ready, fd, rc = MPI_SUCCESS, p;
+    int nproc = size * nrep;
 
     tp.world = world;
     tp.size = size;
     tp.replica = replica;
+    tp.nrep = nrep;
+    tp.me = world * nrep + replica;
     tp.sealed = sealed;
+    tp.ctl = nrep > 1 ? ctl : -1;
     memcpy(tp.key, key, SEC_KEY_LEN);
-    if ((tp.by_world = calloc((size_t)size, sizeof *tp.by_world)) == NULL ||
-        (tp.pfd = calloc((size_t)size + 1, sizeof *tp.pfd)) == NULL)
+    if ((tp.by_world = calloc((size_t)nproc, sizeof *tp.by_world)) == NULL ||
+        (tp.pfd = calloc((size_t)nproc + 1, sizeof *tp.pfd)) == NULL)
         return MPI_ERR_NO_MEM;
-    /* Connect to every higher rank of our replica. */
-    for (i = 0; i < n; i++)
-        if ((int)tab[i].replica == replica && (int)tab[i].rank > world &&
-            (int)tab[i].rank < size &&
-            conn_connect(tab[i].addr, (int)tab[i].rank) == -1)
-            return MPI_ERR_OTHER;
+    /* Connect to every higher process index (a process not in the table
+     * is dead: the replication layer knows).  With replicas, a connection
+     * that fails is a suspicion, and the coordinator's view decides. */
+    for (i = 0; i < n; i++) {
+        p = (int)(tab[i].rank * (uint32_t)nrep + tab[i].replica);
+        if (tab[i].replica >= (uint32_t)nrep || tab[i].rank >= (uint32_t)size ||
+            p <= tp.me || tab[i].addr[0] == '\0')
+            continue;
+        if (conn_connect(tab[i].addr, p) == -1) {
+            if (nrep == 1)
+                return MPI_ERR_OTHER;
+            rep_suspect(p);
+        }
+    }
     (void)fcntl(tp.listen_fd, F_SETFL, O_NONBLOCK);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
+        if (nrep > 1)
+            rep_poll_ctl();
         ready = 0;
-        for (j = 0; j < size; j++)
-            if (j == world ||
-                (tp.by_world[j] != NULL && tp.by_world[j]->state == CS_READY))
+        for (j = 0; j < nproc; j++)
+            if (j == tp.me ||
+                (tp.by_world[j] != NULL && tp.by_world[j]->state == CS_READY) ||
+                (nrep > 1 && rep_dead(j)))
                 ready++;
-        if (ready == size)
+        if (ready == nproc)
             break;
         if (ms_since(&t0) > HS_TIMEOUT_MS) {
             rc = MPI_ERR_OTHER;
@@ -457,7 +517,7 @@ transport_connect_all(const struct ctl_entry *tab, int n, const uint8_t *key,
             if (i == npending)
                 npending++;
         }
-        for (j = 0; j < size; j++)
+        for (j = 0; j < nproc; j++)
             if (tp.by_world[j] != NULL && tp.by_world[j]->state == CS_HELLO_SENT)
                 hs_step(tp.by_world[j], pending, npending);
         for (j = 0; j < npending; j++) {
@@ -475,7 +535,7 @@ transport_connect_all(const struct ctl_entry *tab, int n, const uint8_t *key,
             } else if (c->state == CS_READY)
                 pending[j] = NULL; /* now in the table */
         }
-        for (j = 0; j < size; j++)
+        for (j = 0; nrep == 1 && j < nproc; j++)
             if (tp.by_world[j] != NULL && tp.by_world[j]->state == CS_DEAD) {
                 rc = MPI_ERR_OTHER; /* a rank failed authentication */
                 break;
@@ -508,9 +568,9 @@ conn_kill(struct conn *c)
     if (c->state == CS_DEAD)
         return;
     if (getenv("P2P_MPI_DEBUG") != NULL)
-        mpii_log("rank %d: connection to rank %d closed in state %d "
+        mpii_log("process %d: connection to process %d closed in state %d "
                  "(errno %d)",
-                 tp.world, c->world, (int)c->state, errno);
+                 tp.me, c->world, (int)c->state, errno);
     c->state = CS_DEAD;
     if (c->fd != -1)
         close(c->fd);
@@ -524,12 +584,19 @@ conn_kill(struct conn *c)
         free(t);
     }
     c->txt = &c->txh;
-    if (c->dreq != NULL)
+    if (c->dreq != NULL && tp.nrep == 1)
         req_complete(c->dreq, MPI_ERR_OTHER);
+    /* With replicas, a rendezvous cut short is replayed by the rank's
+     * next replica once the coordinator's view says this one is dead. */
     c->dreq = NULL;
+    c->ddiscard = 0;
     if (c->world >= 0 && tp.by_world != NULL &&
-        tp.by_world[c->world] == c)
-        tp.failed = 1;
+        tp.by_world[c->world] == c) {
+        if (tp.nrep == 1)
+            tp.failed = 1;
+        else
+            rep_suspect(c->world);
+    }
 }
 
 /* --- sending ---------------------------------------------------------- */
@@ -756,19 +823,34 @@ conn_frame(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
             conn_protocol_error(c);
             return 0;
         }
-        match_incoming(c, h, payload);
+        if (tp.nrep > 1)
+            rep_incoming(c, h, payload);
+        else
+            match_incoming(c, h, payload);
         return h->len;
     case FR_RTS:
-        if (h->len != 0) {
+    case FR_FIN:
+    case FR_ACK:
+    case FR_TAKEOVER:
+        if (h->len != 0 || (tp.nrep == 1 && h->type != FR_RTS &&
+                            h->type != FR_FIN)) {
             conn_protocol_error(c);
             return 0;
         }
-        match_incoming(c, h, NULL);
+        if (tp.nrep > 1)
+            rep_incoming(c, h, NULL);
+        else
+            match_incoming(c, h, NULL);
         return 0;
     case FR_CTS:
         r = req_by_id(h->sid);
-        if (r == NULL || r->kind != REQ_SEND || h->len != 0 ||
-            r->conn != c) {
+        /* With replicas, any replica of the destination rank may ask
+         * (the request completes when every one has the message). */
+        if (r == NULL || r->kind != REQ_SEND || !r->active || h->len != 0 ||
+            (tp.nrep == 1 ? r->conn != c
+                          : r->comm == NULL ||
+                                r->comm->world[r->peer] !=
+                                    c->world / tp.nrep)) {
             conn_protocol_error(c);
             return 0;
         }
@@ -780,14 +862,11 @@ conn_frame(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
             d.type = FR_DATA;
             d.rid = h->rid;
             d.total = 0;
-            conn_send(c, &d, r->data, r->len, 0, r);
+            conn_send(c, &d, r->data, r->len, 0, tp.nrep == 1 ? r : NULL);
         }
         return 0;
     case FR_DATA:
         return conn_data(c, h, payload, avail);
-    case FR_FIN:
-        match_incoming(c, h, NULL);
-        return 0;
     default:
         conn_protocol_error(c);
         return 0;
@@ -952,16 +1031,23 @@ int
 transport_progress(int timeout_ms)
 {
     struct conn *c;
-    int i, n = 0;
+    int i, n = 0, nproc = tp.size * tp.nrep;
 
     if (timeout_ms > 0 && tp.by_world != NULL) {
-        for (i = 0; i < tp.size; i++)
+        for (i = 0; i < nproc; i++)
             if ((c = tp.by_world[i]) != NULL && c->state == CS_READY) {
                 tp.pfd[n].fd = c->fd;
                 tp.pfd[n].events = POLLIN | (c->txh != NULL ? POLLOUT : 0);
                 tp.pfd[n].revents = 0;
                 n++;
             }
+        if (tp.ctl != -1) {
+            /* The coordinator's views wake us too. */
+            tp.pfd[n].fd = tp.ctl;
+            tp.pfd[n].events = POLLIN;
+            tp.pfd[n].revents = 0;
+            n++;
+        }
         if (n > 0)
             (void)poll(tp.pfd, (nfds_t)n, timeout_ms);
         else {
@@ -969,12 +1055,15 @@ transport_progress(int timeout_ms)
             nanosleep(&ts, NULL);
         }
     }
-    for (i = 0; tp.by_world != NULL && i < tp.size; i++)
+    for (i = 0; tp.by_world != NULL && i < nproc; i++)
         if ((c = tp.by_world[i]) != NULL && c->state == CS_READY) {
             if (c->txh != NULL)
                 conn_flush(c);
             conn_read(c);
         }
+    /* A view is rare: look for one every few passes, or after a wait. */
+    if (tp.ctl != -1 && (timeout_ms > 0 || (++tp.ticks & 63) == 0))
+        rep_poll_ctl();
     return tp.failed ? MPI_ERR_OTHER : MPI_SUCCESS;
 }
 
@@ -989,7 +1078,7 @@ transport_flushed(void)
 {
     int i;
 
-    for (i = 0; tp.by_world != NULL && i < tp.size; i++)
+    for (i = 0; tp.by_world != NULL && i < tp.size * tp.nrep; i++)
         if (tp.by_world[i] != NULL && tp.by_world[i]->state == CS_READY &&
             tp.by_world[i]->txh != NULL)
             return 0;
@@ -1002,8 +1091,9 @@ transport_fini(void)
     struct conn *c;
     int i;
 
-    for (i = 0; tp.by_world != NULL && i < tp.size; i++)
+    for (i = 0; tp.by_world != NULL && i < tp.size * tp.nrep; i++)
         if ((c = tp.by_world[i]) != NULL) {
+            c->world = -1; /* closing on purpose */
             conn_kill(c);
             free(c->rbuf);
             free(c->plain);
@@ -1020,4 +1110,5 @@ transport_fini(void)
     tp.listen_fd = -1;
     sec_wipe(tp.key, sizeof tp.key);
     tp.failed = 0;
+    tp.ctl = -1;
 }

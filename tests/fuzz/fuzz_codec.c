@@ -87,6 +87,21 @@ check_valid(const struct msg *m)
         if (m->u.exit.replica >= WIRE_MAX_REPLICAS)
             abort();
         break;
+    case MSG_VIEW:
+        if (m->u.view.ndead > (size_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS ||
+            (m->u.view.ndead == 0) != (m->u.view.dead == NULL))
+            abort();
+        for (i = 0; i < m->u.view.ndead; i++)
+            if (m->u.view.dead[i] >=
+                (uint32_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS)
+                abort();
+        break;
+    case MSG_SUSPECT:
+        if (m->u.suspect.rank >= WIRE_MAX_RANKS ||
+            m->u.suspect.replica >= WIRE_MAX_REPLICAS ||
+            m->u.suspect.proc >= (uint32_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS)
+            abort();
+        break;
     case MSG_USER_AUTH:
         check_text(m->u.auth.user, sizeof m->u.auth.user);
         if (m->u.auth.user[0] != '\0' &&
@@ -125,10 +140,10 @@ check_valid(const struct msg *m)
         const struct msg_launch *l = &m->u.launch;
 
         if (l->size < 1 || l->size > WIRE_MAX_RANKS || l->nreplicas < 1 ||
-            l->nreplicas > WIRE_MAX_REPLICAS || l->nprocs < 1 ||
-            l->nargv < 1 || l->nargv > WIRE_MAX_ARGS ||
-            l->nenv > WIRE_MAX_ENV || l->nfiles > WIRE_MAX_FILES ||
-            l->argv[0][0] == '\0' || l->argv[l->nargv] != NULL)
+            l->nreplicas > WIRE_MAX_REPLICAS || l->nprocs < 1 || l->nargv < 1 ||
+            l->nargv > WIRE_MAX_ARGS || l->nenv > WIRE_MAX_ENV ||
+            l->nfiles > WIRE_MAX_FILES || l->argv[0][0] == '\0' ||
+            l->argv[l->nargv] != NULL)
             abort();
         for (i = 0; i < l->nprocs; i++)
             if (l->procs[i].rank >= l->size ||
@@ -198,6 +213,19 @@ msg_eq(const struct msg *a, const struct msg *b)
     case MSG_ERROR:
         return a->u.error.code == b->u.error.code &&
                strcmp(a->u.error.text, b->u.error.text) == 0;
+    case MSG_VIEW:
+        return memcmp(a->u.view.job, b->u.view.job, WIRE_JOB_ID_LEN) == 0 &&
+               a->u.view.number == b->u.view.number &&
+               a->u.view.ndead == b->u.view.ndead &&
+               (a->u.view.ndead == 0 ||
+                memcmp(a->u.view.dead, b->u.view.dead,
+                       a->u.view.ndead * sizeof *a->u.view.dead) == 0);
+    case MSG_SUSPECT:
+        return memcmp(a->u.suspect.job, b->u.suspect.job, WIRE_JOB_ID_LEN) ==
+                   0 &&
+               a->u.suspect.rank == b->u.suspect.rank &&
+               a->u.suspect.replica == b->u.suspect.replica &&
+               a->u.suspect.proc == b->u.suspect.proc;
     default:
         return 1;
     }

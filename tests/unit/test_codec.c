@@ -901,6 +901,8 @@ t_names(void)
     CHECK_EQ_STR(msg_type_name(MSG_ERROR), "error");
     CHECK_EQ_STR(msg_type_name(MSG_PROC_EXIT), "proc-exit");
     CHECK_EQ_STR(msg_type_name(MSG_JOB_ABORT), "job-abort");
+    CHECK_EQ_STR(msg_type_name(MSG_VIEW), "view");
+    CHECK_EQ_STR(msg_type_name(MSG_SUSPECT), "suspect");
     CHECK_EQ_STR(msg_type_name((enum msg_type)(MSG__COUNT)), "?");
     CHECK_EQ_STR(msg_type_name((enum msg_type) - 1), "?");
     for (t = MSG_REGISTER; t <= MSG_ERROR; t++)
@@ -958,6 +960,219 @@ t_launch_empty_argument(void)
     free(buf);
 }
 
+/* --- membership ---------------------------------------------------------- */
+
+static void
+t_view(void)
+{
+    static const uint32_t dead[] = {
+        0, 1, 17, (uint32_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS - 1};
+    struct msg m = {.type = MSG_VIEW}, d;
+    uint32_t *many;
+    size_t i;
+
+    memset(m.u.view.job, 0x4e, WIRE_JOB_ID_LEN);
+    m.u.view.number = 7;
+    m.u.view.dead = (uint32_t *)dead;
+    m.u.view.ndead = sizeof dead / sizeof dead[0];
+    if (roundtrip(&m, &d) != 0)
+        return;
+    CHECK_MEM(d.u.view.job, m.u.view.job, WIRE_JOB_ID_LEN);
+    CHECK_EQ_INT(d.u.view.number, 7);
+    if (CHECK_EQ_INT(d.u.view.ndead, 4) && CHECK(d.u.view.dead != NULL))
+        CHECK_MEM(d.u.view.dead, dead, sizeof dead);
+    codec_msg_free(&d);
+    CHECK(d.u.view.dead == NULL);
+
+    /* The first view of a job: nobody dead yet. */
+    m.u.view.number = 0xffffffff;
+    m.u.view.dead = NULL;
+    m.u.view.ndead = 0;
+    if (roundtrip(&m, &d) != 0)
+        return;
+    CHECK_EQ_INT(d.u.view.number, 0xffffffffu);
+    CHECK_EQ_INT(d.u.view.ndead, 0);
+    codec_msg_free(&d);
+
+    /* A view of a large job, a few thousand entries, decodes whole. */
+    many = calloc(5000, sizeof *many);
+    if (!CHECK(many != NULL))
+        return;
+    for (i = 0; i < 5000; i++)
+        many[i] = (uint32_t)(i * 197);
+    m.u.view.dead = many;
+    m.u.view.ndead = 5000;
+    if (roundtrip(&m, &d) == 0) {
+        if (CHECK_EQ_INT(d.u.view.ndead, 5000))
+            CHECK_MEM(d.u.view.dead, many, 5000 * sizeof *many);
+        codec_msg_free(&d);
+    }
+    free(many);
+}
+
+static void
+t_suspect(void)
+{
+    struct msg m = {.type = MSG_SUSPECT}, d;
+
+    memset(m.u.suspect.job, 0x5c, WIRE_JOB_ID_LEN);
+    m.u.suspect.rank = WIRE_MAX_RANKS - 1;
+    m.u.suspect.replica = WIRE_MAX_REPLICAS - 1;
+    m.u.suspect.proc = (uint32_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS - 1;
+    if (roundtrip(&m, &d) != 0)
+        return;
+    CHECK_MEM(d.u.suspect.job, m.u.suspect.job, WIRE_JOB_ID_LEN);
+    CHECK_EQ_INT(d.u.suspect.rank, WIRE_MAX_RANKS - 1);
+    CHECK_EQ_INT(d.u.suspect.replica, WIRE_MAX_REPLICAS - 1);
+    CHECK_EQ_INT(d.u.suspect.proc,
+                 (uint32_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS - 1);
+    codec_msg_free(&d);
+
+    memset(&m.u.suspect, 0, sizeof m.u.suspect);
+    if (roundtrip(&m, &d) != 0)
+        return;
+    CHECK_EQ_INT(d.u.suspect.rank, 0);
+    CHECK_EQ_INT(d.u.suspect.proc, 0);
+    codec_msg_free(&d);
+}
+
+/* A View (field 28) written by hand: job id of job_len bytes, then the
+ * dead indices, packed or one field each. */
+static void
+pb_view(struct pbuf *out, size_t job_len, const uint32_t *dead, size_t n,
+        int packed)
+{
+    uint8_t job[WIRE_JOB_ID_LEN + 1];
+    struct pbuf v = {.n = 0}, list = {.n = 0};
+    size_t i;
+
+    memset(job, 0x4e, sizeof job);
+    out->n = 0;
+    pb_bytes(&v, 1, job, job_len);
+    pb_uint(&v, 2, 3);
+    if (packed) {
+        for (i = 0; i < n; i++)
+            pb_varint(&list, dead[i]);
+        if (n > 0)
+            pb_sub(&v, 3, &list);
+    } else
+        for (i = 0; i < n; i++)
+            pb_uint(&v, 3, dead[i]);
+    pb_sub(out, 28, &v);
+}
+
+static void
+t_reject_view(void)
+{
+    const uint32_t max = (uint32_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS;
+    uint32_t dead[3] = {1, 2, 3};
+    struct pbuf p;
+    struct msg m = {.type = MSG_VIEW}, d;
+    char err[160];
+
+    /* The hand-written form is accepted when it is right, both ways. */
+    pb_view(&p, WIRE_JOB_ID_LEN, dead, 3, 1);
+    if (CHECK_EQ_INT(codec_decode(p.b, p.n, &d, err, sizeof err), 0)) {
+        CHECK_EQ_INT(d.type, MSG_VIEW);
+        CHECK_EQ_INT(d.u.view.ndead, 3);
+        codec_msg_free(&d);
+    }
+    pb_view(&p, WIRE_JOB_ID_LEN, dead, 3, 0);
+    if (CHECK_EQ_INT(codec_decode(p.b, p.n, &d, err, sizeof err), 0)) {
+        CHECK_EQ_INT(d.u.view.ndead, 3);
+        codec_msg_free(&d);
+    }
+
+    pb_view(&p, WIRE_JOB_ID_LEN - 1, dead, 3, 1);
+    expect_reject(p.b, p.n, "view with a 15-byte job id");
+    pb_view(&p, WIRE_JOB_ID_LEN + 1, dead, 3, 1);
+    expect_reject(p.b, p.n, "view with a 17-byte job id");
+    pb_view(&p, 0, dead, 0, 1);
+    expect_reject(p.b, p.n, "view without a job id");
+
+    /* An index out of range anywhere refuses the view (ASan: nothing
+     * decoded before it leaks). */
+    dead[2] = max;
+    pb_view(&p, WIRE_JOB_ID_LEN, dead, 3, 1);
+    expect_reject(p.b, p.n, "view with the last index out of range");
+    dead[0] = 0xffffffff;
+    dead[2] = 3;
+    pb_view(&p, WIRE_JOB_ID_LEN, dead, 3, 0);
+    expect_reject(p.b, p.n, "view with the first index out of range");
+
+    memset(m.u.view.job, 1, WIRE_JOB_ID_LEN);
+    dead[0] = 0;
+    dead[1] = max;
+    m.u.view.dead = dead;
+    m.u.view.ndead = 2;
+    expect_encoded_reject(&m, "encoded view with an index out of range");
+}
+
+/* More entries than a job can have processes: refused on the count alone. */
+static void
+t_reject_view_count(void)
+{
+    const size_t max = (size_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS;
+    struct msg m = {.type = MSG_VIEW};
+    uint32_t *dead;
+
+    dead = calloc(max + 1, sizeof *dead);
+    if (!CHECK(dead != NULL))
+        return;
+    memset(m.u.view.job, 2, WIRE_JOB_ID_LEN);
+    m.u.view.dead = dead;
+    m.u.view.ndead = max + 1;
+    expect_encoded_reject(&m, "view of more processes than a job has");
+    free(dead);
+}
+
+/* A Suspect (field 29) written by hand. */
+static void
+pb_suspect(struct pbuf *out, size_t job_len, uint32_t rank, uint32_t replica,
+           uint32_t proc)
+{
+    uint8_t job[WIRE_JOB_ID_LEN + 1];
+    struct pbuf s = {.n = 0};
+
+    memset(job, 0x5c, sizeof job);
+    out->n = 0;
+    pb_bytes(&s, 1, job, job_len);
+    pb_uint(&s, 2, rank);
+    pb_uint(&s, 3, replica);
+    pb_uint(&s, 4, proc);
+    pb_sub(out, 29, &s);
+}
+
+static void
+t_reject_suspect(void)
+{
+    const uint32_t max = (uint32_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS;
+    struct pbuf p;
+    struct msg d;
+    char err[160];
+
+    pb_suspect(&p, WIRE_JOB_ID_LEN, 3, 1, 9);
+    if (CHECK_EQ_INT(codec_decode(p.b, p.n, &d, err, sizeof err), 0)) {
+        CHECK_EQ_INT(d.type, MSG_SUSPECT);
+        CHECK_EQ_INT(d.u.suspect.rank, 3);
+        CHECK_EQ_INT(d.u.suspect.replica, 1);
+        CHECK_EQ_INT(d.u.suspect.proc, 9);
+        codec_msg_free(&d);
+    }
+    pb_suspect(&p, WIRE_JOB_ID_LEN - 1, 3, 1, 9);
+    expect_reject(p.b, p.n, "suspect with a 15-byte job id");
+    pb_suspect(&p, WIRE_JOB_ID_LEN + 1, 3, 1, 9);
+    expect_reject(p.b, p.n, "suspect with a 17-byte job id");
+    pb_suspect(&p, WIRE_JOB_ID_LEN, WIRE_MAX_RANKS, 1, 9);
+    expect_reject(p.b, p.n, "suspect from a rank out of range");
+    pb_suspect(&p, WIRE_JOB_ID_LEN, 3, WIRE_MAX_REPLICAS, 9);
+    expect_reject(p.b, p.n, "suspect from a replica out of range");
+    pb_suspect(&p, WIRE_JOB_ID_LEN, 3, 1, max);
+    expect_reject(p.b, p.n, "suspect of a process out of range");
+    pb_suspect(&p, WIRE_JOB_ID_LEN, 3, 1, 0xffffffff);
+    expect_reject(p.b, p.n, "suspect of process 2^32-1");
+}
+
 static const struct test_case cases[] = {
     {"launch with empty arguments", t_launch_empty_argument},
     {"register", t_register},
@@ -987,6 +1202,11 @@ static const struct test_case cases[] = {
     {"valid_token", t_valid_token},
     {"names", t_names},
     {"free_null", t_free_null},
+    {"view", t_view},
+    {"suspect", t_suspect},
+    {"reject_view", t_reject_view},
+    {"reject_view_count", t_reject_view_count},
+    {"reject_suspect", t_reject_suspect},
 };
 
 TEST_MAIN(cases)

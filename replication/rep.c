@@ -1,0 +1,609 @@
+/*
+ * The replication protocol (see rep.h and docs/replication.md).
+ *
+ * State, for a process (rank, replica) of a job of size ranks x nrep:
+ *   dst[b]  what we sent to rank b: the last number, the log of what some
+ *           live replica of b may still lack, what each replica of b
+ *           acknowledged, and which replicas of b we feed;
+ *   src[a]  what we received from rank a: the last number accepted, the
+ *           rendezvous messages accepted but not yet complete, the last
+ *           acknowledgement sent, and which replica of a feeds us;
+ *   dead[]  the coordinator's view: processes declared dead.
+ *
+ * Acknowledgements are cumulative ("every message up to n is complete
+ * here"), sent every REP_ACK_EVERY messages and at once for a completed
+ * rendezvous or a FIN; a completed rendezvous is also named on its own,
+ * so that its sender's request completes even while an older rendezvous
+ * of the same pair is still waiting for its receive.
+ */
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "ctl.h"
+#include "rep.h"
+
+#define REP_ACK_EVERY 16
+
+struct logent {
+    struct logent *next;
+    struct wire_hdr h;     /* as first sent: type, ctx, ranks, tag, lseq */
+    uint8_t *data;         /* eager payload (our copy) */
+    size_t len;
+    struct mpii_req *req;  /* rendezvous: open until every replica has it */
+    int done;              /* rendezvous complete everywhere: never replay */
+    uint32_t have;         /* replicas that named it complete */
+};
+
+struct dest {
+    uint64_t tx;
+    struct logent *head, **tail;
+    uint64_t *acked;  /* [nrep] cumulative acknowledgement per replica */
+    uint8_t *feeding; /* [nrep] we feed that replica */
+    /* Rendezvous named complete by a replica of b before we sent them
+     * (another replica of ours, ahead of us, fed it). */
+    struct early {
+        uint64_t lseq;
+        int y;
+    } *early;
+    size_t nearly, capearly;
+};
+
+struct source {
+    uint64_t rx;        /* last number accepted, in order */
+    uint64_t ack_sent;  /* last cumulative acknowledgement sent */
+    uint64_t *pend;     /* accepted rendezvous not yet complete */
+    size_t npend, cap;
+    int feeder;         /* the replica of that rank feeding us */
+    int fin;
+};
+
+static struct {
+    int on, started, debug;
+    int rank, replica, size, nrep, ctl;
+    uint32_t view;
+    uint8_t *dead, *suspected; /* [size * nrep] */
+    struct dest *dst;          /* [size] */
+    struct source *src;        /* [size] */
+} rp = {.ctl = -1};
+
+int
+rep_active(void)
+{
+    return rp.on;
+}
+
+int
+rep_dead(int proc)
+{
+    return rp.on && proc >= 0 && proc < rp.size * rp.nrep && rp.dead[proc];
+}
+
+static int
+lowest_live(int rank)
+{
+    int y;
+
+    for (y = 0; y < rp.nrep; y++)
+        if (!rp.dead[rank * rp.nrep + y])
+            return y;
+    return -1;
+}
+
+int
+rep_init(int rank, int replica, int size, int nrep, const uint8_t *dead,
+         int ctl)
+{
+    int b, n = size * nrep;
+
+    if (nrep < 2 || nrep > 32)
+        return MPI_ERR_OTHER;
+    rp.rank = rank;
+    rp.replica = replica;
+    rp.size = size;
+    rp.nrep = nrep;
+    rp.ctl = ctl;
+    if ((rp.dead = calloc((size_t)n, 1)) == NULL ||
+        (rp.suspected = calloc((size_t)n, 1)) == NULL ||
+        (rp.dst = calloc((size_t)size, sizeof *rp.dst)) == NULL ||
+        (rp.src = calloc((size_t)size, sizeof *rp.src)) == NULL)
+        return MPI_ERR_NO_MEM;
+    memcpy(rp.dead, dead, (size_t)n);
+    for (b = 0; b < size; b++) {
+        rp.dst[b].tail = &rp.dst[b].head;
+        if ((rp.dst[b].acked = calloc((size_t)nrep, sizeof(uint64_t))) ==
+                NULL ||
+            (rp.dst[b].feeding = calloc((size_t)nrep, 1)) == NULL)
+            return MPI_ERR_NO_MEM;
+        /* Replica k feeds replica k; a takeover adds more. */
+        rp.dst[b].feeding[replica] = 1;
+        rp.src[b].feeder = replica;
+    }
+    rp.debug = getenv("P2P_MPI_DEBUG") != NULL || getenv("P2P_REP_DEBUG") != NULL;
+    rp.on = 1;
+    return MPI_SUCCESS;
+}
+
+/* --- sending ---------------------------------------------------------- */
+
+static void
+feed(int b, const struct logent *e, int y)
+{
+    struct conn *c = conn_to_proc(b * rp.nrep + y);
+    struct wire_hdr h = e->h;
+
+    if (c != NULL)
+        (void)conn_send(c, &h, e->data, e->len, 1, NULL);
+}
+
+static void settle(int b);
+
+/* The lowest acknowledgement among the live replicas of b. */
+static uint64_t
+min_acked(int b)
+{
+    uint64_t low = UINT64_MAX;
+    int y;
+
+    for (y = 0; y < rp.nrep; y++)
+        if (!rp.dead[b * rp.nrep + y] && rp.dst[b].acked[y] < low)
+            low = rp.dst[b].acked[y];
+    return low;
+}
+
+int
+rep_send(int b, struct wire_hdr *h, const void *data, size_t len,
+         struct mpii_req *r)
+{
+    struct dest *d = &rp.dst[b];
+    struct logent *e;
+    int y;
+
+    if ((e = calloc(1, sizeof *e)) == NULL ||
+        (len > 0 && (e->data = malloc(len)) == NULL)) {
+        free(e);
+        return MPI_ERR_NO_MEM;
+    }
+    h->lseq = ++d->tx;
+    h->len = len;
+    e->h = *h;
+    if (len > 0)
+        memcpy(e->data, data, len);
+    e->len = len;
+    e->req = r;
+    if (r != NULL) {
+        size_t i;
+
+        r->lseq = h->lseq;
+        for (i = 0; i < d->nearly;)
+            if (d->early[i].lseq == h->lseq) {
+                e->have |= 1u << d->early[i].y;
+                d->early[i] = d->early[--d->nearly];
+            } else
+                i++;
+    }
+    *d->tail = e;
+    d->tail = &e->next;
+    for (y = 0; y < rp.nrep; y++)
+        if (d->feeding[y] && !rp.dead[b * rp.nrep + y])
+            feed(b, e, y);
+    /* Replicas of b fed by a replica of ours that is ahead may have
+     * acknowledged this one already. */
+    if (r != NULL || e->h.lseq <= min_acked(b))
+        settle(b);
+    return MPI_SUCCESS;
+}
+
+/* Does every live replica of b have message e? */
+static int
+everyone_has(int b, const struct logent *e)
+{
+    const struct dest *d = &rp.dst[b];
+    int y;
+
+    for (y = 0; y < rp.nrep; y++)
+        if (!rp.dead[b * rp.nrep + y] && d->acked[y] < e->h.lseq &&
+            !(e->have & (1u << y)))
+            return 0;
+    return 1;
+}
+
+/* Complete what every live replica of b has; forget what they all
+ * acknowledged in order. */
+static void
+settle(int b)
+{
+    struct dest *d = &rp.dst[b];
+    struct logent *e;
+    uint64_t low = min_acked(b);
+
+    for (e = d->head; e != NULL; e = e->next)
+        if (e->req != NULL && everyone_has(b, e)) {
+            struct mpii_req *r = e->req;
+
+            e->req = NULL;
+            e->done = 1;
+            req_complete(r, MPI_SUCCESS);
+        }
+    if (low == UINT64_MAX)
+        low = d->tx; /* nobody left to feed: the job is failing */
+    while ((e = d->head) != NULL && e->h.lseq <= low && e->req == NULL) {
+        d->head = e->next;
+        if (d->head == NULL)
+            d->tail = &d->head;
+        free(e->data);
+        free(e);
+    }
+}
+
+/* --- acknowledging ---------------------------------------------------- */
+
+static uint64_t
+complete_upto(const struct source *s)
+{
+    uint64_t low = s->rx;
+    size_t i;
+
+    for (i = 0; i < s->npend; i++)
+        if (s->pend[i] - 1 < low)
+            low = s->pend[i] - 1;
+    return low;
+}
+
+/* Tell every live replica of rank a what we have from it; one is the
+ * rendezvous just completed (0: none). */
+static void
+ack(int a, uint64_t one, int force)
+{
+    struct source *s = &rp.src[a];
+    struct wire_hdr h;
+    struct conn *c;
+    uint64_t upto = complete_upto(s);
+    int y;
+
+    if (!force && upto < s->ack_sent + REP_ACK_EVERY)
+        return;
+    if (upto > s->ack_sent)
+        s->ack_sent = upto;
+    for (y = 0; y < rp.nrep; y++) {
+        if (rp.dead[a * rp.nrep + y] ||
+            (c = conn_to_proc(a * rp.nrep + y)) == NULL)
+            continue;
+        memset(&h, 0, sizeof h);
+        h.type = FR_ACK;
+        h.total = s->ack_sent;
+        h.lseq = one;
+        (void)conn_send(c, &h, NULL, 0, 0, NULL);
+    }
+}
+
+void
+rep_recv_done(int a, uint64_t lseq)
+{
+    struct source *s;
+    size_t i;
+
+    if (!rp.on || a < 0 || a >= rp.size || a == rp.rank)
+        return;
+    s = &rp.src[a];
+    for (i = 0; i < s->npend; i++)
+        if (s->pend[i] == lseq) {
+            s->pend[i] = s->pend[--s->npend];
+            break;
+        }
+    ack(a, lseq, 1);
+}
+
+/* --- receiving -------------------------------------------------------- */
+
+static int
+pend_add(struct source *s, uint64_t lseq)
+{
+    if (s->npend == s->cap) {
+        size_t ncap = s->cap ? s->cap * 2 : 8;
+        uint64_t *np = realloc(s->pend, ncap * sizeof *np);
+
+        if (np == NULL)
+            return -1;
+        s->pend = np;
+        s->cap = ncap;
+    }
+    s->pend[s->npend++] = lseq;
+    return 0;
+}
+
+/* Replica y of rank b acknowledged (cumulative upto, and one). */
+static void
+on_ack(int b, int y, uint64_t upto, uint64_t one)
+{
+    struct dest *d = &rp.dst[b];
+    struct logent *e;
+
+    /* Replicas run at their own pace: the replica of b that another
+     * replica of ours feeds may acknowledge what we have not sent yet. */
+    if (upto > d->acked[y])
+        d->acked[y] = upto;
+    if (one > d->tx && one > upto) {
+        if (d->nearly == d->capearly) {
+            size_t ncap = d->capearly ? d->capearly * 2 : 8;
+            struct early *ne = realloc(d->early, ncap * sizeof *ne);
+
+            if (ne == NULL)
+                return;
+            d->early = ne;
+            d->capearly = ncap;
+        }
+        d->early[d->nearly].lseq = one;
+        d->early[d->nearly++].y = y;
+    } else if (one != 0)
+        for (e = d->head; e != NULL; e = e->next)
+            if (e->h.lseq == one) {
+                e->have |= 1u << y;
+                break;
+            }
+    settle(b);
+}
+
+/* Replica y of rank b asks us to feed it from number from on. */
+static void
+on_takeover(int b, int y, uint64_t from)
+{
+    struct dest *d = &rp.dst[b];
+    struct logent *e;
+
+    /* from may lie beyond what we sent: that replica of b is ahead of
+     * us; what we send below from, it drops as duplicates. */
+    if (from == 0) {
+        mpii_log("p2pmpi: rank %d: takeover from 0 asked by rank %d "
+                 "replica %d: ignored",
+                 rp.rank, b, y);
+        return;
+    }
+    if (from - 1 > d->acked[y])
+        d->acked[y] = from - 1;
+    d->feeding[y] = 1;
+    if (rp.debug)
+        mpii_log("p2pmpi: rank %d replica %d: feeding rank %d replica %d "
+                 "from message %llu (sent %llu)",
+                 rp.rank, rp.replica, b, y, (unsigned long long)from,
+                 (unsigned long long)d->tx);
+    for (e = d->head; e != NULL; e = e->next)
+        if (e->h.lseq >= from && !e->done)
+            feed(b, e, y);
+    settle(b);
+}
+
+void
+rep_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
+{
+    int p = conn_proc(c), a = p / rp.nrep, y = p % rp.nrep;
+    struct source *s = &rp.src[a];
+
+    if (a == rp.rank)
+        return; /* another replica of ours never sends to us */
+    if (h->type == FR_ACK) {
+        on_ack(a, y, h->total, h->lseq);
+        return;
+    }
+    if (h->type == FR_TAKEOVER) {
+        on_takeover(a, y, h->total);
+        return;
+    }
+    if (h->lseq == 0) {
+        mpii_log("p2pmpi: rank %d: unnumbered message from rank %d: dropped",
+                 rp.rank, a);
+        return;
+    }
+    if (h->lseq <= s->rx) {
+        /* A replay: only a rendezvous still waiting for its bytes
+         * needs it. */
+        if (h->type == FR_RTS)
+            (void)match_resume(a, h->lseq, c, h->sid);
+        return;
+    }
+    if (h->lseq != s->rx + 1) {
+        mpii_log("p2pmpi: rank %d: message %llu from rank %d replica %d "
+                 "skips %llu: dropped",
+                 rp.rank, (unsigned long long)h->lseq, a, y,
+                 (unsigned long long)(s->rx + 1));
+        return;
+    }
+    s->rx = h->lseq;
+    switch (h->type) {
+    case FR_FIN:
+        s->fin = 1;
+        ack(a, 0, 1);
+        break;
+    case FR_RTS:
+        if (pend_add(s, h->lseq) == -1)
+            return;
+        match_incoming(c, h, NULL);
+        break;
+    default: /* FR_EAGER */
+        match_incoming(c, h, payload);
+        ack(a, 0, 0);
+        break;
+    }
+}
+
+/* --- membership ------------------------------------------------------- */
+
+/* Our feeder from rank a is dead: ask its lowest live replica to feed
+ * us from the first message we lack. */
+static void
+takeover(int a)
+{
+    struct source *s = &rp.src[a];
+    struct wire_hdr h;
+    struct conn *c;
+    uint64_t low, from;
+    int f = !rp.dead[a * rp.nrep + rp.replica] ? rp.replica : lowest_live(a);
+
+    if (f < 0)
+        return; /* every replica of a is gone: the job is failing */
+    s->feeder = f;
+    low = match_orphan(a);
+    from = s->rx + 1;
+    if (low != 0 && low < from)
+        from = low;
+    if (rp.debug)
+        mpii_log("p2pmpi: rank %d replica %d: rank %d replica %d feeds us "
+                 "from message %llu",
+                 rp.rank, rp.replica, a, f, (unsigned long long)from);
+    if ((c = conn_to_proc(a * rp.nrep + f)) == NULL)
+        return; /* gone as well: the next view brings the next one */
+    memset(&h, 0, sizeof h);
+    h.type = FR_TAKEOVER;
+    h.total = from;
+    (void)conn_send(c, &h, NULL, 0, 0, NULL);
+}
+
+void
+rep_start(void)
+{
+    int a;
+
+    rp.started = 1;
+    for (a = 0; a < rp.size; a++)
+        if (a != rp.rank && rp.dead[a * rp.nrep + rp.replica])
+            takeover(a);
+}
+
+static void
+apply_view(const uint32_t *dead, uint32_t n)
+{
+    uint32_t i;
+    int p, b, touched = 0;
+
+    for (i = 0; i < n; i++) {
+        p = (int)dead[i];
+        if (p < 0 || p >= rp.size * rp.nrep || rp.dead[p])
+            continue;
+        rp.dead[p] = 1;
+        touched = 1;
+        transport_drop(p);
+        rp.dst[p / rp.nrep].feeding[p % rp.nrep] = 0;
+    }
+    if (!touched)
+        return;
+    for (b = 0; b < rp.size; b++) {
+        if (b == rp.rank)
+            continue;
+        settle(b);
+        if (rp.started && rp.dead[b * rp.nrep + rp.src[b].feeder])
+            takeover(b);
+    }
+}
+
+void
+rep_poll_ctl(void)
+{
+    struct ctl_view_head vh;
+    uint8_t *buf;
+    size_t cap;
+    ssize_t n;
+
+    if (!rp.on || rp.ctl == -1)
+        return;
+    cap = sizeof vh + (size_t)rp.size * (size_t)rp.nrep * sizeof(uint32_t);
+    if ((buf = malloc(cap)) == NULL)
+        return;
+    while ((n = recv(rp.ctl, buf, cap, MSG_DONTWAIT)) > 0) {
+        if ((size_t)n < sizeof vh)
+            continue;
+        memcpy(&vh, buf, sizeof vh);
+        if (vh.type != CTL_VIEW || vh.version != CTL_VERSION ||
+            (size_t)n != sizeof vh + (size_t)vh.n * sizeof(uint32_t)) {
+            mpii_log("p2pmpi: rank %d: malformed control message: ignored",
+                     rp.rank);
+            continue;
+        }
+        if (vh.number <= rp.view)
+            continue;
+        rp.view = vh.number;
+        if (rp.debug)
+            mpii_log("p2pmpi: rank %d replica %d: view %u, %u dead", rp.rank,
+                     rp.replica, vh.number, vh.n);
+        apply_view((const uint32_t *)(void *)(buf + sizeof vh), vh.n);
+    }
+    free(buf);
+}
+
+void
+rep_suspect(int p)
+{
+    struct ctl_suspect m;
+
+    if (!rp.on || p < 0 || p >= rp.size * rp.nrep || rp.dead[p] ||
+        rp.suspected[p] || rp.ctl == -1)
+        return;
+    rp.suspected[p] = 1;
+    memset(&m, 0, sizeof m);
+    m.type = CTL_SUSPECT;
+    m.version = CTL_VERSION;
+    m.proc = (uint32_t)p;
+    (void)send(rp.ctl, &m, sizeof m, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* --- finalize --------------------------------------------------------- */
+
+int
+rep_fins(void)
+{
+    int a, n = 0;
+
+    for (a = 0; a < rp.size; a++)
+        n += a != rp.rank && rp.src[a].fin;
+    return n;
+}
+
+int
+rep_quiet(void)
+{
+    static unsigned calls;
+    int b, y;
+
+    for (b = 0; b < rp.size; b++)
+        if (b != rp.rank && rp.dst[b].head != NULL) {
+            if (rp.debug && (++calls & 0xff) == 0)
+                for (y = 0; y < rp.nrep; y++)
+                    mpii_log("p2pmpi: rank %d replica %d: waiting for rank %d "
+                             "replica %d%s: first unacknowledged %llu, it "
+                             "acknowledged %llu, fins %d",
+                             rp.rank, rp.replica, b, y,
+                             rp.dead[b * rp.nrep + y] ? " (dead)" : "",
+                             (unsigned long long)rp.dst[b].head->h.lseq,
+                             (unsigned long long)rp.dst[b].acked[y],
+                             rep_fins());
+            return 0;
+        }
+    return 1;
+}
+
+void
+rep_fini(void)
+{
+    struct logent *e;
+    int b;
+
+    for (b = 0; rp.dst != NULL && b < rp.size; b++) {
+        while ((e = rp.dst[b].head) != NULL) {
+            rp.dst[b].head = e->next;
+            free(e->data);
+            free(e);
+        }
+        free(rp.dst[b].acked);
+        free(rp.dst[b].early);
+        free(rp.dst[b].feeding);
+        free(rp.src[b].pend);
+    }
+    free(rp.dst);
+    free(rp.src);
+    free(rp.dead);
+    free(rp.suspected);
+    memset(&rp, 0, sizeof rp);
+    rp.ctl = -1;
+}

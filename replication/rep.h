@@ -1,0 +1,63 @@
+/*
+ * The replication protocol inside libp2pmpi (p2prun -r R, R > 1): every
+ * rank runs as R replicas, process index rank * R + replica.  See
+ * docs/replication.md for the scheme; in short:
+ *
+ *   - replica k of a sender feeds replica k of every receiver, so the
+ *     failure-free path carries no extra copies of any message;
+ *   - every message (EAGER, RTS, FIN) carries a sequence number per
+ *     (source rank, destination rank) pair; a receiver accepts each
+ *     number once, in order, whichever replica sent it;
+ *   - a sender keeps what it sent to rank b (eager payloads copied,
+ *     rendezvous requests held open) until every live replica of b has
+ *     acknowledged it;
+ *   - the coordinator (p2prun) alone declares processes dead, in
+ *     numbered views; when a receiver's feeder is declared dead it asks
+ *     the lowest live replica of that rank to feed it from its first
+ *     missing number (TAKEOVER), and that replica replays its log.
+ *
+ * Called by transport.c (frames, lost connections, views on the control
+ * socket), p2p.c and env.c (sending, finalize) and request.c (completed
+ * rendezvous receives).
+ */
+#ifndef P2PMPI_REP_H
+#define P2PMPI_REP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct conn;
+struct wire_hdr;
+struct mpii_req;
+
+/* Start with the table's knowledge: dead[i] set for a process that is
+ * not in it.  ctl is the control socket (views in, suspicions out). */
+int rep_init(int rank, int replica, int size, int nrep,
+             const uint8_t *dead, int ctl);
+/* Connections are up: ask for feeding where our own replica is dead. */
+void rep_start(void);
+void rep_fini(void);
+int rep_active(void); /* between rep_init and rep_fini */
+int rep_dead(int proc);
+
+/* Send a message (EAGER with its payload, RTS of request r, or FIN) to
+ * world rank dst: numbered, logged, and written to every replica of dst
+ * that we feed. */
+int rep_send(int dst, struct wire_hdr *, const void *data, size_t len,
+             struct mpii_req *r);
+/* A frame from another process: EAGER, RTS, FIN, ACK or TAKEOVER. */
+void rep_incoming(struct conn *, const struct wire_hdr *, const void *payload);
+/* A rendezvous receive of message (src, lseq) has all its bytes. */
+void rep_recv_done(int src, uint64_t lseq);
+/* A connection to proc broke: tell the coordinator (it decides). */
+void rep_suspect(int proc);
+/* Read and apply the coordinator's views, if any came. */
+void rep_poll_ctl(void);
+
+/* Finalize: FIN frames from every other rank, and everything we sent
+ * acknowledged by every live replica of its destination (so no replica
+ * can still need us). */
+int rep_fins(void);
+int rep_quiet(void);
+
+#endif
