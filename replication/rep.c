@@ -24,6 +24,7 @@
 
 #include "core.h"
 #include "ctl.h"
+#include "decide.h"
 #include "rep.h"
 
 #define REP_ACK_EVERY 16
@@ -91,6 +92,30 @@ lowest_live(int rank)
         if (!rp.dead[rank * rp.nrep + y])
             return y;
     return -1;
+}
+
+int
+rep_rank(void)
+{
+    return rp.rank;
+}
+
+int
+rep_replica(void)
+{
+    return rp.replica;
+}
+
+int
+rep_nrep(void)
+{
+    return rp.nrep;
+}
+
+int
+rep_lowest_live(int rank)
+{
+    return rp.on ? lowest_live(rank) : -1;
 }
 
 int
@@ -467,6 +492,7 @@ rep_start(void)
     int a;
 
     rp.started = 1;
+    dec_start();
     for (a = 0; a < rp.size; a++)
         if (a != rp.rank && rp.dead[a * rp.nrep + rp.replica])
             takeover(a);
@@ -496,6 +522,7 @@ apply_view(const uint32_t *dead, uint32_t n)
         if (rp.started && rp.dead[b * rp.nrep + rp.src[b].feeder])
             takeover(b);
     }
+    dec_view_changed();
 }
 
 void

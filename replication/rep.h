@@ -39,6 +39,11 @@ void rep_start(void);
 void rep_fini(void);
 int rep_active(void); /* between rep_init and rep_fini */
 int rep_dead(int proc);
+/* Who we are, and the lowest live replica of a rank (-1: none). */
+int rep_rank(void);
+int rep_replica(void);
+int rep_nrep(void);
+int rep_lowest_live(int rank);
 
 /* Send a message (EAGER with its payload, RTS of request r, or FIN) to
  * world rank dst: numbered, logged, and written to every replica of dst

@@ -47,6 +47,7 @@ struct mpii_req {
                             replicated one waits for its replay) */
     int wsrc;            /* rendezvous receive: sender's world rank */
     uint64_t lseq;       /* its sequence number (replicas; 0 otherwise) */
+    uint32_t dn;         /* replicas: decision number of a wildcard receive */
     MPI_Status status;
     int err;
     struct mpii_req *next; /* posted queue */
@@ -75,6 +76,8 @@ enum frame_type {
     FR_FIN,       /* finalize: no more messages from this rank */
     FR_ACK,       /* replicas: every message up to total is in (cumulative) */
     FR_TAKEOVER,  /* replicas: feed me, replaying from sequence total */
+    FR_DECIDE,    /* replicas: master to backup, decision total, values */
+    FR_DECIDE_ACK, /* replicas: backup to master, decision total known */
 };
 
 /* Every message carries (communicator context, source, destination,
@@ -156,6 +159,11 @@ int match_resume(int wsrc, uint64_t lseq, struct conn *c, uint32_t sid);
 /* Replicas: every rendezvous from wsrc not yet complete waits for its
  * replay (its sender is dead); the lowest such lseq, or 0. */
 uint64_t match_orphan(int wsrc);
+/* Replicas, backups: the master says wildcard receive dn took a message
+ * from src (comm rank); match what can be matched now. */
+void match_decided(uint32_t dn, int src);
+/* Match every held-back message that can go now (we became master). */
+void match_rematch(void);
 
 /* --- requests, replicas (request.c) --- */
 

@@ -21,6 +21,7 @@
 
 #include "core.h"
 #include "ctl.h"
+#include "decide.h"
 #include "rep.h"
 #include "sec.h"
 
@@ -357,6 +358,7 @@ MPI_Finalize(void)
         rc = req_wait_until(all_flushed, NULL);
     transport_fini();
     rep_fini();
+    dec_fini();
     match_fini();
     req_fini();
     mpii_comm_fini();

@@ -8,7 +8,11 @@
  *
  * With replicas, a rendezvous whose sender died before the payload came
  * waits (orphaned) until the sender's next replica announces it again;
- * the matching decision taken stands.
+ * the matching decision taken stands.  A wildcard (MPI_ANY_SOURCE)
+ * receive is matched by the rank's master, which tells its backups the
+ * source (replication/decide.c); in a backup it stays undecided until
+ * then, and every message it could take is held back from the receives
+ * posted after it.
  *
  * An unexpected eager message keeps its payload (at most the eager
  * limit); an unexpected rendezvous keeps only its announcement, so large
@@ -18,6 +22,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "decide.h"
 
 struct umsg {
     uint32_t ctx;
@@ -49,6 +54,35 @@ matches(uint32_t ctx, int src, int tag, uint32_t want_ctx, int want_src,
 {
     return ctx == want_ctx && (want_src == MPI_ANY_SOURCE || want_src == src) &&
            (want_tag == MPI_ANY_TAG || want_tag == tag);
+}
+
+/* A backup's wildcard receive still waiting for its master's decision. */
+static int
+undecided(const struct mpii_req *r)
+{
+    return r->dn != 0 && r->peer == MPI_ANY_SOURCE && !dec_master();
+}
+
+/* The master matched a wildcard receive: its backups must follow. */
+static void
+decided_here(struct mpii_req *r, int src)
+{
+    if (r->dn != 0 && r->peer == MPI_ANY_SOURCE)
+        dec_matched(r, src);
+}
+
+/* May a message go to a receive posted after every current one?  Not
+ * if an undecided wildcard receive before it could take it. */
+static int
+held_back(const struct umsg *u)
+{
+    const struct mpii_req *w;
+
+    for (w = posted; w != NULL; w = w->next)
+        if (undecided(w) && matches(u->ctx, u->src, u->tag, w->ctx, w->peer,
+                                    w->tag))
+            return 1;
+    return 0;
 }
 
 /* Where a receive's bytes land: in place when the layout allows. */
@@ -164,11 +198,14 @@ match_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
     for (rp = &posted; (r = *rp) != NULL; rp = &r->next)
         if (matches(h->ctx, h->src, h->tag, r->ctx, r->peer, r->tag))
             break;
+    if (r != NULL && undecided(r))
+        r = NULL; /* it may be this one's: keep it until we know */
     if (r != NULL) {
         *rp = r->next;
         if (posted_tail == &r->next)
             posted_tail = rp;
         r->next = NULL;
+        decided_here(r, h->src);
         if (h->type == FR_EAGER)
             deliver_eager(r, h->src, h->tag, payload, h->len);
         else {
@@ -203,23 +240,11 @@ match_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
     unexpected_tail = &u->next;
 }
 
-void
-match_post(struct mpii_req *r)
+/* Unexpected message u (already unlinked) goes to receive r. */
+static void
+take(struct mpii_req *r, struct umsg *u)
 {
-    struct umsg **up, *u;
-
-    for (up = &unexpected; (u = *up) != NULL; up = &u->next)
-        if (matches(u->ctx, u->src, u->tag, r->ctx, r->peer, r->tag))
-            break;
-    if (u == NULL) {
-        r->next = NULL;
-        *posted_tail = r;
-        posted_tail = &r->next;
-        return;
-    }
-    *up = u->next;
-    if (unexpected_tail == &u->next)
-        unexpected_tail = up;
+    decided_here(r, u->src);
     if (u->rendezvous) {
         r->status.MPI_SOURCE = u->src;
         r->status.MPI_TAG = u->tag;
@@ -233,6 +258,66 @@ match_post(struct mpii_req *r)
         deliver_eager(r, u->src, u->tag, u->data, u->total);
     free(u->data);
     free(u);
+}
+
+void
+match_post(struct mpii_req *r)
+{
+    struct umsg **up, *u = NULL;
+
+    if (!undecided(r))
+        for (up = &unexpected; (u = *up) != NULL; up = &u->next)
+            if (matches(u->ctx, u->src, u->tag, r->ctx, r->peer, r->tag) &&
+                !held_back(u))
+                break;
+    if (u == NULL) {
+        r->next = NULL;
+        *posted_tail = r;
+        posted_tail = &r->next;
+        return;
+    }
+    *up = u->next;
+    if (unexpected_tail == &u->next)
+        unexpected_tail = up;
+    take(r, u);
+}
+
+void
+match_rematch(void)
+{
+    struct umsg **up, *u;
+    struct mpii_req **rp, *r;
+
+    for (up = &unexpected; (u = *up) != NULL;) {
+        for (rp = &posted; (r = *rp) != NULL; rp = &r->next)
+            if (matches(u->ctx, u->src, u->tag, r->ctx, r->peer, r->tag))
+                break;
+        if (r == NULL || undecided(r)) {
+            up = &u->next;
+            continue;
+        }
+        *rp = r->next;
+        if (posted_tail == &r->next)
+            posted_tail = rp;
+        r->next = NULL;
+        *up = u->next;
+        if (unexpected_tail == &u->next)
+            unexpected_tail = up;
+        take(r, u);
+    }
+}
+
+void
+match_decided(uint32_t dn, int src)
+{
+    struct mpii_req *r;
+
+    for (r = posted; r != NULL; r = r->next)
+        if (r->dn == dn && r->peer == MPI_ANY_SOURCE) {
+            r->peer = src;
+            match_rematch();
+            return;
+        }
 }
 
 int

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "decide.h"
 #include "rep.h"
 
 /* --- starting requests ------------------------------------------------ */
@@ -162,6 +163,16 @@ mpii_irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
         r->status.MPI_TAG = MPI_ANY_TAG;
         req_complete(r, MPI_SUCCESS);
         return MPI_SUCCESS;
+    }
+    if (source == MPI_ANY_SOURCE && dec_on()) {
+        /* Replicas: which source it takes is the master's decision; a
+         * backup that already has it receives from that source. */
+        int32_t v;
+
+        r->dn = dec_next();
+        if (!dec_master() && dec_lookup(r->dn, &v) && v >= 0 &&
+            v < comm->size)
+            r->peer = v;
     }
     match_post(r);
     return MPI_SUCCESS;
@@ -541,16 +552,58 @@ check_reqs(int n, MPI_Request reqs[])
     return MPI_SUCCESS;
 }
 
+/* Replicas: a backup takes its master's outcome of decision dn (1, in
+ * v), or learns it is master now (0: decide); a negative MPI error. */
+static int
+follow(uint32_t dn, int32_t *v, int max, int *nv)
+{
+    int rc;
+
+    if (dn == 0 || dec_master())
+        return 0;
+    rc = dec_await(dn, v, max, nv);
+    return rc < 0 ? rc : rc;
+}
+
+/* A request the master chose: wait for it here too.  Index i must name
+ * a request of ours; MPI_ERR_INTERN if the replicas diverged. */
+static int
+follow_wait(int n, MPI_Request reqs[], int i, MPI_Status *st)
+{
+    if (i < 0 || i >= n || reqs[i] == MPI_REQUEST_NULL ||
+        req_get(reqs[i]) == NULL)
+        return MPI_ERR_INTERN;
+    return mpii_wait(&reqs[i], st);
+}
+
 int
 MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *st)
 {
     struct any_arg a = {n, reqs, MPI_UNDEFINED};
-    int rc;
+    uint32_t dn;
+    int32_t v;
+    int rc, nv;
 
     MPII_CHECK_INIT("MPI_Waitany");
     if ((rc = check_reqs(n, reqs)) != MPI_SUCCESS || index == NULL)
         return mpii_err(MPI_COMM_WORLD, rc ? rc : MPI_ERR_ARG, "MPI_Waitany");
+    dn = dec_next();
+    if ((rc = follow(dn, &v, 1, &nv)) < 0)
+        return mpii_err(MPI_COMM_WORLD, -rc, "MPI_Waitany");
+    if (rc == 1) {
+        *index = v;
+        if (v == MPI_UNDEFINED) {
+            status_empty(st);
+            return MPI_SUCCESS;
+        }
+        rc = follow_wait(n, reqs, v, st);
+        return rc == MPI_SUCCESS ? rc
+                                 : mpii_err(MPI_COMM_WORLD, rc, "MPI_Waitany");
+    }
     if ((rc = req_wait_until(any_done, &a)) != MPI_SUCCESS)
+        return mpii_err(MPI_COMM_WORLD, rc, "MPI_Waitany");
+    v = a.index;
+    if (dn != 0 && (rc = dec_publish(dn, &v, 1)) != MPI_SUCCESS)
         return mpii_err(MPI_COMM_WORLD, rc, "MPI_Waitany");
     *index = a.index;
     if (a.index == MPI_UNDEFINED) {
@@ -569,23 +622,106 @@ some_done(void *arg)
     return any_done(a);
 }
 
+static int some(int n, MPI_Request reqs[], int *outcount, int indices[],
+                MPI_Status sts[], int wait, const char *fn);
+
 int
 MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[],
              MPI_Status sts[])
 {
-    struct any_arg a = {n, reqs, MPI_UNDEFINED};
-    struct mpii_req *r;
-    int i, k = 0, rc, err = 0;
+    int rc;
 
     MPII_CHECK_INIT("MPI_Waitsome");
     if ((rc = check_reqs(n, reqs)) != MPI_SUCCESS || outcount == NULL)
         return mpii_err(MPI_COMM_WORLD, rc ? rc : MPI_ERR_ARG,
                         "MPI_Waitsome");
-    if ((rc = req_wait_until(some_done, &a)) != MPI_SUCCESS)
-        return mpii_err(MPI_COMM_WORLD, rc, "MPI_Waitsome");
+    return some(n, reqs, outcount, indices, sts, 1, "MPI_Waitsome");
+}
+
+/* Waitsome and Testsome (wait 0: return at once if none is done).  With
+ * replicas the master's list of indices is everyone's. */
+static int
+some(int n, MPI_Request reqs[], int *outcount, int indices[],
+     MPI_Status sts[], int wait, const char *fn)
+{
+    struct any_arg a = {n, reqs, MPI_UNDEFINED};
+    struct mpii_req *r;
+    int32_t *v = NULL;
+    uint32_t dn = dec_next();
+    int i, k = 0, rc, err = 0, nv = 0;
+
+    if (dn != 0 &&
+        (v = malloc(DEC_MAX_VALUES * sizeof *v)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn);
+    if ((rc = follow(dn, v, DEC_MAX_VALUES, &nv)) < 0) {
+        free(v);
+        return mpii_err(MPI_COMM_WORLD, -rc, fn);
+    }
+    if (rc == 1) {
+        /* v: count (MPI_UNDEFINED or 0 possible), then the indices. */
+        *outcount = nv > 0 ? v[0] : 0;
+        for (i = 0; i < *outcount && i + 1 < nv; i++) {
+            indices[i] = v[i + 1];
+            rc = follow_wait(n, reqs, v[i + 1],
+                             sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
+                                                        : &sts[i]);
+            if (rc != MPI_SUCCESS)
+                err = 1;
+        }
+        free(v);
+        return err ? mpii_err(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, fn)
+                   : MPI_SUCCESS;
+    }
+    if (wait) {
+        if ((rc = req_wait_until(some_done, &a)) != MPI_SUCCESS) {
+            free(v);
+            return mpii_err(MPI_COMM_WORLD, rc, fn);
+        }
+    } else {
+        (void)transport_progress(0);
+        if (!any_done(&a)) {
+            *outcount = 0;
+            if (dn != 0) {
+                v[0] = 0;
+                rc = dec_publish(dn, v, 1);
+            }
+            free(v);
+            return rc == MPI_SUCCESS ? rc : mpii_err(MPI_COMM_WORLD, rc, fn);
+        }
+    }
     if (a.index == MPI_UNDEFINED) {
         *outcount = MPI_UNDEFINED;
-        return MPI_SUCCESS;
+        if (dn != 0) {
+            v[0] = MPI_UNDEFINED;
+            rc = dec_publish(dn, v, 1);
+        }
+        free(v);
+        return rc == MPI_SUCCESS ? rc : mpii_err(MPI_COMM_WORLD, rc, fn);
+    }
+    if (dn != 0) {
+        /* Publish the list first: it takes effect once backups have it. */
+        for (i = 0, k = 0; i < n && k + 1 < DEC_MAX_VALUES; i++)
+            if (reqs[i] != MPI_REQUEST_NULL &&
+                (r = req_get(reqs[i])) != NULL && !r->active)
+                v[++k] = i;
+        v[0] = k;
+        if ((rc = dec_publish(dn, v, k + 1)) != MPI_SUCCESS) {
+            free(v);
+            return mpii_err(MPI_COMM_WORLD, rc, fn);
+        }
+        for (i = 0; i < k; i++) {
+            r = req_get(reqs[v[i + 1]]);
+            indices[i] = v[i + 1];
+            if (r->err != MPI_SUCCESS)
+                err = 1;
+            req_finish(&reqs[v[i + 1]], r,
+                       sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
+                                                  : &sts[i]);
+        }
+        free(v);
+        *outcount = k;
+        return err ? mpii_err(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, fn)
+                   : MPI_SUCCESS;
     }
     for (i = 0; i < n; i++)
         if (reqs[i] != MPI_REQUEST_NULL && (r = req_get(reqs[i])) != NULL &&
@@ -599,7 +735,7 @@ MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[],
             k++;
         }
     *outcount = k;
-    return err ? mpii_err(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, "MPI_Waitsome")
+    return err ? mpii_err(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, fn)
                : MPI_SUCCESS;
 }
 
@@ -649,15 +785,36 @@ MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag,
             MPI_Status *st)
 {
     struct any_arg a = {n, reqs, MPI_UNDEFINED};
-    int rc;
+    uint32_t dn;
+    int32_t v[2];
+    int rc, nv;
 
     MPII_CHECK_INIT("MPI_Testany");
     if ((rc = check_reqs(n, reqs)) != MPI_SUCCESS || index == NULL ||
         flag == NULL)
         return mpii_err(MPI_COMM_WORLD, rc ? rc : MPI_ERR_ARG, "MPI_Testany");
+    dn = dec_next();
+    if ((rc = follow(dn, v, 2, &nv)) < 0)
+        return mpii_err(MPI_COMM_WORLD, -rc, "MPI_Testany");
+    if (rc == 1) {
+        /* The master's outcome: flag, index. */
+        *flag = nv == 2 && v[0];
+        *index = *flag ? v[1] : MPI_UNDEFINED;
+        if (!*flag || v[1] == MPI_UNDEFINED) {
+            status_empty(st);
+            return MPI_SUCCESS;
+        }
+        rc = follow_wait(n, reqs, v[1], st);
+        return rc == MPI_SUCCESS ? rc
+                                 : mpii_err(MPI_COMM_WORLD, rc, "MPI_Testany");
+    }
     (void)transport_progress(0);
     *flag = any_done(&a);
     *index = a.index;
+    v[0] = *flag;
+    v[1] = *flag ? a.index : MPI_UNDEFINED;
+    if (dn != 0 && (rc = dec_publish(dn, v, 2)) != MPI_SUCCESS)
+        return mpii_err(MPI_COMM_WORLD, rc, "MPI_Testany");
     if (!*flag) {
         *index = MPI_UNDEFINED;
         return MPI_SUCCESS;
@@ -674,19 +831,13 @@ int
 MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[],
              MPI_Status sts[])
 {
-    struct any_arg a = {n, reqs, MPI_UNDEFINED};
     int rc;
 
     MPII_CHECK_INIT("MPI_Testsome");
     if ((rc = check_reqs(n, reqs)) != MPI_SUCCESS || outcount == NULL)
         return mpii_err(MPI_COMM_WORLD, rc ? rc : MPI_ERR_ARG,
                         "MPI_Testsome");
-    (void)transport_progress(0);
-    if (!any_done(&a)) {
-        *outcount = 0;
-        return MPI_SUCCESS;
-    }
-    return MPI_Waitsome(n, reqs, outcount, indices, sts);
+    return some(n, reqs, outcount, indices, sts, 0, "MPI_Testsome");
 }
 
 struct probe_arg {
@@ -701,6 +852,58 @@ probe_found(void *arg)
     struct probe_arg *p = arg;
 
     return match_probe(p->ctx, p->source, p->tag, p->st);
+}
+
+/* Probe (wait) or Iprobe.  With replicas the master's outcome (flag,
+ * source, tag) is everyone's: a backup then waits for that message. */
+static int
+probe_agreed(const struct mpii_comm *c, int source, int tag, int wait,
+             int *flag, MPI_Status *st)
+{
+    struct probe_arg p;
+    MPI_Status mine;
+    uint32_t dn = dec_next();
+    int32_t v[3];
+    int rc, nv, found;
+
+    p.ctx = c->ctx;
+    p.source = source;
+    p.tag = tag;
+    p.st = &mine;
+    if ((rc = follow(dn, v, 3, &nv)) < 0)
+        return -rc;
+    if (rc == 1) {
+        if (nv != 3)
+            return MPI_ERR_INTERN;
+        if (flag != NULL)
+            *flag = v[0];
+        if (!v[0])
+            return MPI_SUCCESS;
+        p.source = v[1];
+        p.tag = v[2];
+        if ((rc = req_wait_until(probe_found, &p)) != MPI_SUCCESS)
+            return rc;
+    } else {
+        if (wait)
+            rc = req_wait_until(probe_found, &p);
+        else
+            rc = transport_progress(0);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        found = wait ? 1 : match_probe(c->ctx, source, tag, &mine);
+        if (flag != NULL)
+            *flag = found;
+        v[0] = found;
+        v[1] = found ? mine.MPI_SOURCE : 0;
+        v[2] = found ? mine.MPI_TAG : 0;
+        if (dn != 0 && (rc = dec_publish(dn, v, 3)) != MPI_SUCCESS)
+            return rc;
+        if (!found)
+            return MPI_SUCCESS;
+    }
+    if (st != MPI_STATUS_IGNORE)
+        *st = mine;
+    return MPI_SUCCESS;
 }
 
 static int
@@ -718,7 +921,6 @@ int
 MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *st)
 {
     struct mpii_comm *c;
-    struct probe_arg p;
     int rc;
 
     COMM_OR_ERR(c, comm, "MPI_Probe");
@@ -730,11 +932,7 @@ MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *st)
             st->MPI_SOURCE = MPI_PROC_NULL;
         return MPI_SUCCESS;
     }
-    p.ctx = c->ctx;
-    p.source = source;
-    p.tag = tag;
-    p.st = st;
-    rc = req_wait_until(probe_found, &p);
+    rc = probe_agreed(c, source, tag, 1, NULL, st);
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Probe");
 }
 
@@ -754,10 +952,8 @@ MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *st)
             st->MPI_SOURCE = MPI_PROC_NULL;
         return MPI_SUCCESS;
     }
-    if ((rc = transport_progress(0)) != MPI_SUCCESS)
-        return mpii_err(comm, rc, "MPI_Iprobe");
-    *flag = match_probe(c->ctx, source, tag, st);
-    return MPI_SUCCESS;
+    rc = probe_agreed(c, source, tag, 0, flag, st);
+    return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Iprobe");
 }
 
 int

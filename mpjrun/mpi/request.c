@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "core.h"
+#include "decide.h"
 #include "rep.h"
 
 #define REQ_HANDLE_BASE 0x2c000000
@@ -117,6 +118,16 @@ req_complete(struct mpii_req *r, int err)
 {
     if (!r->active)
         return;
+    if (r->kind == REQ_RECV && r->lseq != 0) {
+        uint64_t lseq = r->lseq;
+
+        r->lseq = 0;
+        rep_recv_done(r->wsrc, lseq); /* replicas: acknowledge the bytes */
+    }
+    /* A master's wildcard receive: not before its backups know the
+     * decision (they complete it then). */
+    if (r->kind == REQ_RECV && r->dn != 0 && dec_hold(r, err))
+        return;
     if (r->kind == REQ_RECV && r->owned != NULL && err != MPI_ERR_OTHER)
         mpii_unpack(r->owned, r->total < r->cap ? r->total : r->cap, r->buf,
                     r->count, r->type);
@@ -129,8 +140,6 @@ req_complete(struct mpii_req *r, int err)
     r->err = err;
     r->status.MPI_ERROR = err;
     r->active = 0;
-    if (r->kind == REQ_RECV && r->lseq != 0)
-        rep_recv_done(r->wsrc, r->lseq); /* replicas: acknowledge it */
     free(r->owned);
     r->owned = NULL;
     if (r->freed)

@@ -12,7 +12,8 @@
  *   sealed:  u32 length, struct wire_hdr, ChaCha20-Poly1305(payload) with
  *            the header as associated data (authenticated, not hidden)
  *
- * Sockets are non-blocking; progress writes what is queued (writev, user
+ * Sockets are non-blocking; progress writes what is queued (sendmsg with
+ * MSG_NOSIGNAL: a process whose peer died must not die of SIGPIPE; user
  * buffers sent in place) and reads into a per-connection buffer, except
  * rendezvous payloads of a plain connection, which are read straight into
  * the receiver's memory.  The progress engine never blocks unless asked.
@@ -35,6 +36,7 @@
 
 #include "core.h"
 #include "ctl.h"
+#include "decide.h"
 #include "rep.h"
 #include "sec.h"
 
@@ -601,6 +603,18 @@ conn_kill(struct conn *c)
 
 /* --- sending ---------------------------------------------------------- */
 
+/* writev without SIGPIPE: the program's signal handling is its own. */
+static ssize_t
+write_iov(int fd, struct iovec *iov, int n)
+{
+    struct msghdr m;
+
+    memset(&m, 0, sizeof m);
+    m.msg_iov = iov;
+    m.msg_iovlen = (size_t)n;
+    return sendmsg(fd, &m, MSG_NOSIGNAL);
+}
+
 /* Write what the queue holds, as far as the socket takes it. */
 static void
 conn_flush(struct conn *c)
@@ -624,7 +638,7 @@ conn_flush(struct conn *c)
                 iov[i++].iov_len = t->dlen - k;
             }
         }
-        n = writev(c->fd, iov, i);
+        n = write_iov(c->fd, iov, i);
         if (n == -1) {
             if (errno != EAGAIN && errno != EINTR)
                 conn_kill(c);
@@ -725,7 +739,7 @@ conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
         iov[0].iov_len = HDR;
         iov[1].iov_base = (void *)data;
         iov[1].iov_len = len;
-        n = writev(c->fd, iov, len > 0 ? 2 : 1);
+        n = write_iov(c->fd, iov, len > 0 ? 2 : 1);
         if (n == -1 && errno != EAGAIN && errno != EINTR) {
             conn_kill(c);
             return MPI_ERR_OTHER;
@@ -867,6 +881,15 @@ conn_frame(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
         return 0;
     case FR_DATA:
         return conn_data(c, h, payload, avail);
+    case FR_DECIDE:
+    case FR_DECIDE_ACK:
+        if (tp.nrep == 1 || h->len > MPII_EAGER_MAX ||
+            (h->type == FR_DECIDE_ACK && h->len != 0)) {
+            conn_protocol_error(c);
+            return 0;
+        }
+        dec_incoming(c, h, payload);
+        return h->len;
     default:
         conn_protocol_error(c);
         return 0;

@@ -1,0 +1,302 @@
+/*
+ * Agreement on nondeterminism (see decide.h).
+ *
+ *   master -> backup   FR_DECIDE      total = number, payload n x int32
+ *   backup -> master   FR_DECIDE_ACK  total = number
+ *
+ * The master keeps each decision until every live backup acknowledged
+ * it; a wildcard receive it matched is held incomplete until then.  A
+ * backup keeps every decision it received (a few bytes each), so that it
+ * can pass them on if it becomes master while other backups live.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "decide.h"
+#include "rep.h"
+
+struct decision {
+    struct decision *next;
+    uint32_t dn;
+    int n;
+    int32_t *v;
+    uint32_t acked;        /* master: replicas that acknowledged */
+    struct mpii_req *held; /* master: a wildcard receive waiting for it */
+    int held_err;
+};
+
+static struct {
+    uint32_t next;
+    struct decision *sent; /* master: not yet acknowledged by everyone */
+    struct decision *got;  /* backup: received from the master */
+    int was_master;
+} dc;
+
+int
+dec_on(void)
+{
+    return rep_active();
+}
+
+int
+dec_master(void)
+{
+    return rep_lowest_live(rep_rank()) == rep_replica();
+}
+
+uint32_t
+dec_next(void)
+{
+    return rep_active() ? ++dc.next : 0;
+}
+
+static struct decision *
+find(struct decision *l, uint32_t dn)
+{
+    for (; l != NULL; l = l->next)
+        if (l->dn == dn)
+            return l;
+    return NULL;
+}
+
+static struct decision *
+record(struct decision **l, uint32_t dn, const int32_t *v, int n)
+{
+    struct decision *d = calloc(1, sizeof *d);
+
+    if (d == NULL ||
+        (n > 0 && (d->v = malloc((size_t)n * sizeof *v)) == NULL)) {
+        free(d);
+        return NULL;
+    }
+    d->dn = dn;
+    d->n = n;
+    if (n > 0)
+        memcpy(d->v, v, (size_t)n * sizeof *v);
+    d->next = *l;
+    *l = d;
+    return d;
+}
+
+static void
+send_to(int replica, uint8_t type, uint32_t dn, const int32_t *v, int n)
+{
+    struct conn *c = conn_to_proc(rep_rank() * rep_nrep() + replica);
+    struct wire_hdr h;
+
+    if (c == NULL)
+        return;
+    memset(&h, 0, sizeof h);
+    h.type = type;
+    h.total = dn;
+    (void)conn_send(c, &h, v, (size_t)n * sizeof *v, 1, NULL);
+}
+
+/* Every live backup has decision d. */
+static int
+settled(const struct decision *d)
+{
+    int y, me = rep_replica();
+
+    for (y = 0; y < rep_nrep(); y++)
+        if (y != me && !rep_dead(rep_rank() * rep_nrep() + y) &&
+            !(d->acked & (1u << y)))
+            return 0;
+    return 1;
+}
+
+/* Forget what everyone has; release the receives that waited for it. */
+static void
+settle_all(void)
+{
+    struct decision **dp = &dc.sent, *d;
+
+    while ((d = *dp) != NULL) {
+        if (!settled(d)) {
+            dp = &d->next;
+            continue;
+        }
+        *dp = d->next;
+        if (d->held != NULL) {
+            struct mpii_req *r = d->held;
+
+            r->dn = 0; /* decided and known: complete for real */
+            req_complete(r, d->held_err);
+        }
+        free(d->v);
+        free(d);
+    }
+}
+
+static struct decision *
+publish(uint32_t dn, const int32_t *v, int n)
+{
+    struct decision *d;
+    int y, me = rep_replica();
+
+    if ((d = record(&dc.sent, dn, v, n)) == NULL)
+        return NULL;
+    for (y = 0; y < rep_nrep(); y++)
+        if (y != me && !rep_dead(rep_rank() * rep_nrep() + y))
+            send_to(y, FR_DECIDE, dn, v, n);
+    return d;
+}
+
+static int
+published(void *arg)
+{
+    return find(dc.sent, *(uint32_t *)arg) == NULL;
+}
+
+int
+dec_publish(uint32_t dn, const int32_t *v, int n)
+{
+    if (publish(dn, v, n) == NULL)
+        return MPI_ERR_NO_MEM;
+    settle_all();
+    return req_wait_until(published, &dn);
+}
+
+struct await_arg {
+    uint32_t dn;
+};
+
+static int
+arrived(void *arg)
+{
+    return find(dc.got, ((struct await_arg *)arg)->dn) != NULL ||
+           dec_master();
+}
+
+int
+dec_await(uint32_t dn, int32_t *v, int max, int *n)
+{
+    struct await_arg a = {dn};
+    struct decision *d;
+    int rc;
+
+    if ((rc = req_wait_until(arrived, &a)) != MPI_SUCCESS)
+        return -rc;
+    if ((d = find(dc.got, dn)) == NULL)
+        return 0; /* we are master now: decide */
+    *n = d->n < max ? d->n : max;
+    memcpy(v, d->v, (size_t)*n * sizeof *v);
+    return 1;
+}
+
+int
+dec_lookup(uint32_t dn, int32_t *v)
+{
+    struct decision *d = find(dc.got, dn);
+
+    if (d == NULL || d->n < 1)
+        return 0;
+    *v = d->v[0];
+    return 1;
+}
+
+void
+dec_matched(struct mpii_req *r, int src)
+{
+    int32_t v = src;
+
+    if (find(dc.sent, r->dn) == NULL)
+        (void)publish(r->dn, &v, 1);
+}
+
+int
+dec_hold(struct mpii_req *r, int err)
+{
+    struct decision *d;
+
+    if (!rep_active() || !dec_master() ||
+        (d = find(dc.sent, r->dn)) == NULL)
+        return 0;
+    if (settled(d)) {
+        r->dn = 0;
+        return 0;
+    }
+    d->held = r;
+    d->held_err = err;
+    return 1;
+}
+
+void
+dec_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
+{
+    int p = conn_proc(c), y = p % rep_nrep();
+    struct decision *d;
+    uint32_t dn = (uint32_t)h->total;
+    int n = (int)(h->len / sizeof(int32_t));
+
+    if (p / rep_nrep() != rep_rank() || h->total == 0 ||
+        h->total > UINT32_MAX || h->len % sizeof(int32_t) != 0 ||
+        n > DEC_MAX_VALUES) {
+        mpii_log("p2pmpi: rank %d: malformed decision from process %d: "
+                 "dropped",
+                 rep_rank(), p);
+        return;
+    }
+    if (h->type == FR_DECIDE_ACK) {
+        if ((d = find(dc.sent, dn)) != NULL) {
+            d->acked |= 1u << y;
+            settle_all();
+        }
+        return;
+    }
+    if (find(dc.got, dn) == NULL) {
+        int32_t v[DEC_MAX_VALUES];
+
+        if (n > 0)
+            memcpy(v, payload, (size_t)n * sizeof *v);
+        if (record(&dc.got, dn, v, n) == NULL)
+            return; /* no ack: the master waits, we cannot follow */
+        if (n >= 1)
+            match_decided(dn, v[0]);
+    }
+    send_to(y, FR_DECIDE_ACK, dn, NULL, 0);
+}
+
+void
+dec_start(void)
+{
+    dc.was_master = dec_master();
+}
+
+void
+dec_view_changed(void)
+{
+    struct decision *d;
+
+    if (!rep_active())
+        return;
+    if (dec_master() && !dc.was_master) {
+        /* We lead now: the backups left may lack what the old master
+         * decided; and wildcard receives waiting for it are ours. */
+        dc.was_master = 1;
+        for (d = dc.got; d != NULL; d = d->next)
+            if (find(dc.sent, d->dn) == NULL)
+                (void)publish(d->dn, d->v, d->n);
+        match_rematch();
+    }
+    settle_all();
+}
+
+void
+dec_fini(void)
+{
+    struct decision *d;
+
+    while ((d = dc.sent) != NULL) {
+        dc.sent = d->next;
+        free(d->v);
+        free(d);
+    }
+    while ((d = dc.got) != NULL) {
+        dc.got = d->next;
+        free(d->v);
+        free(d);
+    }
+    memset(&dc, 0, sizeof dc);
+}
