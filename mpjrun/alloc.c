@@ -144,9 +144,10 @@ alloc_concentrate(struct ahost *hosts, size_t nhosts, uint64_t total)
 }
 
 /* Put replica set k (replica k of every rank) on a group of hosts of its
- * own, for every k, if the hosts allow: an MPI replica set that loses a
- * member is stopped and the others go on, so with disjoint groups any one
- * host may fail.  Hosts go to groups in preference order, round-robin for
+ * own, for every k, if the hosts allow: replica k of a sender feeds
+ * replica k of every receiver, so with disjoint groups a host's loss
+ * sends only its own set's receivers to another feeder, and a host's
+ * failure never takes two replicas of any rank.  Hosts go to groups in preference order, round-robin for
  * spread (more hosts per set) or filling one group at a time for
  * concentrate; within a group, ranks are dealt round-robin over its hosts
  * (spread) or fill them in order (concentrate).  Returns 0 (and places

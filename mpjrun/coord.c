@@ -101,6 +101,7 @@ struct coord {
     int mpi;                  /* processes reported addresses: MPI job */
     int table_sent;
     uint32_t view; /* replicated MPI: the last membership view sent */
+    uint64_t *suspect_ms; /* per process: first suspected at, or 0 */
     struct event *ev_sig[3], *ev_tick, *ev_timeout;
 };
 
@@ -638,6 +639,50 @@ pc_proc_exit(struct pconn *pc, const struct msg_proc_exit *e)
 }
 
 /* A peer is gone while its processes ran: they are lost. */
+/* A process lost its connection to another.  A dead process is reported
+ * by its peer at once, a silent peer by its lease; what is left is a
+ * process alive and in touch with us but cut off from another (a partial
+ * partition).  Give its peer a lease to report an end; then declare it
+ * dead (its peer kills it when the view comes). */
+static void
+pc_suspect(struct pconn *pc, const struct msg_suspect *s)
+{
+    struct coord *co = pc->co;
+    int n = co->js->n * co->js->r, by;
+
+    if (s->rank >= (uint32_t)co->js->n || s->replica >= (uint32_t)co->js->r ||
+        s->proc >= (uint32_t)n)
+        return;
+    by = (int)(s->rank * (uint32_t)co->js->r + s->replica);
+    /* The first word counts: a process under suspicion that suspects
+     * its accuser (both ends of a cut see it) is not heard. */
+    if (co->plan.slots[by] != pc->idx || co->rep[s->proc] != REP_RUNNING ||
+        co->js->r < 2 || co->suspect_ms[s->proc] != 0 ||
+        co->suspect_ms[by] != 0)
+        return;
+    co->suspect_ms[s->proc] = monotime_ms();
+}
+
+/* Suspected a lease ago and still running as far as its peer says. */
+static void
+co_check_suspects(struct coord *co, uint64_t now)
+{
+    int i, r = co->js->r;
+
+    for (i = 0; co->suspect_ms != NULL && i < co->js->n * r; i++) {
+        if (co->suspect_ms[i] == 0 || co->rep[i] != REP_RUNNING ||
+            now - co->suspect_ms[i] < (uint64_t)co->js->lease_ms)
+            continue;
+        co->suspect_ms[i] = 0;
+        if (co->phase == PH_STOP)
+            continue;
+        co_say(co, "rank %d replica %d: cut off from other processes for a "
+                   "whole lease; declared dead",
+               i / r, i % r);
+        co_replica_end(co, i / r, i % r, 1);
+    }
+}
+
 static void
 pc_lost_in_run(struct pconn *pc, const char *why)
 {
@@ -732,8 +777,8 @@ co_stop(struct coord *co, int status)
 
 /* --- the peers' messages ------------------------------------------------ */
 
-/* Every process of the live replica sets has said where it listens:
- * tell them all (stopped sets are left out: nobody talks to them). */
+/* Every live process has said where it listens: tell them all (the
+ * dead are left out; with replicas, the processes know them as dead). */
 static void
 co_maybe_send_table(struct coord *co)
 {
@@ -911,11 +956,9 @@ pc_on_msg(struct channel *ch, const struct msg *m, void *arg)
         pc_job_abort(pc, &m->u.addr);
         return;
     case MSG_SUSPECT:
-        /* A process lost its connection to another.  A dead process is
-         * reported by its peer, a silent peer by its lease: we act on
-         * those, not on what one process saw. */
         if (memcmp(m->u.suspect.job, co->job, WIRE_JOB_ID_LEN) != 0)
             break;
+        pc_suspect(pc, &m->u.suspect);
         return;
     case MSG_ERROR:
         if (co->phase == PH_RESERVE)
@@ -969,6 +1012,7 @@ co_tick(evutil_socket_t fd, short what, void *arg)
             co->pc[i].last_heard_ms = now;
     }
     last_tick = now;
+    co_check_suspects(co, now);
 
     if (now - last_ping >= (uint64_t)co->js->lease_ms / 4) {
         last_ping = now;
@@ -1099,6 +1143,7 @@ coord_run(const struct p2p_config *cfg, const struct p2p_group *g,
     co.rep = xcalloc((size_t)(js->n * js->r), sizeof *co.rep);
     co.rep_status = xcalloc((size_t)(js->n * js->r), sizeof *co.rep_status);
     co.addrs = xcalloc((size_t)(js->n * js->r), sizeof *co.addrs);
+    co.suspect_ms = xcalloc((size_t)(js->n * js->r), sizeof *co.suspect_ms);
     co.ranks_left = js->n;
     co.out =
         output_new(js->n, js->r, js->tag_output, STDOUT_FILENO, STDERR_FILENO);
@@ -1139,6 +1184,7 @@ coord_run(const struct p2p_config *cfg, const struct p2p_group *g,
     stage_free(co.files, co.nfiles);
     free(co.rep);
     free(co.rep_status);
+    free(co.suspect_ms);
     free(co.addrs);
     sec_wipe(co.key, sizeof co.key);
     free(co.peers);

@@ -25,7 +25,6 @@
 #include <unistd.h>
 
 #include "ctl.h"
-#include "job.h"
 #include "log.h"
 #include "monotime.h"
 #include "peerd.h"
@@ -52,10 +51,9 @@ struct proc_stream {
 struct proc {
     struct job *job;
     uint32_t rank, replica;
-    pid_t pid;  /* 0 once reaped */
-    int status; /* wait status, once reaped */
+    pid_t pid;          /* 0 once reaped */
+    int status;         /* wait status, once reaped */
     uint64_t reaped_ms; /* when, for the grace of its pipes */
-    int stopped;        /* its set was stopped: we sent it SIGKILL */
     int reported;
     struct proc_stream out[2];
     int ctl;    /* our end of its control socket, -1 once closed */
@@ -239,11 +237,6 @@ proc_check_done(struct proc *p)
         m.u.exit.code = WIFSIGNALED(p->status)
                             ? (uint32_t)WTERMSIG(p->status)
                             : (uint32_t)WEXITSTATUS(p->status);
-        /* Ours only if our SIGKILL is what ended it: a process that
-         * crashed or exited on its own before the signal landed (a core
-         * dump can take a while) is a real failure. */
-        m.u.exit.stopped = p->stopped && WIFSIGNALED(p->status) &&
-                           WTERMSIG(p->status) == SIGKILL;
         svc_conn_send(j->owner, &m);
     }
     reserve_return_one(j->pd, j->id);
@@ -480,11 +473,25 @@ job_view(struct job *j, const struct msg_view *v)
     memcpy(buf, &h, sizeof h);
     if (v->ndead > 0)
         memcpy(buf + sizeof h, v->dead, v->ndead * sizeof *v->dead);
-    for (i = 0; i < j->nprocs; i++)
-        if (j->procs[i].ctl != -1 &&
-            send(j->procs[i].ctl, buf, len, MSG_DONTWAIT) != (ssize_t)len)
-            log_warn("job %.8s: rank %u: sending view %u", j->hex,
-                     j->procs[i].rank, v->number);
+    for (i = 0; i < j->nprocs; i++) {
+        struct proc *p = &j->procs[i];
+        uint32_t me = p->rank * j->nreplicas + p->replica;
+        size_t k;
+
+        /* Declared dead but alive here (cut off from the others): it must
+         * not go on beside the replica that replaces it. */
+        for (k = 0; k < v->ndead && p->pid > 0; k++)
+            if (v->dead[k] == me) {
+                log_info("job %.8s: rank %u replica %u declared dead by the "
+                         "coordinator: killing it",
+                         j->hex, p->rank, p->replica);
+                kill(-p->pid, SIGKILL);
+            }
+        if (p->ctl != -1 &&
+            send(p->ctl, buf, len, MSG_DONTWAIT) != (ssize_t)len)
+            log_warn("job %.8s: rank %u: sending view %u", j->hex, p->rank,
+                     v->number);
+    }
     free(buf);
 }
 
@@ -701,21 +708,6 @@ fail:
         }
     job_free(j);
     return -1;
-}
-
-void
-job_kill_replica(struct job *j, uint32_t replica)
-{
-    size_t i;
-
-    for (i = 0; i < j->nprocs; i++)
-        if (j->procs[i].replica == replica && j->procs[i].pid > 0) {
-            log_info("job %.8s: stopping rank %u replica %u (its replica set "
-                     "lost a member)",
-                     j->hex, j->procs[i].rank, replica);
-            j->procs[i].stopped = 1;
-            kill(-j->procs[i].pid, SIGKILL);
-        }
 }
 
 void

@@ -195,9 +195,11 @@ struct job *job_find(struct peerd *, const uint8_t id[WIRE_JOB_ID_LEN]);
 int job_owner_is(const struct job *, const struct svc_conn *);
 /* The coordinator sent every process's address: hand it to ours. */
 void job_table(struct job *, const struct msg_table *);
-/* Stop the processes of one replica set of the job at once (SIGKILL):
- * its set lost a member, the other sets go on. */
-void job_kill_replica(struct job *, uint32_t replica);
+/* The coordinator sent a new view of the job's membership: hand it to
+ * every process of the job here that still has its control socket.  A
+ * view too large for the socket, or naming a process outside the job, is
+ * logged and dropped. */
+void job_view(struct job *, const struct msg_view *);
 /* Stop every process of the job (SIGTERM, SIGKILL a second later). */
 void job_kill(struct job *, const char *why);
 /* The coordinator's connection went away: kill its jobs. */

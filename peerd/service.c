@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "channel.h"
-#include "job.h"
 #include "listener.h"
 #include "log.h"
 #include "peerd.h"
@@ -352,10 +351,6 @@ svc_on_msg(struct channel *ch, const struct msg *m, void *arg)
     case MSG_TABLE:
         if ((j = job_find(pd, m->u.table.job)) != NULL && job_owner_is(j, c))
             job_table(j, &m->u.table);
-        return;
-    case MSG_KILL_REPLICA:
-        if ((j = job_find(pd, m->u.exit.job)) != NULL && job_owner_is(j, c))
-            job_kill_replica(j, m->u.exit.replica);
         return;
     case MSG_VIEW:
         if ((j = job_find(pd, m->u.view.job)) != NULL && job_owner_is(j, c))

@@ -20,8 +20,8 @@ msg_type_name(enum msg_type t)
         "reserve",       "reserve-reply", "release",      "kill",
         "file-offer",    "file-need",     "file-chunk",   "file-done",
         "launch",        "launch-reply",  "output",       "proc-exit",
-        "proc-addr",     "table",         "job-abort",    "kill-replica",
-        "view",          "suspect",
+        "proc-addr",     "table",         "job-abort",    "view",
+        "suspect",
     };
     _Static_assert(sizeof names / sizeof names[0] == MSG__COUNT,
                    "a message type without a name");
@@ -254,7 +254,6 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
     P2p__ProcExit pexit = P2P__PROC_EXIT__INIT;
     P2p__ProcAddr paddr = P2P__PROC_ADDR__INIT;
     P2p__JobAbort jabort = P2P__JOB_ABORT__INIT;
-    P2p__KillReplica krep = P2P__KILL_REPLICA__INIT;
     P2p__View view = P2P__VIEW__INIT;
     P2p__Suspect susp = P2P__SUSPECT__INIT;
     P2p__Resources res;
@@ -421,7 +420,6 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         pexit.replica = m->u.exit.replica;
         pexit.signaled = m->u.exit.signaled;
         pexit.code = m->u.exit.code;
-        pexit.stopped = m->u.exit.stopped;
         pb.body_case = P2P__MESSAGE__BODY_PROC_EXIT;
         pb.proc_exit = &pexit;
         break;
@@ -438,12 +436,6 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         paddr.addr = (char *)m->u.addr.p.addr;
         pb.body_case = P2P__MESSAGE__BODY_PROC_ADDR;
         pb.proc_addr = &paddr;
-        break;
-    case MSG_KILL_REPLICA:
-        BYTES(krep.job, m->u.exit.job, WIRE_JOB_ID_LEN);
-        krep.replica = m->u.exit.replica;
-        pb.body_case = P2P__MESSAGE__BODY_KILL_REPLICA;
-        pb.kill_replica = &krep;
         break;
     case MSG_JOB_ABORT:
         BYTES(jabort.job, m->u.addr.job, WIRE_JOB_ID_LEN);
@@ -897,7 +889,6 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
         m->u.exit.replica = pb->proc_exit->replica;
         m->u.exit.signaled = pb->proc_exit->signaled;
         m->u.exit.code = pb->proc_exit->code;
-        m->u.exit.stopped = pb->proc_exit->stopped;
         return bytes_from_pb(&pb->proc_exit->job, m->u.exit.job,
                              WIRE_JOB_ID_LEN, "job id", err, errlen);
     case P2P__MESSAGE__BODY_LAUNCH:
@@ -909,16 +900,6 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
                           WIRE_JOB_ID_LEN, "job id", err, errlen) == -1)
             return -1;
         return addr_from_pb(pb->proc_addr, &m->u.addr.p, err, errlen);
-    case P2P__MESSAGE__BODY_KILL_REPLICA:
-        m->type = MSG_KILL_REPLICA;
-        if (pb->kill_replica->replica >= WIRE_MAX_REPLICAS) {
-            snprintf(err, errlen, "replica %u out of range",
-                     pb->kill_replica->replica);
-            return -1;
-        }
-        m->u.exit.replica = pb->kill_replica->replica;
-        return bytes_from_pb(&pb->kill_replica->job, m->u.exit.job,
-                             WIRE_JOB_ID_LEN, "job id", err, errlen);
     case P2P__MESSAGE__BODY_JOB_ABORT:
         m->type = MSG_JOB_ABORT;
         m->u.addr.p.rank = pb->job_abort->rank;

@@ -41,10 +41,9 @@ enum msg_type {
     MSG_PROC_ADDR,
     MSG_TABLE,
     MSG_JOB_ABORT,
-    MSG_KILL_REPLICA, /* u.exit: job, replica */
-    MSG_VIEW,         /* u.view: coordinator -> peer, membership change */
-    MSG_SUSPECT,      /* u.suspect: peer -> coordinator, a lost connection */
-    MSG__COUNT /* keep last */
+    MSG_VIEW,    /* u.view: coordinator -> peer, membership change */
+    MSG_SUSPECT, /* u.suspect: peer -> coordinator, a lost connection */
+    MSG__COUNT   /* keep last */
 };
 
 enum peer_state {
@@ -184,7 +183,6 @@ struct msg_proc_exit {
     uint32_t rank, replica;
     int signaled;
     uint32_t code;
-    int stopped; /* killed on the coordinator's request */
 };
 
 /* The job's membership, numbered: the processes declared dead so far

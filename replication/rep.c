@@ -564,8 +564,10 @@ rep_suspect(int p)
 {
     struct ctl_suspect m;
 
+    /* A replica of a rank that finished talking to us (we have its
+     * FIN) closes its connections when it leaves: nothing to report. */
     if (!rp.on || p < 0 || p >= rp.size * rp.nrep || rp.dead[p] ||
-        rp.suspected[p] || rp.ctl == -1)
+        rp.suspected[p] || rp.ctl == -1 || rp.src[p / rp.nrep].fin)
         return;
     rp.suspected[p] = 1;
     memset(&m, 0, sizeof m);

@@ -113,6 +113,9 @@ struct conn *conn_to_proc(int proc);
 int conn_proc(const struct conn *);
 int conn_rank(const struct conn *); /* the world rank at the other end */
 void transport_drop(int proc);
+/* Tests only (testkill.c): close the connection to proc as if the network
+ * between us broke; both ends see it end. */
+void transport_cut(int proc);
 int mpii_world_rank(void);
 /* One pass over every connection; blocking waits up to timeout_ms for
  * anything to happen (0: do not wait). */

@@ -239,10 +239,10 @@ MPI_Init(int *argc, char ***argv)
         if (ctl < 0 || rank < 0 || size < 1 || rank >= size)
             return MPI_ERR_OTHER;
         if ((rc = env_wireup(rank, size)) != MPI_SUCCESS) {
-            /* With replicas, a set that lost a member during start-up is
-             * stopped by the coordinator; the other sets go on. */
+            /* With replicas, this replica alone leaves: the coordinator
+             * declares it dead and the others go on without it. */
             if (mpii_replicated())
-                _exit(MPII_EXIT_SET_LOST);
+                _exit(MPII_EXIT_WIREUP);
             mpii_abort(1);
             return rc;
         }

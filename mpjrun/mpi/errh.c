@@ -119,11 +119,6 @@ mpii_err(MPI_Comm comm, int err, const char *fn)
         user_handlers[e - ERRH_BASE](&comm, &err);
         return err;
     }
-    /* A replicated job's process that lost contact with a member of its
-     * replica set: its set is being stopped by the coordinator while the
-     * other sets go on.  Leave without stopping the job. */
-    if (err == MPI_ERR_OTHER && mpii_replicated() && mpii_peer_lost())
-        _exit(MPII_EXIT_SET_LOST);
     MPI_Error_string(err, text, &n);
     mpii_log("p2pmpi: %s: %s (error %d): aborting the job", fn, text, err);
     mpii_abort(err);

@@ -128,13 +128,11 @@ void mpii_transport_fini(void);
 int mpii_initialized(void); /* 1 between Init and Finalize */
 /* The job runs every rank more than once (p2prun -r). */
 int mpii_replicated(void);
-/* A connection to another process of ours broke (transport.c). */
-int mpii_peer_lost(void);
 /* testkill.c: fault injection for tests (P2P_TEST_KILL); a no-op
  * otherwise. */
 void mpii_test_point(const char *where);
-/* Exit status of a replica whose replica set lost a member. */
-#define MPII_EXIT_SET_LOST 75
+/* Exit status of a replica that could not join its job. */
+#define MPII_EXIT_WIREUP 75
 /* Ask the coordinator to end the job with this status (MPI_Abort and
  * fatal errors); returns only if that was impossible. */
 void mpii_abort(int status);

@@ -7,18 +7,53 @@
  *   rndv      about to write a rendezvous payload
  *   coll      starting a send inside a collective
  *   finalize  in MPI_Finalize, before telling the others
- * Nothing happens without the variable.
+ * and P2P_TEST_CUT set to "RANK.REPLICA:PROC:N" makes that process close
+ * its connection to process index PROC (rank * R + replica), staying
+ * alive, the Nth time it starts a point-to-point send: a partial network
+ * partition, as both ends see it.
+ * Nothing happens without the variables.
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpii.h"
+#include "core.h"
 
 static int armed = -1; /* -1 not read yet, 0 off, 1 on */
 static char point[16];
 static int countdown;
+static int cut_armed = -1, cut_proc, cut_countdown;
+
+/* Is this process RANK.REPLICA? */
+static int
+is_me(int rank, int replica)
+{
+    return getenv("P2P_RANK") != NULL && getenv("P2P_REPLICA") != NULL &&
+           atoi(getenv("P2P_RANK")) == rank &&
+           atoi(getenv("P2P_REPLICA")) == replica;
+}
+
+static void
+test_cut(const char *where)
+{
+    const char *v;
+    int rank, replica, n;
+
+    if (cut_armed == -1) {
+        cut_armed = 0;
+        v = getenv("P2P_TEST_CUT");
+        if (v != NULL &&
+            sscanf(v, "%d.%d:%d:%d", &rank, &replica, &cut_proc, &n) == 4 &&
+            is_me(rank, replica) && n > 0) {
+            cut_armed = 1;
+            cut_countdown = n;
+        }
+    }
+    if (cut_armed == 1 && strcmp(where, "send") == 0 &&
+        --cut_countdown == 0)
+        transport_cut(cut_proc);
+}
 
 void
 mpii_test_point(const char *where)
@@ -26,14 +61,13 @@ mpii_test_point(const char *where)
     const char *v;
     int rank, replica, n;
 
+    test_cut(where);
     if (armed == -1) {
         armed = 0;
         v = getenv("P2P_TEST_KILL");
         if (v != NULL &&
             sscanf(v, "%d.%d:%15[a-z]:%d", &rank, &replica, point, &n) == 4 &&
-            getenv("P2P_RANK") != NULL && getenv("P2P_REPLICA") != NULL &&
-            atoi(getenv("P2P_RANK")) == rank &&
-            atoi(getenv("P2P_REPLICA")) == replica && n > 0) {
+            is_me(rank, replica) && n > 0) {
             armed = 1;
             countdown = n;
         }

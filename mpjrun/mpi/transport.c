@@ -125,6 +125,15 @@ conn_proc(const struct conn *c)
     return c->world;
 }
 
+void
+transport_cut(int proc)
+{
+    struct conn *c = conn_to_proc(proc);
+
+    if (c != NULL)
+        conn_kill(c); /* reported as a suspicion, like a real cut */
+}
+
 int
 conn_rank(const struct conn *c)
 {
@@ -151,12 +160,6 @@ transport_drop(int proc)
         conn_kill(c);
         c->world = proc;
     }
-}
-
-int
-mpii_peer_lost(void)
-{
-    return tp.failed;
 }
 
 struct conn *

@@ -83,10 +83,6 @@ check_valid(const struct msg *m)
     case MSG_PROC_EXIT:
     case MSG_JOB_ABORT:
         break;
-    case MSG_KILL_REPLICA:
-        if (m->u.exit.replica >= WIRE_MAX_REPLICAS)
-            abort();
-        break;
     case MSG_VIEW:
         if (m->u.view.ndead > (size_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS ||
             (m->u.view.ndead == 0) != (m->u.view.dead == NULL))

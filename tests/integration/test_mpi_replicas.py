@@ -181,6 +181,25 @@ class TestMpiReplicas(harness.JobTestCase):
                     self.assertIn("rank 0 replica 0", run.stderr)
                 self.assert_job_over(self.sn, self.peers, timeout=5)
 
+    def test_connection_cut(self):
+        """Two live processes lose their connection (P2P_TEST_CUT: rank 0
+        replica 0 closes its connection to rank 1 replica 0, process 2)
+        while both stay in touch with p2prun, as in a partial network
+        partition.  The first to report the other wins: after a lease p2prun
+        declares the other dead, its peer kills it, and the job goes on."""
+        self.reference()
+        t0 = time.monotonic()
+        run = self.p2prun(["-x", "P2P_TEST_CUT=0.0:2:5"] + self.args(),
+                          timeout=60)
+        self.assert_rc(run, 0)
+        self.assertIn("cut off from other processes for a whole lease",
+                      run.stderr, run.describe())
+        self.assertEqual(self.per_rank(run.stdout),
+                         self.per_rank(self.reference()), run.describe())
+        figure("connection cut between two live processes: job done in "
+               "%.2f s (lease %d ms)" % (time.monotonic() - t0, LEASE_MS))
+        self.assert_job_over(self.sn, self.peers, timeout=5)
+
     def test_backup_killed(self):
         self.reference()
         run = self.start()

@@ -18,7 +18,10 @@ from harness import wait_until  # noqa: E402
 HS_TIMEOUT_MS = 1000  # handshake_timeout_ms in the cluster's configuration
 
 
-def header(magic=b"P2", version=1, kind=1, length=32):
+WIRE_VERSION = 2  # proto/wire.h P2P_WIRE_VERSION
+
+
+def header(magic=b"P2", version=WIRE_VERSION, kind=1, length=32):
     return magic + bytes([version, kind]) + length.to_bytes(4, "big")
 
 

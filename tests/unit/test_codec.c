@@ -1036,6 +1036,70 @@ t_suspect(void)
     codec_msg_free(&d);
 }
 
+static void
+t_proc_exit(void)
+{
+    struct msg m = {.type = MSG_PROC_EXIT}, d;
+
+    memset(m.u.exit.job, 0x3e, WIRE_JOB_ID_LEN);
+    m.u.exit.rank = 7;
+    m.u.exit.replica = 2;
+    m.u.exit.signaled = 1;
+    m.u.exit.code = 9;
+    if (roundtrip(&m, &d) != 0)
+        return;
+    CHECK_MEM(d.u.exit.job, m.u.exit.job, WIRE_JOB_ID_LEN);
+    CHECK_EQ_INT(d.u.exit.rank, 7);
+    CHECK_EQ_INT(d.u.exit.replica, 2);
+    CHECK_EQ_INT(d.u.exit.signaled, 1);
+    CHECK_EQ_INT(d.u.exit.code, 9);
+    codec_msg_free(&d);
+}
+
+/* Numbers retired from p2p.proto, as an older program still sends them:
+ * KillReplica (Message field 27) is a message without a known body, and
+ * ProcExit's old `stopped` (field 6) is skipped like any unknown field. */
+static void
+t_retired_fields(void)
+{
+    uint8_t job[WIRE_JOB_ID_LEN];
+    struct pbuf p = {.n = 0}, b = {.n = 0};
+    struct msg d;
+    char err[160] = "";
+
+    memset(job, 0x77, sizeof job);
+    pb_bytes(&b, 1, job, sizeof job);
+    pb_uint(&b, 2, 1);
+    pb_sub(&p, 27, &b);
+    expect_reject(p.b, p.n, "kill-replica (field 27)");
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(codec_decode(p.b, p.n, &d, err, sizeof err), -1);
+    CHECK_CONTAINS(err, "without a known body");
+
+    p.n = b.n = 0;
+    pb_sub(&p, 27, &b);
+    expect_reject(p.b, p.n, "empty kill-replica (field 27)");
+
+    p.n = b.n = 0;
+    pb_bytes(&b, 1, job, sizeof job);
+    pb_uint(&b, 2, 4);
+    pb_uint(&b, 3, 1);
+    pb_uint(&b, 4, 1);
+    pb_uint(&b, 5, 9);
+    pb_uint(&b, 6, 1); /* stopped */
+    pb_sub(&p, 23, &b);
+    memset(&d, 0, sizeof d);
+    if (!CHECK_EQ_INT(codec_decode(p.b, p.n, &d, err, sizeof err), 0))
+        return;
+    CHECK_EQ_INT(d.type, MSG_PROC_EXIT);
+    CHECK_MEM(d.u.exit.job, job, WIRE_JOB_ID_LEN);
+    CHECK_EQ_INT(d.u.exit.rank, 4);
+    CHECK_EQ_INT(d.u.exit.replica, 1);
+    CHECK_EQ_INT(d.u.exit.signaled, 1);
+    CHECK_EQ_INT(d.u.exit.code, 9);
+    codec_msg_free(&d);
+}
+
 /* A View (field 28) written by hand: job id of job_len bytes, then the
  * dead indices, packed or one field each. */
 static void
@@ -1204,6 +1268,8 @@ static const struct test_case cases[] = {
     {"free_null", t_free_null},
     {"view", t_view},
     {"suspect", t_suspect},
+    {"proc_exit", t_proc_exit},
+    {"retired_fields", t_retired_fields},
     {"reject_view", t_reject_view},
     {"reject_view_count", t_reject_view_count},
     {"reject_suspect", t_reject_suspect},

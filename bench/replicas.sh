@@ -1,0 +1,67 @@
+#!/bin/sh
+# bench/replicas.sh: what replication costs when nothing fails.
+#
+# Runs bench/mpi_{latency,bandwidth,stencil}.c through p2prun on the
+# embedded local cluster with -r 1 and with -r 2 (encryption off, so that
+# the protocol and not the cipher is measured), keeps the median of
+# REPLICAS_BENCH_RUNS runs (3), and prints R=1, R=2 and the ratio R2/R1
+# (the targets: latency at most 1.2, bandwidth at least 0.8, where every
+# process has a core of its own).  The stencil runs on 1 and on 2 ranks.
+#
+# With R=2 every rank runs twice: 2 ranks make 4 processes, so on a
+# machine with fewer than 4 cores the R=2 rows measure oversubscription
+# as much as the protocol; the table says how many cores there were.
+#
+# Usage: bench/replicas.sh [BUILD_DIR]     (default: build/ next to bench/)
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build}
+runs=${REPLICAS_BENCH_RUNS:-3}
+p2pcc=$build/bin/p2pcc
+p2prun=$build/bin/p2prun
+
+die() { echo "replicas.sh: $*" >&2; exit 1; }
+[ -x "$p2pcc" ] && [ -x "$p2prun" ] ||
+    die "no $p2pcc or $p2prun: build the project first"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/p2p-repbench.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT INT TERM
+mkdir -p "$work/home"
+
+for b in latency bandwidth stencil; do
+    "$p2pcc" -O2 -o "$work/$b" "$root/bench/mpi_$b.c" ||
+        die "cannot build mpi_$b"
+done
+
+median() { sort -g | awk '{ v[NR] = $1 } END {
+    if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2];
+    else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# figure R NP BENCH KEY: median over $runs runs of the value after KEY.
+figure() {
+    i=0
+    while [ $i -lt "$runs" ]; do
+        HOME=$work/home P2P_CONF= "$p2prun" -n "$2" -r "$1" --no-encrypt \
+            --timeout 300 "$work/$3" 2>/dev/null |
+            awk -v k="$4" '$1 == k { print $2 }'
+        i=$((i + 1))
+    done | median
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {
+    if (a == "-" || b == "-" || b + 0 == 0) print "-";
+    else printf "%.2f\n", a / b }'; }
+
+row() { # LABEL NP BENCH KEY
+    r1=$(figure 1 "$2" "$3" "$4")
+    r2=$(figure 2 "$2" "$3" "$4")
+    printf "%-40s %10s %10s %8s\n" "$1" "$r1" "$r2" "$(ratio "$r2" "$r1")"
+}
+
+echo "replicas.sh: R=1 against R=2, --no-encrypt, embedded cluster," \
+     "$(nproc) cores, $(uname -n), median of $runs" >&2
+printf "%-40s %10s %10s %8s\n" figure R=1 R=2 R2/R1
+row "1-byte latency, 2 ranks (us)" 2 latency latency_us
+row "1 MiB bandwidth, 2 ranks (GB/s)" 2 bandwidth bandwidth_gbs
+row "stencil 1024x1024x200, 1 rank (s)" 1 stencil stencil_s
+row "stencil 1024x1024x200, 2 ranks (s)" 2 stencil stencil_s
