@@ -1,7 +1,7 @@
 /*
  * Fault injection for the replication tests only: P2P_TEST_KILL set to
- * "RANK.REPLICA:POINT:N" makes that process kill itself (SIGKILL) the Nth
- * time it reaches POINT, one of
+ * "RANK.REPLICA:POINT:N" (several separated by commas) makes that process
+ * kill itself (SIGKILL) the Nth time it reaches POINT, one of
  *   init      in MPI_Init, after listening, before the address table
  *   send      starting a point-to-point send
  *   rndv      about to write a rendezvous payload
@@ -64,13 +64,15 @@ mpii_test_point(const char *where)
     test_cut(where);
     if (armed == -1) {
         armed = 0;
-        v = getenv("P2P_TEST_KILL");
-        if (v != NULL &&
-            sscanf(v, "%d.%d:%15[a-z]:%d", &rank, &replica, point, &n) == 4 &&
-            is_me(rank, replica) && n > 0) {
-            armed = 1;
-            countdown = n;
-        }
+        /* Several may be given, separated by commas: ours is armed. */
+        for (v = getenv("P2P_TEST_KILL"); v != NULL && armed == 0;
+             v = (v = strchr(v, ',')) != NULL ? v + 1 : NULL)
+            if (sscanf(v, "%d.%d:%15[a-z]:%d", &rank, &replica, point, &n) ==
+                    4 &&
+                is_me(rank, replica) && n > 0) {
+                armed = 1;
+                countdown = n;
+            }
     }
     if (armed == 1 && strcmp(where, point) == 0 && --countdown == 0)
         raise(SIGKILL);
