@@ -1,7 +1,8 @@
 #!/bin/sh
 # make demo: a supernode and three workstations on loopback, as a user
 # would start them; mpihost; a replicated job through p2prun; a replicated
-# job surviving a killed replica; a job on p2prun's embedded cluster; then
+# job surviving a killed replica; an MPI job surviving replicas lost in both
+# replica sets; a job on p2prun's embedded cluster; then
 # everything stopped again.
 # Usage: demo.sh BINDIR
 set -eu
@@ -88,6 +89,28 @@ done
 wait "$run"
 echo "(exit status $?: rank 0 went on with its other replica; the lines after"
 echo " the kill come from it, none lost, none repeated)"
+
+say "p2pcc -o ring ring.c; p2prun --conf p2p.conf -n 3 -r 2 ./ring   (an MPI job;"
+echo "   we kill rank 0's replica 0, then rank 1's replica 1: no replica set stays"
+echo "   whole, every rank keeps one replica)"
+"$bin/p2pcc" -O2 -o ring "$examples/ring.c" || exit 1
+"$bin/p2prun" --conf p2p.conf -n 3 -r 2 ./ring &
+run=$!
+for victim in 0.0 1.1; do
+    sleep 0.6
+    for p in $(pgrep -f '/ring$'); do
+        if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null |
+               grep -qx "P2P_RANK=${victim%.*}" &&
+           tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null |
+               grep -qx "P2P_REPLICA=${victim#*.}"; then
+            echo "(demo: kill -9 $p, rank ${victim%.*} replica ${victim#*.})"
+            kill -9 "$p"
+        fi
+    done
+done
+wait "$run"
+echo "(exit status $?: every rank's lines are complete and in order; the"
+echo " survivors were fed by the other replicas, which replayed what was missing)"
 
 say "p2prun -n 2 ./hello.sh   (no configuration: an embedded cluster)"
 HOME="$dir/empty" P2P_CONF= "$bin/p2prun" -n 2 ./hello.sh
