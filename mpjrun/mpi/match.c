@@ -314,6 +314,12 @@ match_decided(uint32_t dn, int src)
 
     for (r = posted; r != NULL; r = r->next)
         if (r->dn == dn && r->peer == MPI_ANY_SOURCE) {
+            if (src < 0 || r->comm == NULL || src >= r->comm->size) {
+                mpii_log("p2pmpi: decision %u names source %d, outside the "
+                         "communicator: ignored",
+                         dn, src);
+                return;
+            }
             r->peer = src;
             match_rematch();
             return;

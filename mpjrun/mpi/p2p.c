@@ -170,9 +170,14 @@ mpii_irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
         int32_t v;
 
         r->dn = dec_next();
-        if (!dec_master() && dec_lookup(r->dn, &v) && v >= 0 &&
-            v < comm->size)
-            r->peer = v;
+        if (!dec_master() && dec_lookup(r->dn, &v)) {
+            if (v >= 0 && v < comm->size)
+                r->peer = v;
+            else
+                mpii_log("p2pmpi: decision %u names source %d, outside the "
+                         "communicator: ignored",
+                         r->dn, (int)v);
+        }
     }
     match_post(r);
     return MPI_SUCCESS;
@@ -658,9 +663,15 @@ some(int n, MPI_Request reqs[], int *outcount, int indices[],
         return mpii_err(MPI_COMM_WORLD, -rc, fn);
     }
     if (rc == 1) {
-        /* v: count (MPI_UNDEFINED or 0 possible), then the indices. */
+        /* v: count (MPI_UNDEFINED or 0 possible), then the indices;
+         * never more than we have requests, or than came. */
         *outcount = nv > 0 ? v[0] : 0;
-        for (i = 0; i < *outcount && i + 1 < nv; i++) {
+        if (*outcount != MPI_UNDEFINED &&
+            (*outcount < 0 || *outcount > n || *outcount > nv - 1)) {
+            free(v);
+            return mpii_err(MPI_COMM_WORLD, MPI_ERR_INTERN, fn);
+        }
+        for (i = 0; *outcount != MPI_UNDEFINED && i < *outcount; i++) {
             indices[i] = v[i + 1];
             rc = follow_wait(n, reqs, v[i + 1],
                              sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
