@@ -165,8 +165,7 @@ struct await_arg {
 static int
 arrived(void *arg)
 {
-    return find(dc.got, ((struct await_arg *)arg)->dn) != NULL ||
-           dec_master();
+    return find(dc.got, ((struct await_arg *)arg)->dn) != NULL || dec_master();
 }
 
 int
@@ -210,8 +209,7 @@ dec_hold(struct mpii_req *r, int err)
 {
     struct decision *d;
 
-    if (!rep_active() || !dec_master() ||
-        (d = find(dc.sent, r->dn)) == NULL)
+    if (!rep_active() || !dec_master() || (d = find(dc.sent, r->dn)) == NULL)
         return 0;
     if (settled(d)) {
         r->dn = 0;

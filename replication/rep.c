@@ -31,12 +31,12 @@
 
 struct logent {
     struct logent *next;
-    struct wire_hdr h;     /* as first sent: type, ctx, ranks, tag, lseq */
-    uint8_t *data;         /* eager payload (our copy) */
+    struct wire_hdr h; /* as first sent: type, ctx, ranks, tag, lseq */
+    uint8_t *data;     /* eager payload (our copy) */
     size_t len;
-    struct mpii_req *req;  /* rendezvous: open until every replica has it */
-    int done;              /* rendezvous complete everywhere: never replay */
-    uint32_t have;         /* replicas that named it complete */
+    struct mpii_req *req; /* rendezvous: open until every replica has it */
+    int done;             /* rendezvous complete everywhere: never replay */
+    uint32_t have;        /* replicas that named it complete */
 };
 
 struct dest {
@@ -49,16 +49,16 @@ struct dest {
     struct early {
         uint64_t lseq;
         int y;
-    } *early;
+    } * early;
     size_t nearly, capearly;
 };
 
 struct source {
-    uint64_t rx;        /* last number accepted, in order */
-    uint64_t ack_sent;  /* last cumulative acknowledgement sent */
-    uint64_t *pend;     /* accepted rendezvous not yet complete */
+    uint64_t rx;       /* last number accepted, in order */
+    uint64_t ack_sent; /* last cumulative acknowledgement sent */
+    uint64_t *pend;    /* accepted rendezvous not yet complete */
     size_t npend, cap;
-    int feeder;         /* the replica of that rank feeding us */
+    int feeder; /* the replica of that rank feeding us */
     int fin;
 };
 
@@ -147,7 +147,8 @@ rep_init(int rank, int replica, int size, int nrep, const uint8_t *dead,
         rp.dst[b].feeding[replica] = 1;
         rp.src[b].feeder = replica;
     }
-    rp.debug = getenv("P2P_MPI_DEBUG") != NULL || getenv("P2P_REP_DEBUG") != NULL;
+    rp.debug =
+        getenv("P2P_MPI_DEBUG") != NULL || getenv("P2P_REP_DEBUG") != NULL;
     rp.on = 1;
     return MPI_SUCCESS;
 }

@@ -32,8 +32,8 @@ struct mpii_req;
 
 /* Start with the table's knowledge: dead[i] set for a process that is
  * not in it.  ctl is the control socket (views in, suspicions out). */
-int rep_init(int rank, int replica, int size, int nrep,
-             const uint8_t *dead, int ctl);
+int rep_init(int rank, int replica, int size, int nrep, const uint8_t *dead,
+             int ctl);
 /* Connections are up: ask for feeding where our own replica is dead. */
 void rep_start(void);
 void rep_fini(void);

@@ -143,6 +143,25 @@ class TestMpiReplicas(harness.JobTestCase):
                                  % (point, run.describe()))
                 self.assert_job_over(self.sn, self.peers, timeout=5)
 
+    def assert_consistent_choices(self, run):
+        """mpi_wild's output: rank 0's printed choices (200 wildcard
+        receives, 100 Waitany rounds) are the ones every rank printed from
+        the broadcast."""
+        lines = run.stdout.splitlines()
+        got = [l.split() for l in lines if " got " in l]
+        firsts = [int(l.split()[5]) for l in lines if " round " in l]
+        self.assertEqual([int(g[3]) for g in got], list(range(200)),
+                         run.describe())
+        order = [int(g[5]) for g in got][:100]
+        self.assertEqual(len(firsts), 100, run.describe())
+        for l in lines:
+            if " order " in l:
+                self.assertEqual([int(x) for x in l.split()[3:]], order,
+                                 run.describe())
+            if " firsts " in l:
+                self.assertEqual([int(x) for x in l.split()[3:]], firsts,
+                                 run.describe())
+
     def test_wildcard_agreement(self):
         """Rank 0's course depends on arrival order (MPI_ANY_SOURCE
         receives, MPI_Waitany); its master is killed midway.  The backup
@@ -163,20 +182,7 @@ class TestMpiReplicas(harness.JobTestCase):
                     os.kill(pid, signal.SIGKILL)
                 self.assertIsNotNone(run.wait(60), run.describe())
                 self.assert_rc(run, 0)
-                lines = run.stdout.splitlines()
-                got = [l.split() for l in lines if " got " in l]
-                firsts = [int(l.split()[5]) for l in lines if " round " in l]
-                self.assertEqual([int(g[3]) for g in got],
-                                 list(range(200)), run.describe())
-                order = [int(g[5]) for g in got][:100]
-                self.assertEqual(len(firsts), 100, run.describe())
-                for l in lines:
-                    if " order " in l:
-                        self.assertEqual([int(x) for x in l.split()[3:]],
-                                         order, run.describe())
-                    if " firsts " in l:
-                        self.assertEqual([int(x) for x in l.split()[3:]],
-                                         firsts, run.describe())
+                self.assert_consistent_choices(run)
                 if kill:
                     self.assertIn("rank 0 replica 0", run.stderr)
                 self.assert_job_over(self.sn, self.peers, timeout=5)
@@ -198,6 +204,41 @@ class TestMpiReplicas(harness.JobTestCase):
                          self.per_rank(self.reference()), run.describe())
         figure("connection cut between two live processes: job done in "
                "%.2f s (lease %d ms)" % (time.monotonic() - t0, LEASE_MS))
+        self.assert_job_over(self.sn, self.peers, timeout=5)
+
+    def test_three_replicas(self):
+        """-r 3 on three hosts of three slots: rank 0 loses two replicas
+        (its master first, then the next), rank 1 one, rank 2 none; and
+        with wildcard receives, rank 0's first two masters die in turn, so
+        the third replica follows decisions made by two masters."""
+        ref = self.p2prun(["-n", "3", "-r", "3", self.prog, str(STEPS)])
+        self.assert_rc(ref, 0)
+        self.assertEqual(self.per_rank(ref.stdout),
+                         self.per_rank(self.reference()))
+        run = self.start_p2prun(["-n", "3", "-r", "3", self.prog,
+                                 str(STEPS)])
+        wait_until(lambda: len(self.procs()) == 9 or not run.alive(), 20,
+                   "the job's processes")
+        for rank, replica in ((0, 0), (1, 2), (0, 1)):
+            time.sleep(0.1)
+            self.kill(rank, replica)
+        self.assertIsNotNone(run.wait(60), run.describe())
+        self.assert_rc(run, 0)
+        self.assertEqual(self.per_rank(run.stdout),
+                         self.per_rank(self.reference()), run.describe())
+        prog = self.c.path("mpi_wild")
+        subprocess.run([harness.binary("p2pcc"), "-O2", "-o", prog,
+                        os.path.join(HERE, "mpi_wild.c")], check=True)
+        run = self.start_p2prun(["-n", "3", "-r", "3", prog, "100"])
+        wait_until(lambda: len(self.procs(name="mpi_wild")) == 9 or
+                   not run.alive(), 20, "the processes")
+        for replica in (0, 1):
+            time.sleep(0.2)
+            (pid,) = self.procs(0, replica, name="mpi_wild")
+            os.kill(pid, signal.SIGKILL)
+        self.assertIsNotNone(run.wait(60), run.describe())
+        self.assert_rc(run, 0)
+        self.assert_consistent_choices(run)
         self.assert_job_over(self.sn, self.peers, timeout=5)
 
     def test_backup_killed(self):
