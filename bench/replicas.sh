@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/replicas.sh: what replication costs when nothing fails.
 #
-# Runs bench/mpi_{latency,bandwidth,stencil}.c through p2prun on the
+# Runs bench/mpi_{latency,bandwidth,stencil,iprobe}.c through p2prun on the
 # embedded local cluster with -r 1 and with -r 2 (encryption off, so that
 # the protocol and not the cipher is measured), keeps the median of
 # REPLICAS_BENCH_RUNS runs (3), and prints R=1, R=2 and the ratio R2/R1
@@ -31,7 +31,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/p2p-repbench.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 mkdir -p "$work/home"
 
-for b in latency bandwidth stencil; do
+for b in latency bandwidth stencil iprobe; do
     "$p2pcc" -O2 -o "$work/$b" "$root/bench/mpi_$b.c" ||
         die "cannot build mpi_$b"
 done
@@ -109,6 +109,7 @@ row "1-byte latency, 2 ranks (us)" 2 latency latency_us
 row "1 MiB bandwidth, 2 ranks (GB/s)" 2 bandwidth bandwidth_gbs
 row "stencil 1024x1024x200, 1 rank (s)" 1 stencil stencil_s
 row "stencil 1024x1024x200, 2 ranks (s)" 2 stencil stencil_s
+row "MPI_Iprobe finding nothing, 2 ranks (us)" 2 iprobe iprobe_us
 
 echo
 echo "The protocol alone, a core per process: R=2 whose replicas 1 died at"
@@ -122,3 +123,4 @@ prow() {
 prow "1-byte latency, 2 ranks (us)" latency latency_us
 prow "1 MiB bandwidth, 2 ranks (GB/s)" bandwidth bandwidth_gbs
 prow "stencil 1024x1024x200, 2 ranks (s)" stencil stencil_s
+prow "MPI_Iprobe finding nothing, 2 ranks (us)" iprobe iprobe_us
