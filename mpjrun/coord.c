@@ -31,6 +31,7 @@
 
 #define CO_ALLOC_MS 15000 /* allocation must succeed or fail by then */
 #define CO_MAX_REPLANS 64
+#define CO_CONTENTION_RETRIES 4 /* back off this often when others hold slots */
 #define CO_STOP_MS 2000 /* stopping waits this long for the exits */
 #define CO_TICK_MS 100
 
@@ -92,6 +93,8 @@ struct coord {
     enum co_phase phase;
     int pending; /* Reserve requests in flight */
     int replans;
+    int backoffs;      /* times we let go of everything for another job */
+    struct event *ev_backoff;
     int status; /* -1 until decided */
     uint64_t started_ms, stop_by_ms;
     uint64_t stage_total, staged;
@@ -266,6 +269,64 @@ co_refusals(struct coord *co, char *buf, size_t len)
 static void co_stage_start(struct coord *);
 
 static void
+co_backoff_done(evutil_socket_t fd, short what, void *arg)
+{
+    struct coord *co = arg;
+
+    (void)fd;
+    (void)what;
+    if (co->phase == PH_RESERVE)
+        co_replan(co);
+}
+
+/* The plan failed because peers refused slots that other jobs hold while
+ * the network has enough: two jobs reserving at once can each hold part
+ * of what the other needs.  Let go of everything, wait a random while,
+ * and try again from the supernode's figures; the job that comes back
+ * first gets the slots.  0 if we should give up instead. */
+static int
+co_backoff(struct coord *co)
+{
+    struct timeval tv;
+    size_t i;
+    int refused = 0;
+    uint32_t total = 0, jitter;
+    struct msg m;
+
+    for (i = 0; i < co->npeers; i++) {
+        refused |= co->pc[i].why[0] != '\0' && co->pc[i].state != PC_GONE;
+        total += co->peers[i].res.slots_total;
+    }
+    if (!refused || co->backoffs >= CO_CONTENTION_RETRIES ||
+        total < (uint32_t)(co->js->n * co->js->r) ||
+        monotime_ms() - co->started_ms > CO_ALLOC_MS / 2)
+        return 0;
+    co->backoffs++;
+    for (i = 0; i < co->npeers; i++) {
+        struct pconn *pc = &co->pc[i];
+
+        if (pc->reserved > 0 && pc->state == PC_READY) {
+            memset(&m, 0, sizeof m);
+            m.type = MSG_RELEASE;
+            memcpy(m.u.job, co->job, WIRE_JOB_ID_LEN);
+            pc_send(pc, &m);
+        }
+        pc->reserved = 0;
+        pc->why[0] = '\0';
+        if (pc->state != PC_GONE)
+            pc->avail = co->peers[i].res.slots_free;
+    }
+    /* 50-450 ms, more each time: the two jobs soon drift apart. */
+    tv.tv_sec = 0;
+    sec_random(&jitter, sizeof jitter);
+    tv.tv_usec = (suseconds_t)(50000 * co->backoffs + (int)(jitter % 400000u));
+    if (co->ev_backoff == NULL)
+        co->ev_backoff = evtimer_new(co->base, co_backoff_done, co);
+    evtimer_add(co->ev_backoff, &tv);
+    return 1;
+}
+
+static void
 co_replan(struct coord *co)
 {
     struct alloc_cand *cand;
@@ -296,6 +357,8 @@ co_replan(struct coord *co)
                     &co->plan, err, sizeof err);
     free(cand);
     co->planned = rc == 0;
+    if (rc == -1 && co_backoff(co))
+        return;
     if (rc == -1) {
         co_refusals(co, refusals, sizeof refusals);
         snprintf(msg, sizeof msg, "%s%s", err, refusals);
@@ -1175,6 +1238,8 @@ coord_run(const struct p2p_config *cfg, const struct p2p_group *g,
     event_free(co.ev_tick);
     if (co.ev_timeout != NULL)
         event_free(co.ev_timeout);
+    if (co.ev_backoff != NULL)
+        event_free(co.ev_backoff);
     event_base_loop(co.base, EVLOOP_NONBLOCK); /* reap the channels */
     event_base_free(co.base);
     status = co.status == -1 ? 1 : co.status;
