@@ -3,8 +3,8 @@
  * byte length) blocks relative to an element's origin, in type-map order,
  * with adjacent blocks merged; pack and unpack are loops over it.  The
  * builtin types are a constant table; derived types (contiguous, vector,
- * indexed) live in a table of slots whose handles carry a generation, so
- * that a freed or forged handle is detected rather than followed.
+ * indexed) live behind handles of handles.c, which carry a generation,
+ * so that a freed or forged handle is detected rather than followed.
  *
  * Derived handle: 0x4c000000 | generation << 16 | (0x1000 + slot).
  */
@@ -62,11 +62,6 @@ struct long_double_int {
 };
 
 #define DT_KIND 0x4c000000u
-#define DT_KIND_MASK 0xff000000u
-#define DT_GEN_SHIFT 16
-#define DT_GEN_MASK 0xffu
-#define DT_SLOT_BASE 0x1000u
-#define DT_SLOTS_MAX 0xf000u /* slot + base stays within 16 bits */
 
 /* A builtin type of one C type. */
 #define BUILTIN(h, T)                                                          \
@@ -141,64 +136,14 @@ static const struct mpii_type builtin[P2P_DT_BUILTIN_MAX + 1] = {
     BUILTIN(MPI_C_DOUBLE_COMPLEX, double _Complex),
 };
 
-/* The derived types: a slot is free when t is NULL; gen counts its
- * reuses so that a handle from an earlier life no longer matches. */
-struct dt_slot {
-    struct mpii_type *t;
-    uint8_t gen;
-};
-
-static struct dt_slot *slots;
-static size_t nslots;
-static size_t next_slot; /* where the search for a free slot starts */
+/* The derived types (handles.c). */
+static struct mpii_handles derived = {.kind = DT_KIND};
 
 /* The derived type behind a handle, live or not yet committed. */
 static struct mpii_type *
 derived_lookup(MPI_Datatype h)
 {
-    unsigned u = (unsigned)h, low = u & 0xffffu, gen;
-    size_t idx;
-
-    if ((u & DT_KIND_MASK) != DT_KIND || low < DT_SLOT_BASE)
-        return NULL;
-    idx = low - DT_SLOT_BASE;
-    gen = (u >> DT_GEN_SHIFT) & DT_GEN_MASK;
-    if (idx >= nslots || slots[idx].t == NULL || slots[idx].gen != gen)
-        return NULL;
-    return slots[idx].t;
-}
-
-/* Give t a free slot and its handle; rotating over the table makes a
- * slot's generation wrap as late as possible. */
-static int
-slot_alloc(struct mpii_type *t)
-{
-    struct dt_slot *ns;
-    size_t i, idx, ncap;
-
-    for (i = 0; i < nslots; i++) {
-        idx = (next_slot + i) % nslots;
-        if (slots[idx].t == NULL)
-            goto found;
-    }
-    if (nslots == DT_SLOTS_MAX)
-        return MPI_ERR_NO_MEM;
-    ncap = nslots == 0 ? 16 : nslots * 2;
-    if (ncap > DT_SLOTS_MAX)
-        ncap = DT_SLOTS_MAX;
-    if ((ns = realloc(slots, ncap * sizeof *ns)) == NULL)
-        return MPI_ERR_NO_MEM;
-    memset(ns + nslots, 0, (ncap - nslots) * sizeof *ns);
-    slots = ns;
-    idx = nslots;
-    nslots = ncap;
-found:
-    slots[idx].t = t;
-    next_slot = idx + 1;
-    t->handle =
-        (MPI_Datatype)(DT_KIND | (unsigned)slots[idx].gen << DT_GEN_SHIFT |
-                       (DT_SLOT_BASE + (unsigned)idx));
-    return MPI_SUCCESS;
+    return mpii_handle_get(&derived, (uint32_t)h);
 }
 
 /* Free a derived type that has no slot (or whose slot is released). */
@@ -312,17 +257,16 @@ mpii_unpack(const void *in, size_t bytes, void *buf, int count,
         }
 }
 
+static void
+type_destroy_any(void *t)
+{
+    type_destroy(t);
+}
+
 void
 mpii_type_fini(void)
 {
-    size_t i;
-
-    for (i = 0; i < nslots; i++)
-        type_destroy(slots[i].t);
-    free(slots);
-    slots = NULL;
-    nslots = 0;
-    next_slot = 0;
+    mpii_handles_fini(&derived, type_destroy_any);
 }
 
 /* --- construction --------------------------------------------------- */
@@ -440,6 +384,7 @@ build_finish(struct build *b, MPI_Datatype *newtype)
 {
     struct mpii_type *t = b->t;
     struct mpii_blk *nb;
+    uint32_t h;
     int rc;
 
     if (!b->bounded) {
@@ -455,8 +400,9 @@ build_finish(struct build *b, MPI_Datatype *newtype)
         t->blk = nb;
         b->cap = t->nblocks;
     }
-    if ((rc = slot_alloc(t)) != MPI_SUCCESS)
+    if ((rc = mpii_handle_put(&derived, t, &h)) != MPI_SUCCESS)
         return rc;
+    t->handle = (MPI_Datatype)h;
     *newtype = t->handle;
     b->t = NULL;
     return MPI_SUCCESS;
@@ -574,16 +520,12 @@ MPI_Type_free(MPI_Datatype *datatype)
 {
     static const char fn[] = "MPI_Type_free";
     struct mpii_type *t;
-    size_t idx;
 
     if (datatype == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn);
     /* Builtin types cannot be freed. */
-    if ((t = derived_lookup(*datatype)) == NULL)
+    if ((t = mpii_handle_take(&derived, (uint32_t)*datatype)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_TYPE, fn);
-    idx = ((unsigned)*datatype & 0xffffu) - DT_SLOT_BASE;
-    slots[idx].t = NULL;
-    slots[idx].gen = (uint8_t)(slots[idx].gen + 1);
     type_destroy(t);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;

@@ -8,6 +8,7 @@
  *   env.c       MPI_Init/Finalize, wire-up with peerd, environment calls
  *   errh.c      error classes, strings, error handlers
  *   comm.c      communicators (world, self, dup, split, free, compare)
+ *   handles.c   tables of objects behind checked integer handles
  *   datatype.c  datatypes: sizes, extents, pack and unpack
  *   op.c        reduction operations
  *   transport.c TCP connections between ranks, framing, progress engine
@@ -35,6 +36,26 @@ int mpii_err(MPI_Comm comm, int err, const char *fn);
 /* The log hook: a line for the job's stderr when the library must speak
  * (fatal errors); nothing else is printed. */
 void mpii_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* --- handles.c ------------------------------------------------------ */
+
+/* Objects behind handles kind | generation << 16 | (0x1000 + slot), kind
+ * the top byte: a freed or forged handle finds nothing.  Initialise as
+ * {.kind = K}. */
+struct mpii_handles {
+    uint32_t kind;
+    void **obj;   /* NULL: a free slot */
+    uint8_t *gen; /* reuses of each slot */
+    size_t n, next;
+};
+
+void *mpii_handle_get(const struct mpii_handles *, uint32_t h); /* or NULL */
+/* A slot for obj and its handle in *h; MPI_ERR_NO_MEM when full. */
+int mpii_handle_put(struct mpii_handles *, void *obj, uint32_t *h);
+/* Free h's slot and return its object (NULL if h names none). */
+void *mpii_handle_take(struct mpii_handles *, uint32_t h);
+/* Destroy every object left and the table. */
+void mpii_handles_fini(struct mpii_handles *, void (*destroy)(void *));
 
 /* --- datatype.c ----------------------------------------------------- */
 
