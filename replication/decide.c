@@ -6,8 +6,9 @@
  *
  * The master keeps each decision until every live backup acknowledged
  * it; a wildcard receive it matched is held incomplete until then.  A
- * backup keeps every decision it received (a few bytes each), so that it
- * can pass them on if it becomes master while other backups live.
+ * backup keeps every decision it received (a few bytes each), indexed by
+ * number, so that it can pass them on if it becomes master while other
+ * backups live.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,9 @@
 #include "core.h"
 #include "decide.h"
 #include "rep.h"
+
+/* How far ahead of us a master's decision number may be. */
+#define DEC_AHEAD_MAX (1u << 24)
 
 struct decision {
     struct decision *next;
@@ -29,7 +33,8 @@ struct decision {
 static struct {
     uint32_t next;
     struct decision *sent; /* master: not yet acknowledged by everyone */
-    struct decision *got;  /* backup: received from the master */
+    struct decision **got; /* backup: received from the master, by number */
+    uint32_t gotcap;
     int was_master;
 } dc;
 
@@ -61,7 +66,13 @@ find(struct decision *l, uint32_t dn)
 }
 
 static struct decision *
-record(struct decision **l, uint32_t dn, const int32_t *v, int n)
+got(uint32_t dn)
+{
+    return dn < dc.gotcap ? dc.got[dn] : NULL;
+}
+
+static struct decision *
+decision_new(uint32_t dn, const int32_t *v, int n)
 {
     struct decision *d = calloc(1, sizeof *d);
 
@@ -74,9 +85,29 @@ record(struct decision **l, uint32_t dn, const int32_t *v, int n)
     d->n = n;
     if (n > 0)
         memcpy(d->v, v, (size_t)n * sizeof *v);
-    d->next = *l;
-    *l = d;
     return d;
+}
+
+/* Keep a decision received from the master (dn not known yet). */
+static int
+got_add(uint32_t dn, const int32_t *v, int n)
+{
+    struct decision **ng, *d;
+    uint32_t ncap;
+
+    if (dn >= dc.gotcap) {
+        for (ncap = dc.gotcap ? dc.gotcap : 64; ncap <= dn; ncap *= 2)
+            ;
+        if ((ng = realloc(dc.got, ncap * sizeof *ng)) == NULL)
+            return -1;
+        memset(ng + dc.gotcap, 0, (ncap - dc.gotcap) * sizeof *ng);
+        dc.got = ng;
+        dc.gotcap = ncap;
+    }
+    if ((d = decision_new(dn, v, n)) == NULL)
+        return -1;
+    dc.got[dn] = d;
+    return 0;
 }
 
 static void
@@ -135,8 +166,10 @@ publish(uint32_t dn, const int32_t *v, int n)
     struct decision *d;
     int y, me = rep_replica();
 
-    if ((d = record(&dc.sent, dn, v, n)) == NULL)
+    if ((d = decision_new(dn, v, n)) == NULL)
         return NULL;
+    d->next = dc.sent;
+    dc.sent = d;
     for (y = 0; y < rep_nrep(); y++)
         if (y != me && !rep_dead(rep_rank() * rep_nrep() + y))
             send_to(y, FR_DECIDE, dn, v, n);
@@ -165,7 +198,7 @@ struct await_arg {
 static int
 arrived(void *arg)
 {
-    return find(dc.got, ((struct await_arg *)arg)->dn) != NULL || dec_master();
+    return got(((struct await_arg *)arg)->dn) != NULL || dec_master();
 }
 
 int
@@ -177,7 +210,7 @@ dec_await(uint32_t dn, int32_t *v, int max, int *n)
 
     if ((rc = req_wait_until(arrived, &a)) != MPI_SUCCESS)
         return -rc;
-    if ((d = find(dc.got, dn)) == NULL)
+    if ((d = got(dn)) == NULL)
         return 0; /* we are master now: decide */
     *n = d->n < max ? d->n : max;
     memcpy(v, d->v, (size_t)*n * sizeof *v);
@@ -187,7 +220,7 @@ dec_await(uint32_t dn, int32_t *v, int max, int *n)
 int
 dec_lookup(uint32_t dn, int32_t *v)
 {
-    struct decision *d = find(dc.got, dn);
+    struct decision *d = got(dn);
 
     if (d == NULL || d->n < 1)
         return 0;
@@ -229,8 +262,8 @@ dec_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
     int n = (int)(h->len / sizeof(int32_t));
 
     if (p / rep_nrep() != rep_rank() || h->total == 0 ||
-        h->total > UINT32_MAX || h->len % sizeof(int32_t) != 0 ||
-        n > DEC_MAX_VALUES) {
+        h->total > (uint64_t)dc.next + DEC_AHEAD_MAX ||
+        h->len % sizeof(int32_t) != 0 || n > DEC_MAX_VALUES) {
         mpii_log("p2pmpi: rank %d: malformed decision from process %d: "
                  "dropped",
                  rep_rank(), p);
@@ -243,12 +276,12 @@ dec_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
         }
         return;
     }
-    if (find(dc.got, dn) == NULL) {
+    if (got(dn) == NULL) {
         int32_t v[DEC_MAX_VALUES];
 
         if (n > 0)
             memcpy(v, payload, (size_t)n * sizeof *v);
-        if (record(&dc.got, dn, v, n) == NULL)
+        if (got_add(dn, v, n) == -1)
             return; /* no ack: the master waits, we cannot follow */
         if (n >= 1)
             match_decided(dn, v[0]);
@@ -266,6 +299,7 @@ void
 dec_view_changed(void)
 {
     struct decision *d;
+    uint32_t i;
 
     if (!rep_active())
         return;
@@ -273,8 +307,8 @@ dec_view_changed(void)
         /* We lead now: the backups left may lack what the old master
          * decided; and wildcard receives waiting for it are ours. */
         dc.was_master = 1;
-        for (d = dc.got; d != NULL; d = d->next)
-            if (find(dc.sent, d->dn) == NULL)
+        for (i = 0; i < dc.gotcap; i++)
+            if ((d = dc.got[i]) != NULL && find(dc.sent, d->dn) == NULL)
                 (void)publish(d->dn, d->v, d->n);
         match_rematch();
     }
@@ -285,16 +319,18 @@ void
 dec_fini(void)
 {
     struct decision *d;
+    uint32_t i;
 
     while ((d = dc.sent) != NULL) {
         dc.sent = d->next;
         free(d->v);
         free(d);
     }
-    while ((d = dc.got) != NULL) {
-        dc.got = d->next;
-        free(d->v);
-        free(d);
-    }
+    for (i = 0; i < dc.gotcap; i++)
+        if ((d = dc.got[i]) != NULL) {
+            free(d->v);
+            free(d);
+        }
+    free(dc.got);
     memset(&dc, 0, sizeof dc);
 }

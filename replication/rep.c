@@ -69,6 +69,8 @@ static struct {
     uint8_t *dead, *suspected; /* [size * nrep] */
     struct dest *dst;          /* [size] */
     struct source *src;        /* [size] */
+    uint8_t *ctlbuf;           /* the largest view that can come */
+    size_t ctlcap;
 } rp = {.ctl = -1};
 
 int
@@ -135,6 +137,9 @@ rep_init(int rank, int replica, int size, int nrep, const uint8_t *dead,
         (rp.suspected = calloc((size_t)n, 1)) == NULL ||
         (rp.dst = calloc((size_t)size, sizeof *rp.dst)) == NULL ||
         (rp.src = calloc((size_t)size, sizeof *rp.src)) == NULL)
+        return MPI_ERR_NO_MEM;
+    rp.ctlcap = sizeof(struct ctl_view_head) + (size_t)n * sizeof(uint32_t);
+    if ((rp.ctlbuf = malloc(rp.ctlcap)) == NULL)
         return MPI_ERR_NO_MEM;
     memcpy(rp.dead, dead, (size_t)n);
     for (b = 0; b < size; b++) {
@@ -530,19 +535,14 @@ void
 rep_poll_ctl(void)
 {
     struct ctl_view_head vh;
-    uint8_t *buf;
-    size_t cap;
     ssize_t n;
 
     if (!rp.on || rp.ctl == -1)
         return;
-    cap = sizeof vh + (size_t)rp.size * (size_t)rp.nrep * sizeof(uint32_t);
-    if ((buf = malloc(cap)) == NULL)
-        return;
-    while ((n = recv(rp.ctl, buf, cap, MSG_DONTWAIT)) > 0) {
+    while ((n = recv(rp.ctl, rp.ctlbuf, rp.ctlcap, MSG_DONTWAIT)) > 0) {
         if ((size_t)n < sizeof vh)
             continue;
-        memcpy(&vh, buf, sizeof vh);
+        memcpy(&vh, rp.ctlbuf, sizeof vh);
         if (vh.type != CTL_VIEW || vh.version != CTL_VERSION ||
             (size_t)n != sizeof vh + (size_t)vh.n * sizeof(uint32_t)) {
             mpii_log("p2pmpi: rank %d: malformed control message: ignored",
@@ -555,9 +555,8 @@ rep_poll_ctl(void)
         if (rp.debug)
             mpii_log("p2pmpi: rank %d replica %d: view %u, %u dead", rp.rank,
                      rp.replica, vh.number, vh.n);
-        apply_view((const uint32_t *)(void *)(buf + sizeof vh), vh.n);
+        apply_view((const uint32_t *)(void *)(rp.ctlbuf + sizeof vh), vh.n);
     }
-    free(buf);
 }
 
 void
@@ -634,6 +633,7 @@ rep_fini(void)
     free(rp.src);
     free(rp.dead);
     free(rp.suspected);
+    free(rp.ctlbuf);
     memset(&rp, 0, sizeof rp);
     rp.ctl = -1;
 }

@@ -562,12 +562,9 @@ check_reqs(int n, MPI_Request reqs[])
 static int
 follow(uint32_t dn, int32_t *v, int max, int *nv)
 {
-    int rc;
-
     if (dn == 0 || dec_master())
         return 0;
-    rc = dec_await(dn, v, max, nv);
-    return rc < 0 ? rc : rc;
+    return dec_await(dn, v, max, nv);
 }
 
 /* A request the master chose: wait for it here too.  Index i must name

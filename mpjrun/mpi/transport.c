@@ -98,6 +98,7 @@ struct conn {
 };
 
 struct conn;
+static void conn_close(struct conn *);
 static void conn_kill(struct conn *);
 
 static struct {
@@ -155,11 +156,8 @@ transport_drop(int proc)
     struct conn *c;
 
     if (proc >= 0 && proc < tp.size * tp.nrep && tp.by_world != NULL &&
-        (c = tp.by_world[proc]) != NULL && c->state != CS_DEAD) {
-        c->world = -1; /* no suspicion: we know */
-        conn_kill(c);
-        c->world = proc;
-    }
+        (c = tp.by_world[proc]) != NULL && c->state != CS_DEAD)
+        conn_close(c); /* no suspicion: we know */
 }
 
 struct conn *
@@ -565,13 +563,12 @@ transport_connect_all(const struct ctl_entry *tab, int n, const uint8_t *key,
 
 /* --- failure ----------------------------------------------------------- */
 
+/* Close c (not yet dead) and drop what it had queued. */
 static void
-conn_kill(struct conn *c)
+conn_close(struct conn *c)
 {
     struct txitem *t;
 
-    if (c->state == CS_DEAD)
-        return;
     if (getenv("P2P_MPI_DEBUG") != NULL)
         mpii_log("process %d: connection to process %d closed in state %d "
                  "(errno %d)",
@@ -595,6 +592,17 @@ conn_kill(struct conn *c)
      * next replica once the coordinator's view says this one is dead. */
     c->dreq = NULL;
     c->ddiscard = 0;
+}
+
+/* The connection broke (or proved bogus): close it, and if it was one of
+ * the job's, say so: with R = 1 the job has failed; with replicas it is a
+ * suspicion for the coordinator to judge. */
+static void
+conn_kill(struct conn *c)
+{
+    if (c->state == CS_DEAD)
+        return;
+    conn_close(c);
     if (c->world >= 0 && tp.by_world != NULL &&
         tp.by_world[c->world] == c) {
         if (tp.nrep == 1)
@@ -1119,8 +1127,8 @@ transport_fini(void)
 
     for (i = 0; tp.by_world != NULL && i < tp.size * tp.nrep; i++)
         if ((c = tp.by_world[i]) != NULL) {
-            c->world = -1; /* closing on purpose */
-            conn_kill(c);
+            if (c->state != CS_DEAD)
+                conn_close(c); /* on purpose */
             free(c->rbuf);
             free(c->plain);
             sec_wipe(c->ktx, sizeof c->ktx);
