@@ -20,6 +20,7 @@
 #   MPI_BENCH_NOMPICH=1  do not try to install MPICH
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/lib.sh"
 build=${1:-$root/build}
 runs=${MPI_BENCH_RUNS:-3}
 p2pcc=$build/bin/p2pcc
@@ -121,10 +122,6 @@ run_mpi() {
     esac
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END {
-    if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2];
-    else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
 # figure IMPL BENCH KEY: the median over $runs runs of the KEY line.
 figure() {
     i=0
@@ -159,10 +156,6 @@ done
 
 # --- table ---------------------------------------------------------------
 val() { [ -s "$work/$1.$2" ] && cat "$work/$1.$2" || echo -; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {
-    if (a == "-" || b == "-" || b + 0 == 0) print "-";
-    else printf "%.2f\n", a / b }'; }
-
 echo
 echo "libp2pmpi ($noenc${noenc:+, }embedded cluster) beside other MPIs," \
      "2 ranks on $(nproc) cores, $(uname -n)"

@@ -18,6 +18,7 @@
 # Usage: bench/replicas.sh [BUILD_DIR]     (default: build/ next to bench/)
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/lib.sh"
 build=${1:-$root/build}
 runs=${REPLICAS_BENCH_RUNS:-3}
 p2pcc=$build/bin/p2pcc
@@ -36,10 +37,6 @@ for b in latency bandwidth stencil iprobe; do
         die "cannot build mpi_$b"
 done
 
-median() { sort -g | awk '{ v[NR] = $1 } END {
-    if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2];
-    else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
 # figure R NP BENCH KEY: median over $runs runs of the value after KEY.
 figure() {
     i=0
@@ -50,10 +47,6 @@ figure() {
         i=$((i + 1))
     done | median
 }
-
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {
-    if (a == "-" || b == "-" || b + 0 == 0) print "-";
-    else printf "%.2f\n", a / b }'; }
 
 # twice NP BENCH KEY: two R=1 jobs at the same time, as many processes
 # as R=2 but without any replication: the median of both jobs' values

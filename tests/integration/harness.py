@@ -866,6 +866,44 @@ class JobTestCase(ClusterTestCase):
     def assert_rc(self, run, rc):
         self.assertEqual(run.rc, rc, run.describe())
 
+    # -- replicated jobs -----------------------------------------------------
+
+    @staticmethod
+    def per_rank(out):
+        """Each rank's lines in order, for output whose lines start
+        "rank N" (ranks run side by side, so only the interleaving of
+        different ranks may vary between runs)."""
+        ranks = {}
+        for line in out.splitlines(keepends=True):
+            ranks.setdefault(line.split()[1], []).append(line)
+        return ranks
+
+    def replica_procs(self, name, rank=None, replica=None):
+        """{pid: environ} of the job processes whose argv mentions name,
+        of that rank and replica when given."""
+        out = {}
+        for pid, (argv, env, uid) in self.c.job_processes().items():
+            if not any(name in a for a in argv):
+                continue
+            if rank is not None and env.get("P2P_RANK") != str(rank):
+                continue
+            if replica is not None and env.get("P2P_REPLICA") != str(replica):
+                continue
+            out[pid] = env
+        return out
+
+    def kill_peer_and_jobs(self, peer):
+        """SIGKILL peerd and every job process it started, as a machine
+        that dies takes both; the processes' pids."""
+        theirs = list(self.c.job_processes([peer]))
+        peer.kill()
+        for p in theirs:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        return theirs
+
     def slots_free(self, sn, peers):
         """{label: slots_free} of these peers as mpihost lists them."""
         entries = self.c.listed([sn], peers)

@@ -42,13 +42,6 @@ class TestMpiReplicas(harness.JobTestCase):
         a = ["-n", "3", "-r", "2", self.prog, str(steps)]
         return a + ([str(delay)] if delay is not None else [])
 
-    @staticmethod
-    def per_rank(out):
-        ranks = {}
-        for line in out.splitlines(keepends=True):
-            ranks.setdefault(line.split()[1], []).append(line)
-        return ranks
-
     def reference(self):
         if not hasattr(self, "_ref"):
             run = self.p2prun(self.args())
@@ -57,16 +50,7 @@ class TestMpiReplicas(harness.JobTestCase):
         return self._ref
 
     def procs(self, rank=None, replica=None, name="mpi_steps"):
-        out = {}
-        for pid, (argv, env, uid) in self.c.job_processes().items():
-            if not any(name in a for a in argv):
-                continue
-            if rank is not None and env.get("P2P_RANK") != str(rank):
-                continue
-            if replica is not None and env.get("P2P_REPLICA") != str(replica):
-                continue
-            out[pid] = env
-        return out
+        return self.replica_procs(name, rank, replica)
 
     def start(self, delay=None, want=6):
         run = self.start_p2prun(self.args(delay=delay))
@@ -260,15 +244,9 @@ class TestMpiReplicas(harness.JobTestCase):
         time.sleep(0.25)
         (pid, env), = self.procs(rank=0, replica=1).items()
         victim = next(p for p in self.peers if p.addr == env["P2P_PEERD"])
-        theirs = list(self.c.job_processes([victim]))
         before = len(self.lines_of(run, "0"))
         t0 = time.monotonic()
-        victim.kill()
-        for p in theirs:
-            try:
-                os.kill(p, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        theirs = self.kill_peer_and_jobs(victim)
         wait_until(lambda: "lost peer" in run.stderr or not run.alive(), 5,
                    "p2prun to hear of the peer")
         t1 = time.monotonic()

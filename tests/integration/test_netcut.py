@@ -12,8 +12,6 @@ Needs root and `ip netns` (iproute2); otherwise the test is skipped with a
 message saying why."""
 
 import os
-import re
-import signal
 import subprocess
 import sys
 import time
@@ -131,13 +129,7 @@ class TestNetworkCut(harness.JobTestCase):
                % (time.monotonic() - t0, LEASE_MS, len(theirs)))
         self.assertIsNotNone(run.wait(60), run.describe())
         self.assert_rc(run, 0)
-        def per_rank(out):
-            ranks = {}
-            for line in out.splitlines():
-                ranks.setdefault(line.split()[1], []).append(line)
-            return ranks
-
-        self.assertEqual(per_rank(run.stdout), per_rank(ref.stdout),
+        self.assertEqual(self.per_rank(run.stdout), self.per_rank(ref.stdout),
                          run.describe())
         self.assertEqual(len(run.stdout), len(ref.stdout))
         # Cut off, its peerd lost the coordinator: it kills the job's

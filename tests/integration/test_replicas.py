@@ -42,16 +42,7 @@ class TestReplicas(harness.JobTestCase):
 
     def procs(self, rank=None, replica=None):
         """{pid: environ} of the job's count.sh processes."""
-        out = {}
-        for pid, (argv, env, uid) in self.c.job_processes().items():
-            if not any("count.sh" in a for a in argv):
-                continue
-            if rank is not None and env.get("P2P_RANK") != str(rank):
-                continue
-            if replica is not None and env.get("P2P_REPLICA") != str(replica):
-                continue
-            out[pid] = env
-        return out
+        return self.replica_procs("count.sh", rank, replica)
 
     def start_and_wait(self, n):
         run = self.start_p2prun(["-n", str(n), "-r", "2", self.prog])
@@ -60,15 +51,6 @@ class TestReplicas(harness.JobTestCase):
         self.assertEqual(len(self.procs()), 2 * n, run.describe())
         time.sleep(0.3)  # a few lines out, some partial
         return run
-
-    @staticmethod
-    def per_rank(out):
-        """Each rank's lines in order (ranks run side by side, so only the
-        interleaving of different ranks may vary between runs)."""
-        ranks = {}
-        for line in out.splitlines(keepends=True):
-            ranks.setdefault(line.split()[1], []).append(line)
-        return ranks
 
     def assert_same_output(self, run, expected, what):
         self.assertEqual(self.per_rank(run.stdout), self.per_rank(expected),
@@ -110,14 +92,8 @@ class TestReplicas(harness.JobTestCase):
         # The peer running rank 0's master, and everything it started.
         (pid, env), = self.procs(rank=0, replica=0).items()
         victim = next(p for p in self.peers if p.addr == env["P2P_PEERD"])
-        victims = list(self.c.job_processes([victim]))
         t0 = time.monotonic()
-        victim.kill()
-        for p in victims:
-            try:
-                os.kill(p, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        self.kill_peer_and_jobs(victim)
         wait_until(lambda: "lost peer" in run.stderr or not run.alive(), 5,
                    "p2prun to see the peer gone")
         figure("peer killed: p2prun knew %.3f s later"
