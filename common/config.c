@@ -174,27 +174,16 @@ config_override_supernodes(struct p2p_config *cfg, char *const *list, int n)
 int
 config_set_supernodes(struct p2p_config *cfg, const char *list)
 {
-    char *copy, *tok, *save, *p, *end;
+    struct conf_list words = {0};
+    int i, rc = 0;
 
     while (cfg->nsupernodes > 0)
         free(cfg->supernodes[--cfg->nsupernodes]);
-    copy = xstrdup(list);
-    for (tok = strtok_r(copy, ",", &save); tok != NULL;
-         tok = strtok_r(NULL, ",", &save)) {
-        for (p = tok; *p == ' ' || *p == '\t'; p++)
-            ;
-        end = p + strlen(p);
-        while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
-            *--end = '\0';
-        if (*p == '\0')
-            continue;
-        if (config_add_supernode(cfg, p) == -1) {
-            free(copy);
-            return -1;
-        }
-    }
-    free(copy);
-    return 0;
+    conf_list_set(&words, list);
+    for (i = 0; i < words.n && rc == 0; i++)
+        rc = config_add_supernode(cfg, words.v[i]);
+    conf_list_free(&words);
+    return rc;
 }
 
 static int
