@@ -641,6 +641,21 @@ job_start_proc(struct job *j, const struct msg_launch *l, struct proc *p,
     return 0;
 }
 
+/* SIGKILL every process of j, reap them here and now, and free j. */
+static void
+job_kill_now(struct job *j)
+{
+    size_t i;
+
+    for (i = 0; i < j->nprocs; i++)
+        if (j->procs[i].pid > 0) {
+            kill(-j->procs[i].pid, SIGKILL);
+            (void)waitpid(j->procs[i].pid, NULL, 0);
+            j->procs[i].pid = 0;
+        }
+    job_free(j);
+}
+
 int
 job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
            char *why, size_t whylen)
@@ -700,13 +715,7 @@ job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
 fail:
     log_warnx("job %.8s: launch failed: %s", j->hex, why);
     /* What did start is killed and reaped at once; the job never ran. */
-    for (i = 0; i < j->nprocs; i++)
-        if (j->procs[i].pid > 0) {
-            kill(-j->procs[i].pid, SIGKILL);
-            (void)waitpid(j->procs[i].pid, NULL, 0);
-            j->procs[i].pid = 0;
-        }
-    job_free(j);
+    job_kill_now(j);
     return -1;
 }
 
@@ -897,17 +906,10 @@ void
 job_shutdown(struct peerd *pd)
 {
     struct job *j;
-    size_t i;
 
     while ((j = pd->jobs) != NULL) {
         log_info("job %.8s: killed at shutdown", j->hex);
-        for (i = 0; i < j->nprocs; i++)
-            if (j->procs[i].pid > 0) {
-                kill(-j->procs[i].pid, SIGKILL);
-                (void)waitpid(j->procs[i].pid, NULL, 0);
-                j->procs[i].pid = 0;
-            }
-        job_free(j);
+        job_kill_now(j);
     }
     job_kill_strays(pd);
 }
