@@ -107,7 +107,6 @@ static void
 sim_msg(struct channel *ch, const struct msg *m, void *arg)
 {
     struct sim *s = arg;
-    struct msg r;
 
     switch (m->type) {
     case MSG_REGISTER_ACK:
@@ -120,10 +119,7 @@ sim_msg(struct channel *ch, const struct msg *m, void *arg)
         acks++;
         break;
     case MSG_PING:
-        memset(&r, 0, sizeof r);
-        r.type = MSG_PONG;
-        r.u.stamp = m->u.stamp;
-        channel_send(ch, &r);
+        channel_pong(ch, m);
         break;
     default:
         break;

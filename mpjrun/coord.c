@@ -949,15 +949,9 @@ pc_on_msg(struct channel *ch, const struct msg *m, void *arg)
 
     pc->last_heard_ms = monotime_ms();
     switch (m->type) {
-    case MSG_PING: {
-        struct msg r;
-
-        memset(&r, 0, sizeof r);
-        r.type = MSG_PONG;
-        r.u.stamp = m->u.stamp;
-        channel_send(ch, &r);
+    case MSG_PING:
+        channel_pong(ch, m);
         return;
-    }
     case MSG_PONG:
         return;
     case MSG_RESERVE_REPLY:

@@ -208,7 +208,6 @@ static void
 link_on_msg(struct channel *ch, const struct msg *m, void *arg)
 {
     struct link *l = arg;
-    struct msg reply;
 
     switch (m->type) {
     case MSG_REGISTER_ACK:
@@ -232,10 +231,7 @@ link_on_msg(struct channel *ch, const struct msg *m, void *arg)
         l->last_ack_ms = monotime_ms();
         return;
     case MSG_PING:
-        memset(&reply, 0, sizeof reply);
-        reply.type = MSG_PONG;
-        reply.u.stamp = m->u.stamp;
-        channel_send(ch, &reply);
+        channel_pong(ch, m);
         return;
     case MSG_ERROR:
         channel_close(ch);

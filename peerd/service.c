@@ -305,16 +305,12 @@ svc_on_msg(struct channel *ch, const struct msg *m, void *arg)
 {
     struct svc_conn *c = arg;
     struct peerd *pd = c->svc->pd;
-    struct msg reply;
     struct job *j;
     struct hold *h;
     char why[96];
 
     if (m->type == MSG_PING) {
-        memset(&reply, 0, sizeof reply);
-        reply.type = MSG_PONG;
-        reply.u.stamp = m->u.stamp;
-        channel_send(ch, &reply);
+        channel_pong(ch, m);
         job_heard(pd, c);
         return;
     }

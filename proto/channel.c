@@ -575,6 +575,17 @@ channel_send(struct channel *ch, const struct msg *m)
     return 0;
 }
 
+int
+channel_pong(struct channel *ch, const struct msg *ping)
+{
+    struct msg r;
+
+    memset(&r, 0, sizeof r);
+    r.type = MSG_PONG;
+    r.u.stamp = ping->u.stamp;
+    return channel_send(ch, &r);
+}
+
 void
 channel_close(struct channel *ch)
 {

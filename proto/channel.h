@@ -57,6 +57,8 @@ struct channel *channel_connect(struct event_base *, const struct netaddr *to,
                                 const struct channel_cbs *, void *arg);
 /* Queue a message; -1 if the channel is not ready or already closing. */
 int channel_send(struct channel *, const struct msg *);
+/* Answer a MSG_PING with the MSG_PONG that carries its stamp back. */
+int channel_pong(struct channel *, const struct msg *ping);
 /* Close now; pending output is dropped.  No callback follows. */
 void channel_close(struct channel *);
 /* Send a last message (may be NULL), then close once it is written or

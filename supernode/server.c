@@ -230,9 +230,7 @@ session_on_msg(struct channel *ch, const struct msg *m, void *arg)
     memset(&reply, 0, sizeof reply);
     switch (m->type) {
     case MSG_PING: /* anyone may measure us */
-        reply.type = MSG_PONG;
-        reply.u.stamp = m->u.stamp;
-        channel_send(ch, &reply);
+        channel_pong(ch, m);
         return;
     case MSG_LIST_REQUEST:
         if (s->state == SESS_OPEN)
