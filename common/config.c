@@ -58,9 +58,16 @@ static const struct conf_key conf_keys[] = {
     {"peer", "deny_hosts", CONF_WORDS, F(deny_hosts), 0, 0},
     {"peer", "run_as", CONF_STR, F(run_as), 0, 0},
     {"peer", "cache_mb", CONF_INT, F(cache_mb), 1, 1 << 24},
+    {"peer", "job_uids", CONF_STR, F(job_uids), 0, 0},
+    {"peer", "cgroups", CONF_BOOL, F(cgroups), 0, 0},
+    {"peer", "private_tmp", CONF_BOOL, F(private_tmp), 0, 0},
     {"peer", "job_mem_mb", CONF_INT, F(job_mem_mb), 0, 1 << 24},
+    {"peer", "job_mem_percent", CONF_INT, F(job_mem_percent), 1, 100},
+    {"peer", "job_tmp_mb", CONF_INT, F(job_tmp_mb), 0, 1 << 24},
     {"peer", "job_nofile", CONF_INT, F(job_nofile), 0, 1 << 20},
     {"peer", "job_nproc", CONF_INT, F(job_nproc), 0, 1 << 22},
+    {"peer", "job_cpu_weight", CONF_INT, F(job_cpu_weight), 1, 10000},
+    {"peer", "job_path", CONF_STR, F(job_path), 0, 0},
     {"peer", "max_lease_ms", CONF_INT, F(max_lease_ms), 500, 3600000},
     {"run", "user_key", CONF_PATH, F(user_key), 0, 0},
     {"run", "strategy", CONF_STR, F(strategy), 0, 0},
@@ -275,6 +282,13 @@ config_defaults(struct p2p_config *cfg)
     cfg->heartbeat_ms = 1000;
     cfg->sharing = 1;
     cfg->cache_mb = 1024;
+    cfg->job_uids = xstrdup("61000-61063");
+    cfg->cgroups = 1;
+    cfg->private_tmp = 1;
+    cfg->job_mem_percent = 80;
+    cfg->job_nproc = 512;
+    cfg->job_cpu_weight = 20;
+    cfg->job_path = xstrdup("/usr/local/bin:/usr/bin:/bin");
     cfg->max_lease_ms = 60000;
     cfg->strategy = xstrdup("spread");
     cfg->lease_ms = 5000;

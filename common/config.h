@@ -52,11 +52,19 @@ struct p2p_config {
     struct conf_list deny_users;
     struct conf_list allow_hosts; /* addresses or CIDR prefixes */
     struct conf_list deny_hosts;
-    char *run_as;   /* account for jobs when peerd runs as root */
+    char *run_as;   /* account for jobs without job_uids */
     int cache_mb;   /* bound of the staged-file cache */
-    int job_mem_mb; /* address-space limit per process; 0: none */
+    char *job_uids; /* "FIRST-LAST": a uid per job (root), or "none" */
+    int cgroups;    /* a cgroup per job where writable (default yes) */
+    int private_tmp; /* a private /tmp and /dev/shm per job (root) */
+    int job_mem_mb; /* memory per process; 0: job_mem_percent of the
+                     * machine's memory per slot */
+    int job_mem_percent;
+    int job_tmp_mb; /* size of a job's /tmp; 0: its memory limit */
     int job_nofile; /* open-file limit per process; 0: inherited */
-    int job_nproc;  /* processes of the job account; 0: inherited */
+    int job_nproc;  /* processes per job process (its cgroup); 0: none */
+    int job_cpu_weight; /* guest work against the owner's 100 */
+    char *job_path; /* where bare command names are looked up */
     int max_lease_ms;
 
     /* [users] */

@@ -1,11 +1,20 @@
 /*
- * Jobs running on this peer.  A job owns a directory under
- * STATE_DIR/jobs/<id>, its processes and their output pipes.  Output goes
- * to the coordinator as it comes (reading pauses while the connection is
- * backed up); a process is finished only when it is reaped and both pipes
- * are drained, and then its exit is reported and its slot returned.  When
- * the coordinator goes away or falls silent past its lease, the job is
- * killed; when the last process is finished the directory goes.
+ * Jobs running on this peer: their lifecycle.  A job owns a directory
+ * under STATE_DIR/jobs/<id>, its processes and their output pipes, and,
+ * when peerd runs as root, a box: a uid of its own (uids.c), a cgroup with
+ * a leaf per process (cgroup.c) and a private /tmp and /dev/shm
+ * (mntns.c).  Output goes to the coordinator as it comes (reading pauses
+ * while the connection is backed up); what a process says on its control
+ * socket is relayed by ctlrelay.c.
+ *
+ * A process is RUNNING until reaped, DEAD until its pipes are drained,
+ * then DONE: its exit (with the peak memory of its cgroup and the limit it
+ * hit, if any) is reported and its slot returned.  When the last process
+ * is done the job ENDS: its cgroup is killed (whatever a process left
+ * behind, however it forked or changed session) and, once verified empty,
+ * the box is taken apart and the directory removed.  A job whose
+ * coordinator goes away or falls silent past its lease is KILLING:
+ * SIGTERM, then the whole cgroup a second later.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -15,8 +24,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
-#include <grp.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,10 +43,23 @@
 /* After a process is reaped, something it left behind may still hold its
  * output pipes; they are closed after this long. */
 #define JOB_PIPE_GRACE_MS 2000
-/* Dead processes in one view; a job's address table is at most
- * CTL_MAX_ENTRIES, so this leaves room to spare and keeps the message
- * (12 + 4n bytes) well within one SEQPACKET. */
-#define JOB_VIEW_MAX (CTL_MAX_ENTRIES * 8)
+/* How long ending a job may wait here for its cgroup to empty before the
+ * rest is left to the cron. */
+#define JOB_EMPTY_WAIT_MS 200
+/* A cgroup still not empty this long after the kill is worth a warning. */
+#define JOB_EMPTY_WARN_MS 5000
+
+enum proc_state {
+    PROC_RUNNING, /* started: pid is ours to reap */
+    PROC_DEAD,    /* reaped; its pipes may still be open */
+    PROC_DONE     /* reaped and drained: exit reported, slot returned */
+};
+
+enum job_state {
+    JOB_RUNNING, /* processes run */
+    JOB_KILLING, /* SIGTERM sent; the whole cgroup goes at kill_at_ms */
+    JOB_ENDED    /* every process done: the box is being taken apart */
+};
 
 struct proc_stream {
     struct proc *proc;
@@ -51,34 +71,72 @@ struct proc_stream {
 struct proc {
     struct job *job;
     uint32_t rank, replica;
-    pid_t pid;          /* 0 once reaped */
+    enum proc_state state;
+    pid_t pid;          /* while RUNNING */
     int status;         /* wait status, once reaped */
     uint64_t reaped_ms; /* when, for the grace of its pipes */
-    int reported;
     struct proc_stream out[2];
-    int ctl;    /* our end of its control socket, -1 once closed */
-    struct event *ctl_ev;
+    struct ctlrelay *ctl;
+    struct cgroup *cg; /* its leaf, NULL without cgroups */
 };
 
 struct job {
     struct peerd *pd;
     uint8_t id[WIRE_JOB_ID_LEN];
     char hex[2 * WIRE_JOB_ID_LEN + 1];
+    enum job_state state;
     struct svc_conn *owner; /* NULL once the coordinator is gone */
     char *dir;
     struct proc *procs;
-    size_t nprocs, nrunning;  /* nrunning: not yet finished */
+    size_t nprocs, nrunning;  /* nrunning: not yet done */
     uint32_t size, nreplicas; /* of the whole job, not just here */
     uint32_t lease_ms;
     uint64_t last_heard_ms;
-    uint64_t kill_at_ms; /* SIGKILL due, 0 when not killing */
+    uint64_t kill_at_ms; /* SIGKILL due while KILLING */
+    uint64_t ended_ms;   /* when it ended, for a cgroup slow to empty */
     int paused;
     char bind_host[48]; /* where its processes listen (an IP) */
+    /* The box */
+    uid_t uid;
+    gid_t gid;
+    int own_uid;        /* uid taken from the pool, to give back */
+    struct cgroup *cg;  /* NULL without cgroups */
+    int mntns;          /* private /tmp namespace, -1 without */
+    uint64_t mem_limit; /* per process, 0: none */
     struct job *next;
 };
 
 static void job_stream_cb(evutil_socket_t, short, void *);
-static void job_ctl_cb(evutil_socket_t, short, void *);
+
+static const char *const proc_state_name[] = {"running", "dead", "done"};
+static const char *const job_state_name[] = {"running", "killing", "ended"};
+
+/* The one place a process changes state. */
+static void
+proc_set_state(struct proc *p, enum proc_state s)
+{
+    if (s <= p->state)
+        fatalx("job %.8s: rank %u replica %u: %s -> %s", p->job->hex,
+               p->rank, p->replica, proc_state_name[p->state],
+               proc_state_name[s]);
+    log_debug("job %.8s: rank %u replica %u: %s -> %s", p->job->hex, p->rank,
+              p->replica, proc_state_name[p->state], proc_state_name[s]);
+    p->state = s;
+}
+
+/* The one place a job changes state. */
+static void
+job_set_state(struct job *j, enum job_state s)
+{
+    if (s <= j->state)
+        fatalx("job %.8s: %s -> %s", j->hex, job_state_name[j->state],
+               job_state_name[s]);
+    log_debug("job %.8s: %s -> %s", j->hex, job_state_name[j->state],
+              job_state_name[s]);
+    j->state = s;
+}
+
+/* --- accessors for ctlrelay.c ------------------------------------------ */
 
 int
 job_owner_is(const struct job *j, const struct svc_conn *c)
@@ -86,15 +144,34 @@ job_owner_is(const struct job *j, const struct svc_conn *c)
     return j->owner == c;
 }
 
-static void
-proc_ctl_close(struct proc *p)
+struct svc_conn *
+job_owner(const struct job *j)
 {
-    if (p->ctl == -1)
-        return;
-    event_free(p->ctl_ev);
-    p->ctl_ev = NULL;
-    close(p->ctl);
-    p->ctl = -1;
+    return j->owner;
+}
+
+const char *
+job_hex(const struct job *j)
+{
+    return j->hex;
+}
+
+const uint8_t *
+job_id(const struct job *j)
+{
+    return j->id;
+}
+
+const char *
+job_bind_host(const struct job *j)
+{
+    return j->bind_host;
+}
+
+uint32_t
+job_nprocs_total(const struct job *j)
+{
+    return j->size * j->nreplicas;
 }
 
 struct job *
@@ -119,73 +196,126 @@ job_count(const struct peerd *pd)
     return n;
 }
 
-static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+static void
+job_unlink(struct job **list, struct job *j)
 {
-    if (remove(path) == -1 && errno != ENOENT)
-        log_warn("removing %s", path);
+    struct job **jp;
+
+    for (jp = list; *jp != NULL; jp = &(*jp)->next)
+        if (*jp == j) {
+            *jp = j->next;
+            return;
+        }
+}
+
+/* --- the box ------------------------------------------------------------ */
+
+/* A uid and gid of its own when peerd is root (else the configured
+ * account, or ourselves). */
+static int
+job_box_uid(struct job *j, char *why, size_t whylen)
+{
+    struct peerd *pd = j->pd;
+
+    if (pd->uids == NULL) {
+        j->uid = pd->job_uid;
+        j->gid = pd->job_gid;
+        return 0;
+    }
+    if (uids_take(pd->uids, &j->uid) == -1) {
+        snprintf(why, whylen, "no free uid left in [peer] job_uids");
+        return -1;
+    }
+    j->gid = (gid_t)j->uid;
+    j->own_uid = 1;
     return 0;
 }
 
-/* Remove a job directory and everything in it.  The tree belongs to the
- * job account, whose processes may still be changing it (a directory
- * swapped for a link half way through the walk): as root, the contents go
- * in a child that has become the job account, so that it can remove
- * nothing the job could not; only the emptied directory itself is removed
- * as root (its parent, jobs/, is ours). */
-static void
-job_rmdir(struct peerd *pd, const char *dir)
+/* The job's cgroup and private temporary directories. */
+static int
+job_box_open(struct job *j, char *why, size_t whylen)
 {
-    pid_t pid;
-    int status;
+    struct peerd *pd = j->pd;
 
-    if (geteuid() != 0) {
-        (void)nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-        return;
-    }
-    if ((pid = fork()) == -1) {
-        log_warn("job directory %s: fork", dir);
-        return;
-    }
-    if (pid == 0) {
-        if (setgroups(0, NULL) == -1 || setgid(pd->job_gid) == -1 ||
-            setuid(pd->job_uid) == -1 || geteuid() == 0)
-            _exit(1);
-        (void)nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-        _exit(0);
-    }
-    while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
-        ;
-    if (rmdir(dir) == -1 && errno != ENOENT)
-        log_warn("removing %s", dir);
+    if (pd->cgroups != NULL &&
+        (j->cg = cgroup_job_new(pd->cgroups, j->hex, why, whylen)) == NULL)
+        return -1;
+    if (pd->private_tmp &&
+        (j->mntns = mntns_new(j->dir, pd->tmp_bytes, why, whylen)) == -1)
+        return -1;
+    return 0;
 }
 
-static void
-job_free(struct job *j)
+/* Take the box apart once nothing runs in it: 0 when done, -1 while its
+ * cgroup is not yet empty (call again later). */
+static int
+job_box_close(struct job *j, int wait_ms)
 {
-    struct job **jp;
+    if (j->cg != NULL) {
+        if (cgroup_kill_wait(j->cg, wait_ms) == -1)
+            return -1;
+        if (j->mntns != -1) {
+            close(j->mntns);
+            j->mntns = -1;
+        }
+        if (cgroup_remove(j->cg) == -1)
+            log_warn("job %.8s: removing its cgroup", j->hex);
+        cgroup_free(j->cg);
+        j->cg = NULL;
+    }
+    if (j->mntns != -1) {
+        close(j->mntns);
+        j->mntns = -1;
+    }
+    return 0;
+}
+
+/* Free a job whose box is closed. */
+static void
+job_destroy(struct job *j)
+{
     size_t i;
     int s;
 
-    for (jp = &j->pd->jobs; *jp != NULL; jp = &(*jp)->next)
-        if (*jp == j) {
-            *jp = j->next;
-            break;
-        }
     for (i = 0; i < j->nprocs; i++) {
         for (s = 0; s < 2; s++)
             if (j->procs[i].out[s].fd != -1) {
                 event_free(j->procs[i].out[s].ev);
                 close(j->procs[i].out[s].fd);
             }
-        proc_ctl_close(&j->procs[i]);
+        ctlrelay_free(j->procs[i].ctl);
+        cgroup_free(j->procs[i].cg);
     }
-    if (j->dir != NULL)
-        job_rmdir(j->pd, j->dir);
-    reserve_release(j->pd, j->id);
+    if (j->dir != NULL && rmtree(j->dir) == -1)
+        log_warn("job %.8s: removing %s", j->hex, j->dir);
+    /* Only now: nothing of the job can use its uid any more. */
+    if (j->own_uid)
+        uids_give(j->pd->uids, j->uid);
     free(j->dir);
     free(j->procs);
     free(j);
+}
+
+/* Kill what is left of the job, and free it now, or from the cron once
+ * its cgroup is empty. */
+static void
+job_free(struct job *j)
+{
+    size_t i;
+
+    job_unlink(&j->pd->jobs, j);
+    reserve_release(j->pd, j->id);
+    for (i = 0; i < j->nprocs; i++) {
+        ctlrelay_free(j->procs[i].ctl);
+        j->procs[i].ctl = NULL;
+    }
+    j->ended_ms = monotime_ms();
+    if (job_box_close(j, JOB_EMPTY_WAIT_MS) == -1) {
+        j->next = j->pd->dying;
+        j->pd->dying = j;
+        return;
+    }
+    job_destroy(j);
 }
 
 static void
@@ -194,51 +324,80 @@ job_free_later(evutil_socket_t fd, short what, void *arg)
     job_free(arg);
 }
 
-/* The last process is finished: the job is over here.  This runs inside
- * one of the job's own callbacks, so it is unlinked now (no longer found)
- * and freed from the loop. */
+/* The last process is done: the job is over here.  This runs inside one
+ * of the job's own callbacks, so it is unlinked now (no longer found) and
+ * freed from the loop. */
 static void
 job_end(struct job *j)
 {
     static const struct timeval now = {0, 0};
-    struct job **jp;
     size_t i;
 
     log_info("job %.8s: finished", j->hex);
-    /* Unlinked now, freed from the loop: nothing may reach it between. */
-    for (i = 0; i < j->nprocs; i++)
-        proc_ctl_close(&j->procs[i]);
+    job_set_state(j, JOB_ENDED);
+    for (i = 0; i < j->nprocs; i++) {
+        ctlrelay_free(j->procs[i].ctl);
+        j->procs[i].ctl = NULL;
+    }
     j->owner = NULL;
-    for (jp = &j->pd->jobs; *jp != NULL; jp = &(*jp)->next)
-        if (*jp == j) {
-            *jp = j->next;
-            break;
-        }
+    job_unlink(&j->pd->jobs, j);
+    j->next = NULL;
+    /* job_free unlinks again: harmless, it is not there. */
     event_base_once(j->pd->base, -1, EV_TIMEOUT, job_free_later, j, &now);
 }
 
-/* Report a finished process (reaped and drained) and return its slot. */
+/* --- processes ---------------------------------------------------------- */
+
+/* Kill a process and everything it started: its leaf cgroup, or without
+ * one its session. */
+static void
+proc_kill_all(struct proc *p)
+{
+    if (p->cg != NULL)
+        cgroup_kill(p->cg);
+    else if (p->state == PROC_RUNNING)
+        kill(-p->pid, SIGKILL);
+}
+
+/* Report a process that is reaped and drained, and return its slot. */
 static void
 proc_check_done(struct proc *p)
 {
     struct job *j = p->job;
     struct msg m;
 
-    if (p->pid != 0 || p->out[0].fd != -1 || p->out[1].fd != -1 || p->reported)
+    if (p->state != PROC_DEAD || p->out[0].fd != -1 || p->out[1].fd != -1)
         return;
-    p->reported = 1;
-    if (j->owner != NULL) {
-        memset(&m, 0, sizeof m);
-        m.type = MSG_PROC_EXIT;
-        memcpy(m.u.exit.job, j->id, WIRE_JOB_ID_LEN);
-        m.u.exit.rank = p->rank;
-        m.u.exit.replica = p->replica;
-        m.u.exit.signaled = WIFSIGNALED(p->status);
-        m.u.exit.code = WIFSIGNALED(p->status)
-                            ? (uint32_t)WTERMSIG(p->status)
-                            : (uint32_t)WEXITSTATUS(p->status);
-        svc_conn_send(j->owner, &m);
+    proc_set_state(p, PROC_DONE);
+    memset(&m, 0, sizeof m);
+    m.type = MSG_PROC_EXIT;
+    memcpy(m.u.exit.job, j->id, WIRE_JOB_ID_LEN);
+    m.u.exit.rank = p->rank;
+    m.u.exit.replica = p->replica;
+    m.u.exit.signaled = WIFSIGNALED(p->status);
+    m.u.exit.code = WIFSIGNALED(p->status) ? (uint32_t)WTERMSIG(p->status)
+                                           : (uint32_t)WEXITSTATUS(p->status);
+    if (p->cg != NULL) {
+        m.u.exit.mem_peak = cgroup_mem_peak(p->cg);
+        switch (cgroup_limit_hit(p->cg)) {
+        case CG_LIMIT_MEMORY:
+            m.u.exit.limit = EXIT_LIMIT_MEMORY;
+            m.u.exit.limit_value = j->mem_limit;
+            log_info("job %.8s: rank %u replica %u reached its memory limit "
+                     "(%llu bytes)",
+                     j->hex, p->rank, p->replica,
+                     (unsigned long long)j->mem_limit);
+            break;
+        case CG_LIMIT_PIDS:
+            m.u.exit.limit = EXIT_LIMIT_PROCS;
+            m.u.exit.limit_value = (uint64_t)j->pd->cfg->job_nproc;
+            break;
+        default:
+            break;
+        }
     }
+    if (j->owner != NULL)
+        svc_conn_send(j->owner, &m);
     reserve_return_one(j->pd, j->id);
     if (--j->nrunning == 0)
         job_end(j);
@@ -321,7 +480,7 @@ job_resume_output(struct peerd *pd, struct svc_conn *c)
 /* Where the job's processes listen for each other: our service address,
  * or, when that is a wildcard, the address the coordinator reached. */
 static void
-job_bind_host(struct job *j, struct svc_conn *c)
+job_set_bind_host(struct job *j, struct svc_conn *c)
 {
     struct netaddr na;
 
@@ -333,166 +492,54 @@ job_bind_host(struct job *j, struct svc_conn *c)
         snprintf(j->bind_host, sizeof j->bind_host, "127.0.0.1");
 }
 
-/* A process speaks on its control socket: its address, an abort, or a
- * suspicion about another process. */
-static void
-job_ctl_cb(evutil_socket_t fd, short what, void *arg)
+/* The relays of every process of the job here, for one message to all. */
+static struct ctlrelay **
+job_relays(struct job *j)
 {
-    struct proc *p = arg;
-    struct job *j = p->job;
-    struct ctl_addr a;
-    struct ctl_abort ab;
-    struct ctl_suspect su;
-    uint8_t buf[64];
-    struct msg m;
-    ssize_t n;
+    struct ctlrelay **r;
+    size_t i;
 
-    n = recv(fd, buf, sizeof buf, 0);
-    if (n == -1 && (errno == EAGAIN || errno == EINTR))
-        return;
-    if (n <= 0) {
-        proc_ctl_close(p);
-        return;
-    }
-    memset(&m, 0, sizeof m);
-    memcpy(m.u.addr.job, j->id, WIRE_JOB_ID_LEN);
-    m.u.addr.p.rank = p->rank;
-    m.u.addr.p.replica = p->replica;
-    if (n == sizeof a && buf[0] == CTL_ADDR && buf[1] == CTL_VERSION) {
-        memcpy(&a, buf, sizeof a);
-        m.type = MSG_PROC_ADDR;
-        if (strchr(j->bind_host, ':') != NULL)
-            snprintf(m.u.addr.p.addr, sizeof m.u.addr.p.addr, "[%s]:%u",
-                     j->bind_host, a.port);
-        else
-            snprintf(m.u.addr.p.addr, sizeof m.u.addr.p.addr, "%s:%u",
-                     j->bind_host, a.port);
-    } else if (n == sizeof ab && buf[0] == CTL_ABORT &&
-               buf[1] == CTL_VERSION) {
-        memcpy(&ab, buf, sizeof ab);
-        m.type = MSG_JOB_ABORT;
-        m.u.addr.status = ab.status;
-        log_info("job %.8s: rank %u replica %u aborts with status %d", j->hex,
-                 p->rank, p->replica, (int)ab.status);
-    } else if (n == sizeof su && buf[0] == CTL_SUSPECT &&
-               buf[1] == CTL_VERSION) {
-        memcpy(&su, buf, sizeof su);
-        if (su.proc >= j->size * j->nreplicas) {
-            log_warnx("job %.8s: rank %u: suspects process %u, outside the "
-                      "job; control socket closed",
-                      j->hex, p->rank, su.proc);
-            proc_ctl_close(p);
-            return;
-        }
-        /* A hint, sent again on the next failure: not worth buffering
-         * without bound for a coordinator that does not read. */
-        if (j->owner == NULL || svc_conn_backlog(j->owner) > JOB_BACKLOG_MAX)
-            return;
-        log_debug("job %.8s: rank %u replica %u suspects process %u", j->hex,
-                  p->rank, p->replica, su.proc);
-        memset(&m, 0, sizeof m);
-        m.type = MSG_SUSPECT;
-        memcpy(m.u.suspect.job, j->id, WIRE_JOB_ID_LEN);
-        m.u.suspect.rank = p->rank;
-        m.u.suspect.replica = p->replica;
-        m.u.suspect.proc = su.proc;
-    } else {
-        /* Our child, but running the user's code: not trusted either. */
-        log_warnx("job %.8s: rank %u: bad control message (%zd bytes); "
-                  "control socket closed",
-                  j->hex, p->rank, n);
-        proc_ctl_close(p);
-        return;
-    }
-    if (j->owner != NULL)
-        svc_conn_send(j->owner, &m);
+    r = xcalloc(j->nprocs, sizeof *r);
+    for (i = 0; i < j->nprocs; i++)
+        r[i] = j->procs[i].ctl;
+    return r;
 }
 
 void
 job_table(struct job *j, const struct msg_table *t)
 {
-    struct ctl_table_head h;
-    struct ctl_entry *e;
-    uint8_t *buf;
-    size_t i, len;
+    struct ctlrelay **r = job_relays(j);
 
-    if (t->nprocs > CTL_MAX_ENTRIES) {
-        log_warnx("job %.8s: address table of %zu entries is too large",
-                  j->hex, t->nprocs);
-        return;
-    }
-    len = sizeof h + t->nprocs * sizeof *e;
-    buf = xcalloc(1, len);
-    memset(&h, 0, sizeof h);
-    h.type = CTL_TABLE;
-    h.version = CTL_VERSION;
-    memcpy(h.key, t->key, sizeof h.key);
-    h.n = (uint32_t)t->nprocs;
-    memcpy(buf, &h, sizeof h);
-    e = (struct ctl_entry *)(void *)(buf + sizeof h);
-    for (i = 0; i < t->nprocs; i++) {
-        e[i].rank = t->procs[i].rank;
-        e[i].replica = t->procs[i].replica;
-        snprintf(e[i].addr, sizeof e[i].addr, "%s", t->procs[i].addr);
-    }
-    for (i = 0; i < j->nprocs; i++)
-        if (j->procs[i].ctl != -1 &&
-            send(j->procs[i].ctl, buf, len, MSG_DONTWAIT) != (ssize_t)len)
-            log_warn("job %.8s: rank %u: sending the address table", j->hex,
-                     j->procs[i].rank);
-    sec_wipe(buf, len);
-    free(buf);
+    ctlrelay_table(r, j->nprocs, t);
+    free(r);
 }
 
-/* One CTL_VIEW message, the same for every process of the job here. */
 void
 job_view(struct job *j, const struct msg_view *v)
 {
-    struct ctl_view_head h;
-    uint8_t *buf;
-    size_t i, len;
+    struct ctlrelay **r;
+    size_t i, k;
 
-    if (v->ndead > JOB_VIEW_MAX) {
-        log_warnx("job %.8s: view %u of %zu dead processes is too large",
-                  j->hex, v->number, v->ndead);
+    if (!ctlrelay_view_ok(j, v))
         return;
-    }
-    for (i = 0; i < v->ndead; i++)
-        if (v->dead[i] >= j->size * j->nreplicas) {
-            log_warnx("job %.8s: view %u names process %u, outside the job",
-                      j->hex, v->number, v->dead[i]);
-            return;
-        }
-    len = sizeof h + v->ndead * sizeof *v->dead;
-    buf = xcalloc(1, len);
-    memset(&h, 0, sizeof h);
-    h.type = CTL_VIEW;
-    h.version = CTL_VERSION;
-    h.number = v->number;
-    h.n = (uint32_t)v->ndead;
-    memcpy(buf, &h, sizeof h);
-    if (v->ndead > 0)
-        memcpy(buf + sizeof h, v->dead, v->ndead * sizeof *v->dead);
     for (i = 0; i < j->nprocs; i++) {
         struct proc *p = &j->procs[i];
         uint32_t me = p->rank * j->nreplicas + p->replica;
-        size_t k;
 
         /* Declared dead but alive here (cut off from the others): it must
          * not go on beside the replica that replaces it. */
-        for (k = 0; k < v->ndead && p->pid > 0; k++)
+        for (k = 0; k < v->ndead && p->state == PROC_RUNNING; k++)
             if (v->dead[k] == me) {
                 log_info("job %.8s: rank %u replica %u declared dead by the "
                          "coordinator: killing it",
                          j->hex, p->rank, p->replica);
-                kill(-p->pid, SIGKILL);
+                proc_kill_all(p);
+                break;
             }
-        if (p->ctl != -1 &&
-            send(p->ctl, buf, len, MSG_DONTWAIT) != (ssize_t)len)
-            log_warn("job %.8s: rank %u: sending view %u", j->hex, p->rank,
-                     v->number);
     }
-    free(buf);
+    r = job_relays(j);
+    ctlrelay_view(r, j->nprocs, v);
+    free(r);
 }
 
 /* Processes of every job running on this peer (a stand-in for "on this
@@ -532,7 +579,7 @@ job_env(struct job *j, const struct msg_launch *l, const struct proc *p,
     xasprintf(&env[k++], "P2P_LOCAL_PROCS=%zu", job_local_procs(j->pd));
     for (i = 0; i < l->nenv; i++)
         env[k++] = xstrdup(l->env[i]);
-    env[k++] = xstrdup("PATH=/usr/local/bin:/usr/bin:/bin");
+    xasprintf(&env[k++], "PATH=%s", j->pd->cfg->job_path);
     xasprintf(&env[k++], "HOME=%s", j->dir);
     env[k] = NULL;
     *n = k;
@@ -571,15 +618,14 @@ job_prepare_dir(struct job *j, const struct msg_launch *l, char *why,
         if (cache_copy_out(pd->cache, l->files[i].hash, path,
                            l->files[i].executable ? 0755 : 0644, err,
                            sizeof err) == -1 ||
-            (geteuid() == 0 &&
-             lchown(path, pd->job_uid, pd->job_gid) == -1)) {
+            (geteuid() == 0 && lchown(path, j->uid, j->gid) == -1)) {
             snprintf(why, whylen, "staging %s: %s", l->files[i].name, err);
             free(path);
             return -1;
         }
         free(path);
     }
-    if (geteuid() == 0 && chown(j->dir, pd->job_uid, pd->job_gid) == -1) {
+    if (geteuid() == 0 && chown(j->dir, j->uid, j->gid) == -1) {
         snprintf(why, whylen, "%s: %s", j->dir, strerror(errno));
         return -1;
     }
@@ -590,13 +636,19 @@ static int
 job_start_proc(struct job *j, const struct msg_launch *l, struct proc *p,
                char *why, size_t whylen)
 {
+    struct peerd *pd = j->pd;
     struct spawn_req r;
-    char **env;
+    char **env, name[32];
     size_t nenv, i;
-    int fds[2], s;
+    int fds[2], s, sv[2], sndbuf = 4 * 1024 * 1024;
 
-    int sv[2], sndbuf = 4 * 1024 * 1024;
-
+    if (j->cg != NULL) {
+        snprintf(name, sizeof name, "%u.%u", p->rank, p->replica);
+        if ((p->cg = cgroup_proc_new(j->cg, name, j->mem_limit,
+                                     (uint32_t)pd->cfg->job_nproc, why,
+                                     whylen)) == NULL)
+            return -1;
+    }
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
         snprintf(why, whylen, "control socket: %s", strerror(errno));
         return -1;
@@ -610,11 +662,18 @@ job_start_proc(struct job *j, const struct msg_launch *l, struct proc *p,
     r.dir = j->dir;
     r.argv = l->argv;
     r.envp = env;
-    r.uid = j->pd->job_uid;
-    r.gid = j->pd->job_gid;
-    r.mem_mb = j->pd->cfg->job_mem_mb;
-    r.nofile = j->pd->cfg->job_nofile;
-    r.nproc = j->pd->cfg->job_nproc;
+    r.path = pd->cfg->job_path;
+    r.host = pd->host_label;
+    r.uid = j->uid;
+    r.gid = j->gid;
+    r.cgroup_procs = p->cg != NULL ? cgroup_procs_files(p->cg) : NULL;
+    r.mntns = j->mntns;
+    /* Without a cgroup the old per-process limits are the only ones. */
+    if (p->cg == NULL) {
+        r.mem_mb = pd->cfg->job_mem_mb;
+        r.nproc = pd->cfg->job_nproc;
+    }
+    r.nofile = pd->cfg->job_nofile;
     p->pid = spawn_process(&r, &fds[0], &fds[1], why, whylen);
     for (i = 0; i < nenv; i++)
         free(env[i]);
@@ -625,16 +684,13 @@ job_start_proc(struct job *j, const struct msg_launch *l, struct proc *p,
         close(sv[0]);
         return -1;
     }
-    (void)fcntl(sv[0], F_SETFL, O_NONBLOCK);
-    p->ctl = sv[0];
-    p->ctl_ev = event_new(j->pd->base, sv[0], EV_READ | EV_PERSIST,
-                          job_ctl_cb, p);
-    event_add(p->ctl_ev, NULL);
+    p->state = PROC_RUNNING;
+    p->ctl = ctlrelay_new(pd->base, j, p->rank, p->replica, sv[0]);
     for (s = 0; s < 2; s++) {
         p->out[s].proc = p;
         p->out[s].stream = s + 1;
         p->out[s].fd = fds[s];
-        p->out[s].ev = event_new(j->pd->base, fds[s], EV_READ | EV_PERSIST,
+        p->out[s].ev = event_new(pd->base, fds[s], EV_READ | EV_PERSIST,
                                  job_stream_cb, &p->out[s]);
         event_add(p->out[s].ev, NULL);
     }
@@ -648,12 +704,26 @@ job_kill_now(struct job *j)
     size_t i;
 
     for (i = 0; i < j->nprocs; i++)
-        if (j->procs[i].pid > 0) {
+        if (j->procs[i].state == PROC_RUNNING) {
+            proc_kill_all(&j->procs[i]);
             kill(-j->procs[i].pid, SIGKILL);
             (void)waitpid(j->procs[i].pid, NULL, 0);
-            j->procs[i].pid = 0;
+            j->procs[i].state = PROC_DONE;
         }
     job_free(j);
+}
+
+/* Per process: the configured memory, or the machine's share of it. */
+static uint64_t
+job_mem_limit(const struct peerd *pd)
+{
+    struct resources res;
+
+    if (pd->cfg->job_mem_mb > 0)
+        return (uint64_t)pd->cfg->job_mem_mb << 20;
+    resources_probe(&res, (uint32_t)pd->slots_total, 0);
+    return res.mem_total / 100 * (uint64_t)pd->cfg->job_mem_percent /
+           (uint64_t)(pd->slots_total > 0 ? pd->slots_total : 1);
 }
 
 int
@@ -681,6 +751,7 @@ job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
     j->owner = c;
     j->size = l->size;
     j->nreplicas = l->nreplicas;
+    j->mntns = -1;
     j->lease_ms =
         l->lease_ms > 0 && l->lease_ms <= (uint32_t)pd->cfg->max_lease_ms
             ? l->lease_ms
@@ -692,24 +763,31 @@ job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
         j->procs[i].job = j;
         j->procs[i].rank = l->procs[i].rank;
         j->procs[i].replica = l->procs[i].replica;
+        j->procs[i].state = PROC_DONE; /* until started */
         j->procs[i].out[0].fd = j->procs[i].out[1].fd = -1;
-        j->procs[i].ctl = -1;
     }
-    job_bind_host(j, c);
+    j->mem_limit = pd->cgroups != NULL && cgroup_has_limit(pd->cgroups,
+                                                           CG_LIMIT_MEMORY)
+                       ? job_mem_limit(pd)
+                       : 0;
+    job_set_bind_host(j, c);
     j->next = pd->jobs;
     pd->jobs = j;
     reserve_confirm(pd, h, (uint32_t)l->nprocs);
 
     if (job_reachable(pd->state_dir, pd->job_uid, why, whylen) == -1 ||
-        job_prepare_dir(j, l, why, whylen) == -1)
+        job_box_uid(j, why, whylen) == -1 ||
+        job_prepare_dir(j, l, why, whylen) == -1 ||
+        job_box_open(j, why, whylen) == -1)
         goto fail;
     for (i = 0; i < l->nprocs; i++) {
         if (job_start_proc(j, l, &j->procs[i], why, whylen) == -1)
             goto fail;
         j->nrunning++;
     }
-    log_info("job %.8s: %zu process%s started for %s (%s)", j->hex, l->nprocs,
-             l->nprocs == 1 ? "" : "es", svc_conn_name(c), l->argv[0]);
+    log_info("job %.8s: %zu process%s started for %s (%s) as uid %u",
+             j->hex, l->nprocs, l->nprocs == 1 ? "" : "es", svc_conn_name(c),
+             l->argv[0], (unsigned)j->uid);
     return 0;
 
 fail:
@@ -724,12 +802,13 @@ job_kill(struct job *j, const char *why)
 {
     size_t i;
 
-    if (j->kill_at_ms != 0)
+    if (j->state != JOB_RUNNING)
         return;
     log_info("job %.8s: killing: %s", j->hex, why);
+    job_set_state(j, JOB_KILLING);
     j->kill_at_ms = monotime_ms() + JOB_KILL_GRACE_MS;
     for (i = 0; i < j->nprocs; i++)
-        if (j->procs[i].pid > 0)
+        if (j->procs[i].state == PROC_RUNNING)
             kill(-j->procs[i].pid, SIGTERM);
 }
 
@@ -765,16 +844,19 @@ job_reaped(struct peerd *pd, pid_t pid, int status)
     size_t i;
 
     for (j = pd->jobs; j != NULL; j = j->next)
-        for (i = 0; i < j->nprocs; i++)
-            if (j->procs[i].pid == pid) {
-                /* Whatever it left behind in its session goes too. */
-                kill(-pid, SIGKILL);
-                j->procs[i].pid = 0;
-                j->procs[i].status = status;
-                j->procs[i].reaped_ms = monotime_ms();
-                proc_check_done(&j->procs[i]);
-                return;
-            }
+        for (i = 0; i < j->nprocs; i++) {
+            struct proc *p = &j->procs[i];
+
+            if (p->state != PROC_RUNNING || p->pid != pid)
+                continue;
+            /* Whatever it left behind goes too. */
+            proc_kill_all(p);
+            proc_set_state(p, PROC_DEAD);
+            p->status = status;
+            p->reaped_ms = monotime_ms();
+            proc_check_done(p);
+            return;
+        }
 }
 
 void
@@ -787,7 +869,7 @@ job_reap(struct peerd *pd)
         job_reaped(pd, pid, status);
 }
 
-/* Is pid one of the processes we started (or their helpers)? */
+/* Without cgroups: is pid one of the processes we started? */
 static int
 job_known_pid(struct peerd *pd, pid_t pid)
 {
@@ -796,12 +878,12 @@ job_known_pid(struct peerd *pd, pid_t pid)
 
     for (j = pd->jobs; j != NULL; j = j->next)
         for (i = 0; i < j->nprocs; i++)
-            if (j->procs[i].pid == pid)
+            if (j->procs[i].state == PROC_RUNNING && j->procs[i].pid == pid)
                 return 1;
     return 0;
 }
 
-/* The job a process says it belongs to (its P2P_JOB), or NULL. */
+/* Without cgroups: the job a process says it belongs to (its P2P_JOB). */
 static struct job *
 job_of_pid(struct peerd *pd, pid_t pid)
 {
@@ -826,9 +908,10 @@ job_of_pid(struct peerd *pd, pid_t pid)
     return NULL;
 }
 
-/* Processes that left their job's session (setsid and a double fork)
- * come back to us as orphans (we are a child subreaper): any that does
- * not belong to a running job is killed. */
+/* Without cgroups, the fallback: processes that left their job's session
+ * (setsid and a double fork) come back to us as orphans (we are a child
+ * subreaper): any that does not belong to a running job is killed.  One
+ * generation per pass; cgroups have no such gap. */
 static void
 job_kill_strays(struct peerd *pd)
 {
@@ -863,6 +946,28 @@ job_kill_strays(struct peerd *pd)
     closedir(d);
 }
 
+/* Jobs whose cgroup was slow to empty: finish them when it is. */
+static void
+job_cron_dying(struct peerd *pd, uint64_t now_ms)
+{
+    struct job *j, *next;
+
+    for (j = pd->dying; j != NULL; j = next) {
+        next = j->next;
+        if (job_box_close(j, 0) == -1) {
+            if (now_ms - j->ended_ms > JOB_EMPTY_WARN_MS) {
+                log_warnx("job %.8s: its cgroup is still not empty %llu ms "
+                          "after the kill",
+                          j->hex, (unsigned long long)(now_ms - j->ended_ms));
+                j->ended_ms = now_ms;
+            }
+            continue;
+        }
+        job_unlink(&pd->dying, j);
+        job_destroy(j);
+    }
+}
+
 void
 job_cron(struct peerd *pd, uint64_t now_ms)
 {
@@ -871,17 +976,18 @@ job_cron(struct peerd *pd, uint64_t now_ms)
     size_t i;
     int s;
 
-    if (now_ms - last_strays >= 1000) {
+    if (pd->cgroups == NULL && now_ms - last_strays >= 1000) {
         last_strays = now_ms;
         job_kill_strays(pd);
     }
+    job_cron_dying(pd, now_ms);
     for (j = pd->jobs; j != NULL; j = j->next) {
         for (i = 0; i < j->nprocs; i++) {
             struct proc *p = &j->procs[i];
 
             /* Reaped, but something it left holds its pipes: close them,
              * the process is over. */
-            if (p->pid == 0 && !p->reported && p->reaped_ms != 0 &&
+            if (p->state == PROC_DEAD &&
                 now_ms - p->reaped_ms > JOB_PIPE_GRACE_MS) {
                 for (s = 0; s < 2; s++)
                     if (p->out[s].fd != -1)
@@ -892,13 +998,16 @@ job_cron(struct peerd *pd, uint64_t now_ms)
         }
     }
     for (j = pd->jobs; j != NULL; j = j->next) {
-        if (j->owner != NULL && j->kill_at_ms == 0 &&
+        if (j->owner != NULL && j->state == JOB_RUNNING &&
             now_ms - j->last_heard_ms > j->lease_ms)
             job_kill(j, "its coordinator fell silent");
-        if (j->kill_at_ms != 0 && now_ms >= j->kill_at_ms)
+        if (j->state == JOB_KILLING && now_ms >= j->kill_at_ms) {
+            if (j->cg != NULL)
+                cgroup_kill(j->cg);
             for (i = 0; i < j->nprocs; i++)
-                if (j->procs[i].pid > 0)
+                if (j->procs[i].state == PROC_RUNNING)
                     kill(-j->procs[i].pid, SIGKILL);
+        }
     }
 }
 
@@ -906,10 +1015,54 @@ void
 job_shutdown(struct peerd *pd)
 {
     struct job *j;
+    uint64_t until = monotime_ms() + JOB_EMPTY_WARN_MS;
 
     while ((j = pd->jobs) != NULL) {
         log_info("job %.8s: killed at shutdown", j->hex);
         job_kill_now(j);
     }
-    job_kill_strays(pd);
+    while (pd->dying != NULL && monotime_ms() < until) {
+        job_reap(pd);
+        job_cron_dying(pd, monotime_ms());
+    }
+    if (pd->cgroups == NULL)
+        job_kill_strays(pd);
+}
+
+/* Before serving: what an earlier life of this peerd left (cgroups with
+ * processes in them, processes running as our job uids, job directories)
+ * is killed and removed. */
+void
+job_recover(struct peerd *pd)
+{
+    char *jobs, *path;
+    struct dirent *de;
+    int ncg = 0, nproc = 0, ndir = 0;
+    DIR *d;
+
+    if (pd->cgroups != NULL)
+        ncg = cgroup_recover(pd->cgroups);
+    if (pd->uids != NULL)
+        nproc = uids_recover(pd->uids);
+    xasprintf(&jobs, "%s/jobs", pd->state_dir);
+    if ((d = opendir(jobs)) != NULL) {
+        while ((de = readdir(d)) != NULL) {
+            if (de->d_name[0] == '.' && (de->d_name[1] == '\0' ||
+                                         strcmp(de->d_name, "..") == 0))
+                continue;
+            xasprintf(&path, "%s/%s", jobs, de->d_name);
+            if (rmtree(path) == -1)
+                log_warn("removing %s, left by an earlier run", path);
+            else
+                ndir++;
+            free(path);
+        }
+        closedir(d);
+    }
+    free(jobs);
+    if (ncg + nproc + ndir > 0)
+        log_info("cleared what an earlier run left: %d cgroup%s, %d "
+                 "process%s, %d job director%s",
+                 ncg, ncg == 1 ? "" : "s", nproc, nproc == 1 ? "" : "es", ndir,
+                 ndir == 1 ? "y" : "ies");
 }

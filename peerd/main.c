@@ -89,6 +89,77 @@ job_account(const struct p2p_config *cfg, uid_t *uid, gid_t *gid, char *err,
     return 0;
 }
 
+/* The box around each job: a uid of its own, a cgroup, a private /tmp.
+ * What this machine cannot give is said once, and jobs run without it. */
+static void
+box_setup(struct peerd *pd)
+{
+    const struct p2p_config *cfg = pd->cfg;
+    uint8_t h[SEC_HASH_LEN];
+    char name[64], hex[2 * 8 + 1], why[512], *lockdir;
+    uint64_t mem;
+    struct resources res;
+    int fd;
+
+    /* One subtree per state directory: a restarted peerd finds its own. */
+    sec_hash(h, pd->state_dir, strlen(pd->state_dir));
+    sec_hex(hex, h, 8);
+    snprintf(name, sizeof name, "p2pmpi-%s", hex);
+    if (cfg->cgroups) {
+        pd->cgroups = cgroup_open(NULL, name, cfg->job_cpu_weight, why,
+                                  sizeof why);
+        if (pd->cgroups == NULL)
+            log_warnx("no cgroups for jobs (%s): what a job leaves behind "
+                      "is found by a sweep of our children once a second, "
+                      "and limits are per process (rlimits)",
+                      why);
+        else
+            log_info("jobs are contained by %s",
+                     cgroup_describe(pd->cgroups));
+    } else
+        log_warnx("[peer] cgroups = no: jobs are not contained by cgroups");
+    if (geteuid() != 0) {
+        log_warnx("not root: jobs run as uid %u, this daemon's own, with "
+                  "the machine's /tmp",
+                  (unsigned)geteuid());
+        return;
+    }
+    if (strcmp(cfg->job_uids, "none") != 0) {
+        if (access("/run", W_OK) == 0)
+            lockdir = xstrdup("/run/p2pmpi-uids");
+        else
+            xasprintf(&lockdir, "%s/uids", pd->state_dir);
+        pd->uids = uids_open(cfg->job_uids, lockdir, why, sizeof why);
+        free(lockdir);
+        if (pd->uids == NULL)
+            fatalx("%s", why);
+        log_info("each job runs as a uid of its own from %s", cfg->job_uids);
+    } else
+        log_warnx("[peer] job_uids = none: every job runs as uid %u, and "
+                  "jobs can see each other",
+                  (unsigned)pd->job_uid);
+    if (cfg->private_tmp) {
+        if (cfg->job_tmp_mb > 0)
+            mem = (uint64_t)cfg->job_tmp_mb << 20;
+        else if (cfg->job_mem_mb > 0)
+            mem = (uint64_t)cfg->job_mem_mb << 20;
+        else {
+            resources_probe(&res, (uint32_t)pd->slots_total, 0);
+            mem = res.mem_total / 100 * (uint64_t)cfg->job_mem_percent /
+                  (uint64_t)(pd->slots_total > 0 ? pd->slots_total : 1);
+        }
+        pd->tmp_bytes = mem;
+        /* Try once now, so that a machine that cannot says so at start. */
+        if ((fd = mntns_new(pd->state_dir, pd->tmp_bytes, why, sizeof why)) ==
+            -1)
+            log_warnx("no private /tmp for jobs (%s)", why);
+        else {
+            close(fd);
+            pd->private_tmp = 1;
+        }
+    }
+}
+
 /* As root, jobs run as another account that must pass through every
  * directory above its job directory: say so at start, not only at the
  * first job. */
@@ -305,6 +376,9 @@ main(int argc, char **argv)
         fatalx("cache: %s", err);
     if (job_account(&cfg, &pd.job_uid, &pd.job_gid, err, sizeof err) == -1)
         fatalx("%s", err);
+    box_setup(&pd);
+    /* Before offering slots: nothing of an earlier life may still run. */
+    job_recover(&pd);
     /* Not fatal: a peer may be started before its directory is fixed, and
      * a launch then fails with the same explanation. */
     if (job_reachable(pd.state_dir, pd.job_uid, err, sizeof err) == -1)
@@ -370,6 +444,8 @@ main(int argc, char **argv)
     group_wipe(&pd.group);
     resources_fini();
     cache_close(pd.cache);
+    uids_close(pd.uids);
+    cgroup_close(pd.cgroups);
     free(pd.state_dir);
     config_free(&cfg);
     log_info("stopped");

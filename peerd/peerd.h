@@ -21,6 +21,10 @@
 struct link;
 struct svc_conn;
 struct job;
+struct cgroups;
+struct cgroup;
+struct uids;
+struct ctlrelay;
 
 /* A hold on slots for one job: a lease until its launch confirms it. */
 struct hold {
@@ -50,8 +54,13 @@ struct peerd {
     struct cache *cache;
     struct hold *holds;
     struct job *jobs;
-    uid_t job_uid; /* who jobs run as */
+    struct job *dying;      /* ended, waiting for their cgroup to empty */
+    uid_t job_uid;          /* who jobs run as without a uid pool */
     gid_t job_gid;
+    struct uids *uids;      /* a uid per job (root), or NULL */
+    struct cgroups *cgroups; /* a cgroup per job, or NULL */
+    int private_tmp;        /* a mount namespace per job */
+    uint64_t tmp_bytes;     /* size of its /tmp, /var/tmp, /dev/shm */
     struct event *cron;
 };
 
@@ -166,17 +175,22 @@ struct spawn_req {
     const char *dir; /* working directory */
     char *const *argv;
     char *const *envp;
+    const char *path; /* where a bare command name is looked up */
+    const char *host; /* this peer's label, for "command not found" */
     uid_t uid; /* switch to it when running as root */
     gid_t gid;
+    char *const *cgroup_procs; /* cgroup.procs files to join, or NULL */
+    int mntns;   /* mount namespace to enter, -1: none */
     long mem_mb; /* RLIMIT_AS, 0: unchanged */
     long nofile; /* RLIMIT_NOFILE, 0: unchanged */
     long nproc;  /* RLIMIT_NPROC, 0: unchanged */
     int ctl_fd;  /* becomes the process's CTL_FD; -1: none */
     pid_t parent; /* set by spawn_process */
 };
-/* Start a process in its own session with stdin from /dev/null and
- * stdout/stderr to non-blocking pipes (*out, *err).  Returns the pid, or
- * -1 with why. */
+/* Start a process in its own session (and cgroups and mount namespace,
+ * when given) with stdin from /dev/null and stdout/stderr to non-blocking
+ * pipes (*out, *err).  Returns the pid, or -1 with why ("command not
+ * found: NAME on HOST" when a bare name is nowhere on the path). */
 pid_t spawn_process(const struct spawn_req *, int *out, int *err, char *why,
                     size_t whylen);
 
@@ -185,7 +199,94 @@ pid_t spawn_process(const struct spawn_req *, int *out, int *err, char *why,
  * -1 with an explanation and the fix. */
 int job_reachable(const char *state_dir, uid_t uid, char *err, size_t errlen);
 
+/* cgroup.c: the only file that knows control groups */
+enum cg_limit { CG_LIMIT_NONE, CG_LIMIT_MEMORY, CG_LIMIT_PIDS };
+/* Find what this machine offers (v2, v1, or both) and make our subtree,
+ * name, under peerd's own cgroup of each hierarchy, guest work weighing
+ * cpu_weight against the owner's 100.  fsroot: NULL on a real system, a
+ * fake tree's root in tests.  NULL with why when nothing is writable;
+ * otherwise why may hold a warning. */
+struct cgroups *cgroup_open(const char *fsroot, const char *name,
+                            int cpu_weight, char *why, size_t whylen);
+void cgroup_close(struct cgroups *);
+/* What is used, in words, for the log. */
+const char *cgroup_describe(const struct cgroups *);
+int cgroup_has_limit(const struct cgroups *, enum cg_limit);
+/* A job's cgroup (controllers enabled below it); NULL with why. */
+struct cgroup *cgroup_job_new(struct cgroups *, const char *name, char *why,
+                              size_t whylen);
+/* A process's leaf in its job's cgroup, with its limits (0: none). */
+struct cgroup *cgroup_proc_new(struct cgroup *job, const char *name,
+                               uint64_t mem_bytes, uint32_t max_pids,
+                               char *why, size_t whylen);
+/* A handle on an existing job cgroup (recovery, tests). */
+struct cgroup *cgroup_adopt(struct cgroups *, const char *name);
+/* The cgroup.procs files a process writes "0" to, to join (NULL-ended;
+ * valid while the cgroup is). */
+char *const *cgroup_procs_files(const struct cgroup *);
+/* SIGKILL everything in it and below, at once (cgroup.kill; else freeze,
+ * kill, thaw; else signals until empty). */
+int cgroup_kill(struct cgroup *);
+/* Kill, then wait up to wait_ms for it to be empty; -1 if it is not. */
+int cgroup_kill_wait(struct cgroup *, int wait_ms);
+int cgroup_empty(const struct cgroup *);
+int cgroup_freeze(struct cgroup *, int frozen);
+/* rmdir it and what is below it, in every hierarchy; -1 if some stay. */
+int cgroup_remove(struct cgroup *);
+void cgroup_free(struct cgroup *);
+/* Peak memory in bytes (0: unknown), and the limit it ran into. */
+uint64_t cgroup_mem_peak(const struct cgroup *);
+enum cg_limit cgroup_limit_hit(const struct cgroup *);
+/* Kill and remove every job cgroup an earlier life left; how many. */
+int cgroup_recover(struct cgroups *);
+
+/* uids.c: a uid of its own for each running job */
+/* Parse "FIRST-LAST" (or one uid); -1 with err. */
+int uids_parse(const char *, uid_t *first, uid_t *last, char *err,
+               size_t errlen);
+/* The pool; locks in lockdir, shared by every peerd of the machine. */
+struct uids *uids_open(const char *range, const char *lockdir, char *err,
+                       size_t errlen);
+void uids_close(struct uids *);
+/* A uid nothing uses (no process, no file in the shared temporary
+ * directories, no account, no other peerd's lock); -1 when none. */
+int uids_take(struct uids *, uid_t *);
+void uids_give(struct uids *, uid_t);
+/* Kill processes of the range whose uid no live peerd holds. */
+int uids_recover(struct uids *);
+
+/* mntns.c: a private /tmp, /var/tmp and /dev/shm for a job */
+/* The namespace's descriptor, or -1 with why.  Needs root. */
+int mntns_new(const char *jobdir, uint64_t tmp_bytes, char *why,
+              size_t whylen);
+
+/* rmtree.c */
+/* Remove path and everything below it, whatever modes were left, never
+ * following a link; 0 (also when it did not exist), or -1 with errno. */
+int rmtree(const char *path);
+
+/* ctlrelay.c: a job process's control socket */
+/* Relay what the process says on fd (ours now) to the job's coordinator. */
+struct ctlrelay *ctlrelay_new(struct event_base *, struct job *,
+                              uint32_t rank, uint32_t replica, int fd);
+void ctlrelay_free(struct ctlrelay *);
+/* The address table, to every open relay of the array (NULLs skipped). */
+void ctlrelay_table(struct ctlrelay *const *, size_t n,
+                    const struct msg_table *);
+/* Is this view acceptable for the job (size, indices)?  Logs if not. */
+int ctlrelay_view_ok(const struct job *, const struct msg_view *);
+void ctlrelay_view(struct ctlrelay *const *, size_t n,
+                   const struct msg_view *);
+
 /* job.c: jobs running here */
+/* For ctlrelay.c */
+struct svc_conn *job_owner(const struct job *);
+const char *job_hex(const struct job *);
+const uint8_t *job_id(const struct job *);
+const char *job_bind_host(const struct job *);
+uint32_t job_nprocs_total(const struct job *);
+/* Kill and remove what an earlier run left; call before serving. */
+void job_recover(struct peerd *);
 /* Start a confirmed job: directory, staged files, processes.  -1 with why
  * for the coordinator. */
 int job_launch(struct peerd *, struct svc_conn *, const struct msg_launch *,

@@ -1,11 +1,14 @@
 /*
  * Starting a job's process: block signals across fork; in the child reset
  * handlers and mask, start a new session (its own process group, so the
- * whole group can be signalled), drop privileges, set limits, cwd and
- * stdio, close every other descriptor, exec, and _exit on failure (after
- * telling the parent why through a close-on-exec pipe).
+ * whole group can be signalled), join the job's cgroups and mount
+ * namespace while still root, drop privileges, set limits, cwd and stdio,
+ * close every other descriptor, exec (a bare name is looked up in the
+ * job PATH, never in peerd's own), and _exit on failure (after telling
+ * the parent why through a close-on-exec pipe).
  */
 #include <linux/close_range.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -34,6 +37,44 @@ static void __attribute__((noreturn)) spawn_child_fail(int fd, const char *step)
     _exit(127);
 }
 
+/* In the child: exec a bare command name from the job PATH, as a shell
+ * would (a file that is there but cannot be run is reported as such);
+ * never returns. */
+static void __attribute__((noreturn))
+spawn_child_search(const struct spawn_req *r, int report)
+{
+    const char *dir = r->path, *end;
+    char file[4096], msg[600];
+    int denied = 0, n;
+    size_t len;
+
+    while (*dir != '\0') {
+        end = strchr(dir, ':');
+        len = end != NULL ? (size_t)(end - dir) : strlen(dir);
+        if (len > 0 && len + strlen(r->argv[0]) + 2 <= sizeof file) {
+            memcpy(file, dir, len);
+            file[len] = '/';
+            strcpy(file + len + 1, r->argv[0]);
+            execve(file, r->argv, r->envp);
+            if (errno == EACCES)
+                denied = 1;
+            else if (errno != ENOENT && errno != ENOTDIR)
+                spawn_child_fail(report, file);
+        }
+        dir += len + (end != NULL);
+    }
+    if (denied) {
+        errno = EACCES;
+        spawn_child_fail(report, r->argv[0]);
+    }
+    n = snprintf(msg, sizeof msg, "command not found: %s on %s (searched %s)",
+                 r->argv[0], r->host != NULL ? r->host : "this peer", r->path);
+    if (n > 0)
+        (void)!write(report, msg, (size_t)n < sizeof msg ? (size_t)n
+                                                         : sizeof msg - 1);
+    _exit(127);
+}
+
 /* In the child, after fork: become the job's process. */
 static void __attribute__((noreturn))
 spawn_child(const struct spawn_req *r, int outw, int errw, int report)
@@ -42,6 +83,7 @@ spawn_child(const struct spawn_req *r, int outw, int errw, int report)
     struct rlimit rl;
     sigset_t none;
     int fd, sig, keep;
+    size_t k;
 
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;
@@ -52,6 +94,14 @@ spawn_child(const struct spawn_req *r, int outw, int errw, int report)
 
     if (setsid() == -1)
         spawn_child_fail(report, "setsid");
+    /* Into the box before anything else: from here on, whatever this
+     * process starts is counted, limited and killed with its job. */
+    for (k = 0; r->cgroup_procs != NULL && r->cgroup_procs[k] != NULL; k++)
+        if ((fd = open(r->cgroup_procs[k], O_WRONLY | O_CLOEXEC)) == -1 ||
+            write(fd, "0", 1) != 1 || close(fd) == -1)
+            spawn_child_fail(report, "joining the job's cgroup");
+    if (r->mntns != -1 && setns(r->mntns, CLONE_NEWNS) == -1)
+        spawn_child_fail(report, "entering the job's mount namespace");
     if (r->mem_mb > 0) {
         rl.rlim_cur = rl.rlim_max = (rlim_t)r->mem_mb << 20;
         if (setrlimit(RLIMIT_AS, &rl) == -1)
@@ -100,10 +150,11 @@ spawn_child(const struct spawn_req *r, int outw, int errw, int report)
             if (fd != report)
                 (void)close(fd);
     }
-    execve(r->argv[0], r->argv, r->envp);
-    if (errno == ENOENT && strchr(r->argv[0], '/') == NULL)
-        execvpe(r->argv[0], r->argv, r->envp);
-    spawn_child_fail(report, r->argv[0]);
+    if (strchr(r->argv[0], '/') != NULL || r->path == NULL) {
+        execve(r->argv[0], r->argv, r->envp);
+        spawn_child_fail(report, r->argv[0]);
+    }
+    spawn_child_search(r, report);
 }
 
 pid_t
@@ -112,7 +163,7 @@ spawn_process(const struct spawn_req *r, int *out, int *err, char *why,
 {
     int op[2] = {-1, -1}, ep[2] = {-1, -1}, rp[2] = {-1, -1};
     sigset_t all, old;
-    char msg[160];
+    char msg[600];
     ssize_t n;
     pid_t pid;
 
@@ -146,7 +197,10 @@ spawn_process(const struct spawn_req *r, int *out, int *err, char *why,
     close(rp[0]);
     if (n > 0) {
         msg[n] = '\0';
-        snprintf(why, whylen, "cannot start: %s", msg);
+        if (strncmp(msg, "command not found: ", 19) == 0)
+            snprintf(why, whylen, "%s", msg);
+        else
+            snprintf(why, whylen, "cannot start: %s", msg);
         (void)waitpid(pid, NULL, 0);
         close(op[0]);
         close(ep[0]);

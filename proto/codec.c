@@ -420,6 +420,9 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         pexit.replica = m->u.exit.replica;
         pexit.signaled = m->u.exit.signaled;
         pexit.code = m->u.exit.code;
+        pexit.mem_peak = m->u.exit.mem_peak;
+        pexit.limit = (P2p__ExitLimit)m->u.exit.limit;
+        pexit.limit_value = m->u.exit.limit_value;
         pb.body_case = P2P__MESSAGE__BODY_PROC_EXIT;
         pb.proc_exit = &pexit;
         break;
@@ -889,6 +892,13 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
         m->u.exit.replica = pb->proc_exit->replica;
         m->u.exit.signaled = pb->proc_exit->signaled;
         m->u.exit.code = pb->proc_exit->code;
+        m->u.exit.mem_peak = pb->proc_exit->mem_peak;
+        m->u.exit.limit = pb->proc_exit->limit == P2P__EXIT_LIMIT__EXIT_LIMIT_MEMORY
+                              ? EXIT_LIMIT_MEMORY
+                          : pb->proc_exit->limit == P2P__EXIT_LIMIT__EXIT_LIMIT_PROCS
+                              ? EXIT_LIMIT_PROCS
+                              : EXIT_LIMIT_NONE;
+        m->u.exit.limit_value = pb->proc_exit->limit_value;
         return bytes_from_pb(&pb->proc_exit->job, m->u.exit.job,
                              WIRE_JOB_ID_LEN, "job id", err, errlen);
     case P2P__MESSAGE__BODY_LAUNCH:

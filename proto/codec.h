@@ -178,11 +178,21 @@ struct msg_table {
     struct proc_addr *procs; /* owned when decoded, borrowed to encode */
 };
 
+/* A limit of the peer's box that a process reached. */
+enum exit_limit {
+    EXIT_LIMIT_NONE = 0,
+    EXIT_LIMIT_MEMORY = 1, /* killed by the memory limit */
+    EXIT_LIMIT_PROCS = 2   /* a fork was refused by the process limit */
+};
+
 struct msg_proc_exit {
     uint8_t job[WIRE_JOB_ID_LEN];
     uint32_t rank, replica;
     int signaled;
     uint32_t code;
+    uint64_t mem_peak;       /* bytes, 0: unknown */
+    enum exit_limit limit;   /* decoding maps unknown values to NONE */
+    uint64_t limit_value;    /* bytes or processes */
 };
 
 /* The job's membership, numbered: the processes declared dead so far

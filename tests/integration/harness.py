@@ -49,6 +49,22 @@ RUN_TIMEOUT_S = 60     # a one-shot command (mpihost, p2p-keygen)
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
+
+def _test_base():
+    """Where clusters make their directories.  Not /tmp when we are root:
+    a root peerd gives each job a private /tmp, so a job would not see a
+    test's scripts and output directory there.  $P2P_TEST_TMPDIR wins."""
+    base = os.environ.get("P2P_TEST_TMPDIR")
+    if not base and os.geteuid() == 0:
+        base = "/var/lib/p2p-it"
+    if base:
+        os.makedirs(base, 0o711, exist_ok=True)
+        os.chmod(base, 0o711)
+    return base or None
+
+
+TEST_BASE = _test_base()
+
 _figures = []
 _live = set()  # every Daemon not yet reaped, for the emergency exit path
 _live_runs = set()  # every p2prun Run not yet reaped, likewise
@@ -422,7 +438,8 @@ class Cluster:
 
     def __init__(self, name="cluster", group="itest", heartbeat_ms=200,
                  handshake_timeout_ms=1000):
-        self.dir = tempfile.mkdtemp(prefix="p2p-it-%s-" % name)
+        self.dir = tempfile.mkdtemp(prefix="p2p-it-%s-" % name,
+                                    dir=TEST_BASE)
         self.home = os.path.join(self.dir, "home")
         os.mkdir(self.home, 0o700)
         self.env = dict(os.environ)

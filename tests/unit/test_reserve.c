@@ -35,7 +35,7 @@ teardown(void)
 }
 
 static void
-job_id(uint8_t id[WIRE_JOB_ID_LEN], int n)
+make_job_id(uint8_t id[WIRE_JOB_ID_LEN], int n)
 {
     memset(id, n, WIRE_JOB_ID_LEN);
 }
@@ -48,8 +48,8 @@ t_take_within_slots(void)
     char why[128];
 
     setup(4);
-    job_id(j1, 1);
-    job_id(j2, 2);
+    make_job_id(j1, 1);
+    make_job_id(j2, 2);
     CHECK_EQ_INT(reserve_free(&pd), 4);
     CHECK_EQ_INT(reserve_take(&pd, j1, 3, 1000, A, &free_now, why, sizeof why),
                  0);
@@ -76,7 +76,7 @@ t_additive_and_owned(void)
     char why[128];
 
     setup(4);
-    job_id(j, 7);
+    make_job_id(j, 7);
     CHECK_EQ_INT(reserve_take(&pd, j, 1, 1000, A, &free_now, why, sizeof why),
                  0);
     CHECK_EQ_INT(reserve_take(&pd, j, 2, 1000, A, &free_now, why, sizeof why),
@@ -98,7 +98,7 @@ t_lease_expires(void)
     uint64_t now = monotime_ms();
 
     setup(2);
-    job_id(j, 3);
+    make_job_id(j, 3);
     CHECK_EQ_INT(reserve_take(&pd, j, 2, 500, A, &free_now, why, sizeof why),
                  0);
     reserve_cron(&pd, now + 100);
@@ -117,7 +117,7 @@ t_confirm_trims_and_stops_lease(void)
     char why[128];
 
     setup(4);
-    job_id(j, 4);
+    make_job_id(j, 4);
     CHECK_EQ_INT(reserve_take(&pd, j, 4, 500, A, &free_now, why, sizeof why),
                  0);
     reserve_confirm(&pd, reserve_find(&pd, j), 3);
@@ -148,9 +148,9 @@ t_drop_owner(void)
     char why[128];
 
     setup(6);
-    job_id(j1, 1);
-    job_id(j2, 2);
-    job_id(j3, 3);
+    make_job_id(j1, 1);
+    make_job_id(j2, 2);
+    make_job_id(j3, 3);
     reserve_take(&pd, j1, 2, 1000, A, &free_now, why, sizeof why);
     reserve_take(&pd, j2, 2, 1000, A, &free_now, why, sizeof why);
     reserve_take(&pd, j3, 1, 1000, B, &free_now, why, sizeof why);
@@ -174,7 +174,7 @@ t_not_sharing(void)
 
     setup(4);
     cfg.sharing = 0;
-    job_id(j, 9);
+    make_job_id(j, 9);
     CHECK_EQ_INT(reserve_take(&pd, j, 1, 1000, A, &free_now, why, sizeof why),
                  -1);
     CHECK_CONTAINS(why, "not sharing");
