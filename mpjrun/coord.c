@@ -669,6 +669,29 @@ co_replica_end(struct coord *co, int rank, int replica, int status)
     co_check_stopped(co);
 }
 
+/* " replica K" when ranks have replicas, else nothing. */
+static const char *
+co_replica_words(const struct coord *co, uint32_t replica)
+{
+    static char buf[32];
+
+    if (co->js->r <= 1)
+        return "";
+    snprintf(buf, sizeof buf, " replica %u", replica);
+    return buf;
+}
+
+/* A size for people: 3.9 GiB, 512 MiB. */
+static const char *
+co_bytes(char *buf, size_t len, uint64_t n)
+{
+    if (n >= (uint64_t)1 << 30)
+        snprintf(buf, len, "%.1f GiB", (double)n / (double)(1ULL << 30));
+    else
+        snprintf(buf, len, "%llu MiB", (unsigned long long)(n >> 20));
+    return buf;
+}
+
 static void
 pc_proc_exit(struct pconn *pc, const struct msg_proc_exit *e)
 {
@@ -680,9 +703,21 @@ pc_proc_exit(struct pconn *pc, const struct msg_proc_exit *e)
     i = (int)(e->rank * (uint32_t)co->js->r + e->replica);
     if (co->plan.slots[i] != pc->idx)
         return;
+    if (e->limit == EXIT_LIMIT_MEMORY && co->phase != PH_STOP) {
+        char size[32];
+
+        co_say(co, "rank %u%s killed: memory limit %s reached on %s", e->rank,
+               co_replica_words(co, e->replica), co_bytes(size, sizeof size,
+                                                           e->limit_value),
+               pc_host(pc));
+    } else if (e->limit == EXIT_LIMIT_PROCS && co->phase != PH_STOP &&
+               (e->signaled || e->code != 0))
+        co_say(co, "rank %u%s: process limit (%llu) reached on %s", e->rank,
+               co_replica_words(co, e->replica),
+               (unsigned long long)e->limit_value, pc_host(pc));
     if (e->signaled) {
         status = 128 + (int)(e->code & 0x7f);
-        if (co->phase != PH_STOP) {
+        if (co->phase != PH_STOP && e->limit != EXIT_LIMIT_MEMORY) {
             int k, live = 0;
 
             for (k = 0; k < co->js->r; k++)
@@ -968,8 +1003,11 @@ pc_on_msg(struct channel *ch, const struct msg *m, void *arg)
             pc->state != PC_LAUNCHING)
             break;
         if (!m->u.reply.ok) {
-            co_say(co, "launch on %s failed: %s", pc_host(pc),
-                   m->u.reply.reason);
+            if (strncmp(m->u.reply.reason, "command not found: ", 19) == 0)
+                co_say(co, "%s", m->u.reply.reason);
+            else
+                co_say(co, "launch on %s failed: %s", pc_host(pc),
+                       m->u.reply.reason);
             for (i = 0; i < co->js->n * co->js->r; i++)
                 if (co->plan.slots[i] == pc->idx)
                     co->rep[i] = REP_FAILED;

@@ -396,6 +396,11 @@ proc_check_done(struct proc *p)
             break;
         }
     }
+    if (p->cg != NULL)
+        log_info("job %.8s: rank %u replica %u %s %u, peak memory %llu KiB",
+                 j->hex, p->rank, p->replica,
+                 m.u.exit.signaled ? "killed by signal" : "exited with",
+                 m.u.exit.code, (unsigned long long)(m.u.exit.mem_peak >> 10));
     if (j->owner != NULL)
         svc_conn_send(j->owner, &m);
     reserve_return_one(j->pd, j->id);

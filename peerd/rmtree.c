@@ -108,6 +108,8 @@ rm_contents(struct rmtree *rt, int dfd, int depth)
         rm_fail(rt);
         return;
     }
+    /* The copy shares the position with dfd: from the start each time. */
+    rewinddir(d);
     while ((de = readdir(d)) != NULL) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
