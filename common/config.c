@@ -24,7 +24,9 @@ enum conf_type {
     CONF_PATH,
     CONF_LIST,
     CONF_WORDS,
-    CONF_BOOL
+    CONF_BOOL,
+    CONF_SHARING, /* always|yes, idle, never|no */
+    CONF_MILLI    /* a decimal number, stored x 1000 */
 };
 
 struct conf_key {
@@ -51,7 +53,13 @@ static const struct conf_key conf_keys[] = {
     {"peer", "host_label", CONF_STR, F(host_label), 0, 0},
     {"peer", "heartbeat_ms", CONF_INT, F(heartbeat_ms), 50, 60000},
     {"peer", "pid_file", CONF_PATH, F(peer_pid_file), 0, 0},
-    {"peer", "sharing", CONF_BOOL, F(sharing), 0, 0},
+    {"peer", "sharing", CONF_SHARING, F(sharing), 0, 0},
+    {"peer", "idle_after", CONF_INT, F(idle_after), 0, 7 * 86400},
+    {"peer", "owner_load", CONF_MILLI, F(owner_load_milli), 0, 1000000},
+    {"peer", "hours", CONF_STR, F(hours), 0, 0},
+    {"peer", "days", CONF_WORDS, F(days), 0, 0},
+    {"peer", "suspend_s", CONF_INT, F(suspend_s), 0, 86400},
+    {"peer", "idle_files", CONF_WORDS, F(idle_files), 0, 0},
     {"peer", "allow_users", CONF_WORDS, F(allow_users), 0, 0},
     {"peer", "deny_users", CONF_WORDS, F(deny_users), 0, 0},
     {"peer", "allow_hosts", CONF_WORDS, F(allow_hosts), 0, 0},
@@ -256,6 +264,36 @@ conf_handler(void *user, const char *section, const char *name,
                 return 0;
             }
             return 1;
+        case CONF_SHARING:
+            if (strcmp(value, "always") == 0 || strcmp(value, "yes") == 0)
+                *(int *)((char *)cp->cfg + k->offset) = SHARE_ALWAYS;
+            else if (strcmp(value, "idle") == 0)
+                *(int *)((char *)cp->cfg + k->offset) = SHARE_IDLE;
+            else if (strcmp(value, "never") == 0 || strcmp(value, "no") == 0)
+                *(int *)((char *)cp->cfg + k->offset) = SHARE_NEVER;
+            else {
+                snprintf(cp->err, sizeof cp->err,
+                         "[%s] %s: '%s' is not always, idle or never",
+                         section, name, value);
+                return 0;
+            }
+            return 1;
+        case CONF_MILLI: {
+            double d;
+
+            errno = 0;
+            d = strtod(value, &ep);
+            if (*value == '\0' || *ep != '\0' || errno != 0 ||
+                d * 1000 < (double)k->min || d * 1000 > (double)k->max) {
+                snprintf(cp->err, sizeof cp->err,
+                         "[%s] %s: '%s' is not a number from %g to %g",
+                         section, name, value, (double)k->min / 1000,
+                         (double)k->max / 1000);
+                return 0;
+            }
+            *(int *)((char *)cp->cfg + k->offset) = (int)(d * 1000 + 0.5);
+            return 1;
+        }
         case CONF_LIST:
             if (config_set_supernodes(cp->cfg, value) == -1) {
                 snprintf(cp->err, sizeof cp->err,
@@ -280,7 +318,10 @@ config_defaults(struct p2p_config *cfg)
     cfg->sn_expire = 10;
     cfg->peer_listen = xstrdup("0.0.0.0:9897");
     cfg->heartbeat_ms = 1000;
-    cfg->sharing = 1;
+    cfg->sharing = SHARE_ALWAYS;
+    cfg->idle_after = 900;
+    cfg->owner_load_milli = 300;
+    cfg->suspend_s = 60;
     cfg->cache_mb = 1024;
     cfg->job_uids = xstrdup("61000-61063");
     cfg->cgroups = 1;

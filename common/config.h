@@ -13,6 +13,11 @@
 #define CONF_DEFAULT_SUPERNODE_PORT 9700
 #define CONF_DEFAULT_PEER_PORT 9897
 
+/* [peer] sharing */
+#define SHARE_NEVER 0
+#define SHARE_ALWAYS 1
+#define SHARE_IDLE 2
+
 /* A comma-separated list of words. */
 struct conf_list {
     char **v;
@@ -47,7 +52,14 @@ struct p2p_config {
     char *host_label; /* NULL: the machine id */
     int heartbeat_ms;
     char *peer_pid_file;
-    int sharing;                  /* 0: refuse new work */
+    int sharing;                  /* SHARE_*: never (0), always, idle */
+    int idle_after;               /* s without input before "away" */
+    int owner_load_milli;         /* load not ours per core, x 1000 */
+    char *hours;                  /* "19:00-08:00", NULL: any time */
+    struct conf_list days;        /* mon ... sun, or ranges "mon-fri" */
+    int suspend_s;                /* owner back: suspend this long */
+    struct conf_list idle_files;  /* input sources (tests); empty: the
+                                   * machine's */
     struct conf_list allow_users; /* names from [users] or hex keys */
     struct conf_list deny_users;
     struct conf_list allow_hosts; /* addresses or CIDR prefixes */

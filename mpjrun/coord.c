@@ -81,6 +81,7 @@ struct coord {
     uint8_t job[WIRE_JOB_ID_LEN];
     struct peer_entry *peers;
     size_t npeers;
+    char unwilling[256]; /* "; host2 owner-busy, host3 not-sharing" */
     struct pconn *pc;
     struct alloc_plan plan;
     int planned;
@@ -331,7 +332,7 @@ co_replan(struct coord *co)
 {
     struct alloc_cand *cand;
     uint32_t *counts;
-    char err[256], refusals[768], msg[1100];
+    char err[256], refusals[768], msg[1400];
     size_t i;
     int rc;
 
@@ -361,7 +362,7 @@ co_replan(struct coord *co)
         return;
     if (rc == -1) {
         co_refusals(co, refusals, sizeof refusals);
-        snprintf(msg, sizeof msg, "%s%s", err, refusals);
+        snprintf(msg, sizeof msg, "%s%s%s", err, co->unwilling, refusals);
         co_fail_early(co, 1, msg);
         return;
     }
@@ -669,6 +670,10 @@ co_replica_end(struct coord *co, int rank, int replica, int status)
     co_check_stopped(co);
 }
 
+/* The status of a replica evicted by its owner (EX_TEMPFAIL: worth
+ * running again later). */
+#define EVICTED_STATUS 75
+
 /* " replica K" when ranks have replicas, else nothing. */
 static const char *
 co_replica_words(const struct coord *co, uint32_t replica)
@@ -703,6 +708,17 @@ pc_proc_exit(struct pconn *pc, const struct msg_proc_exit *e)
     i = (int)(e->rank * (uint32_t)co->js->r + e->replica);
     if (co->plan.slots[i] != pc->idx)
         return;
+    if (e->evicted) {
+        /* Not a crash: the owner took the machine back.  The rank goes on
+         * with its other replicas, as for a lost host. */
+        status = EVICTED_STATUS;
+        if (co->phase != PH_STOP)
+            co_say(co, "rank %u%s evicted from %s: %s", e->rank,
+                   co_replica_words(co, e->replica), pc_host(pc),
+                   e->evict_reason[0] ? e->evict_reason : "owner active");
+        co_replica_end(co, (int)e->rank, (int)e->replica, status);
+        return;
+    }
     if (e->limit == EXIT_LIMIT_MEMORY && co->phase != PH_STOP) {
         char size[32];
 
@@ -1186,7 +1202,17 @@ co_take_peers(struct coord *co, const struct msg_list_reply *list)
     for (i = 0; i < list->npeers; i++) {
         const struct peer_entry *p = &list->peers[i];
 
-        if (p->res.state == PEER_STATE_NOT_SHARING || p->res.slots_free == 0)
+        if (p->res.state == PEER_STATE_NOT_SHARING ||
+            p->res.state == PEER_STATE_OWNER_BUSY) {
+            size_t n = strlen(co->unwilling);
+
+            /* Said when the job cannot be placed: why these did not count. */
+            snprintf(co->unwilling + n, sizeof co->unwilling - n, "%s%s %s",
+                     n == 0 ? "; " : ", ", p->host_label,
+                     peer_state_name(p->res.state));
+            continue;
+        }
+        if (p->res.slots_free == 0)
             continue;
         co->peers[co->npeers] = *p;
         co->pc[co->npeers].co = co;

@@ -813,6 +813,14 @@ cgroup_kill_wait(struct cgroup *cg, int wait_ms)
 }
 
 uint64_t
+cgroup_cpu_usage_us(const struct cgroups *cgs)
+{
+    if (cgs->v2 == NULL || !cg_exists(cgs->v2, "cpu.stat"))
+        return UINT64_MAX;
+    return cg_read_key(cgs->v2, "cpu.stat", "usage_usec");
+}
+
+uint64_t
 cgroup_mem_peak(const struct cgroup *cg)
 {
     char dir[PATH_MAX], buf[64];

@@ -103,6 +103,11 @@ struct job {
     struct cgroup *cg;  /* NULL without cgroups */
     int mntns;          /* private /tmp namespace, -1 without */
     uint64_t mem_limit; /* per process, 0: none */
+    int suspended;      /* frozen while the owner is back */
+    int evicted;        /* killed for the owner: exits say so */
+    char evict_reason[WIRE_MAX_TEXT + 1];
+    char user[64];      /* who launched it, for p2pshare status */
+    char *cmd;          /* its program, likewise */
     struct job *next;
 };
 
@@ -292,6 +297,7 @@ job_destroy(struct job *j)
     if (j->own_uid)
         uids_give(j->pd->uids, j->uid);
     free(j->dir);
+    free(j->cmd);
     free(j->procs);
     free(j);
 }
@@ -377,6 +383,11 @@ proc_check_done(struct proc *p)
     m.u.exit.signaled = WIFSIGNALED(p->status);
     m.u.exit.code = WIFSIGNALED(p->status) ? (uint32_t)WTERMSIG(p->status)
                                            : (uint32_t)WEXITSTATUS(p->status);
+    if (j->evicted) {
+        m.u.exit.evicted = 1;
+        snprintf(m.u.exit.evict_reason, sizeof m.u.exit.evict_reason, "%s",
+                 j->evict_reason);
+    }
     if (p->cg != NULL) {
         m.u.exit.mem_peak = cgroup_mem_peak(p->cg);
         switch (cgroup_limit_hit(p->cg)) {
@@ -545,6 +556,36 @@ job_view(struct job *j, const struct msg_view *v)
     r = job_relays(j);
     ctlrelay_view(r, j->nprocs, v);
     free(r);
+}
+
+/* As root, jobs run as another account that must pass through every
+ * directory above its job directory: say so at start, not only at the
+ * first job. */
+int
+job_reachable(const char *state_dir, uid_t uid, char *err, size_t errlen)
+{
+    struct stat st;
+    char *path, *slash;
+
+    if (geteuid() != 0)
+        return 0;
+    path = xstrdup(state_dir);
+    for (slash = path; slash != NULL; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        if (path[0] != '\0' && stat(path, &st) == 0 &&
+            (st.st_mode & S_IXOTH) == 0 && st.st_uid != uid) {
+            snprintf(err, errlen,
+                     "jobs run as uid %u cannot reach %s: %s is mode %04o "
+                     "(chmod o+x %s, or choose another --state-dir)",
+                     (unsigned)uid, state_dir, path,
+                     (unsigned)(st.st_mode & 07777), path);
+            free(path);
+            return -1;
+        }
+        *slash = '/';
+    }
+    free(path);
+    return 0;
 }
 
 /* Processes of every job running on this peer (a stand-in for "on this
@@ -776,6 +817,8 @@ job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
                        ? job_mem_limit(pd)
                        : 0;
     job_set_bind_host(j, c);
+    snprintf(j->user, sizeof j->user, "%s", svc_conn_name(c));
+    j->cmd = xstrdup(l->argv[0]);
     j->next = pd->jobs;
     pd->jobs = j;
     reserve_confirm(pd, h, (uint32_t)l->nprocs);
@@ -1032,6 +1075,108 @@ job_shutdown(struct peerd *pd)
     }
     if (pd->cgroups == NULL)
         job_kill_strays(pd);
+}
+
+size_t
+job_running_procs(const struct peerd *pd)
+{
+    const struct job *j;
+    size_t i, n = 0;
+
+    for (j = pd->jobs; j != NULL; j = j->next)
+        for (i = 0; i < j->nprocs; i++)
+            n += j->procs[i].state == PROC_RUNNING && !j->suspended;
+    return n;
+}
+
+/* Freeze or thaw one job: its cgroup, or SIGSTOP/SIGCONT its sessions. */
+static void
+job_suspend(struct job *j, int suspend)
+{
+    size_t i;
+
+    if (j->suspended == suspend)
+        return;
+    j->suspended = suspend;
+    if (j->cg != NULL && cgroup_freeze(j->cg, suspend) == 0)
+        return;
+    for (i = 0; i < j->nprocs; i++)
+        if (j->procs[i].state == PROC_RUNNING)
+            kill(-j->procs[i].pid, suspend ? SIGSTOP : SIGCONT);
+}
+
+void
+job_suspend_all(struct peerd *pd, int suspend)
+{
+    struct job *j;
+    int n = 0;
+
+    for (j = pd->jobs; j != NULL; j = j->next)
+        if (j->state == JOB_RUNNING && j->suspended != suspend) {
+            job_suspend(j, suspend);
+            n++;
+        }
+    if (n > 0)
+        log_info("%s %d job%s", suspend ? "suspended" : "resumed", n,
+                 n == 1 ? "" : "s");
+}
+
+void
+job_evict_all(struct peerd *pd, const char *why)
+{
+    struct job *j;
+    size_t i;
+
+    for (j = pd->jobs; j != NULL; j = j->next) {
+        if (j->state == JOB_ENDED || j->evicted)
+            continue;
+        log_info("job %.8s: evicted: %s", j->hex, why);
+        j->evicted = 1;
+        snprintf(j->evict_reason, sizeof j->evict_reason, "%s", why);
+        /* At once: the owner wants the machine, not a grace period. */
+        if (j->cg != NULL)
+            cgroup_kill(j->cg);
+        for (i = 0; i < j->nprocs; i++)
+            if (j->procs[i].state == PROC_RUNNING)
+                kill(-j->procs[i].pid, SIGKILL);
+        job_suspend(j, 0);
+        if (j->state == JOB_RUNNING) {
+            job_set_state(j, JOB_KILLING);
+            j->kill_at_ms = monotime_ms();
+        }
+    }
+}
+
+size_t
+job_describe(const struct peerd *pd, char *buf, size_t len)
+{
+    const struct job *j;
+    size_t n = 0, i;
+    int w;
+
+    for (j = pd->jobs; j != NULL && n < len; j = j->next) {
+        w = snprintf(buf + n, len - n, "job %.8s of %s: %s, rank%s", j->hex,
+                     j->user, j->cmd, j->nprocs == 1 ? "" : "s");
+        if (w < 0)
+            break;
+        n += (size_t)w;
+        for (i = 0; i < j->nprocs && n < len; i++) {
+            w = snprintf(buf + n, len - n, "%s%u.%u", i ? "," : " ",
+                         j->procs[i].rank, j->procs[i].replica);
+            if (w < 0)
+                break;
+            n += (size_t)w;
+        }
+        if (n < len) {
+            w = snprintf(buf + n, len - n, "%s\n",
+                         j->suspended ? " (suspended)" : "");
+            if (w > 0)
+                n += (size_t)w;
+        }
+    }
+    if (n >= len)
+        n = len - 1;
+    return n;
 }
 
 /* Before serving: what an earlier life of this peerd left (cgroups with

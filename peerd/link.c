@@ -136,8 +136,8 @@ link_send_heartbeat(struct link *l)
     m.type = MSG_HEARTBEAT;
     resources_probe(&m.u.heartbeat, (uint32_t)l->pd->slots_total,
                     reserve_free(l->pd));
-    if (!l->pd->cfg->sharing)
-        m.u.heartbeat.state = PEER_STATE_NOT_SHARING;
+    if (l->pd->owner != NULL && owner_peer_state(l->pd) != PEER_STATE_UNKNOWN)
+        m.u.heartbeat.state = (enum peer_state)owner_peer_state(l->pd);
     channel_send(l->ch, &m);
 }
 
@@ -198,8 +198,8 @@ link_on_ready(struct channel *ch, void *arg)
     snprintf(m.u.reg.addr, sizeof m.u.reg.addr, "%s", pd->listen_addr.text);
     snprintf(m.u.reg.version, sizeof m.u.reg.version, "%s", P2P_VERSION);
     resources_probe(&m.u.reg.res, (uint32_t)pd->slots_total, reserve_free(pd));
-    if (!pd->cfg->sharing)
-        m.u.reg.res.state = PEER_STATE_NOT_SHARING;
+    if (pd->owner != NULL && owner_peer_state(pd) != PEER_STATE_UNKNOWN)
+        m.u.reg.res.state = (enum peer_state)owner_peer_state(pd);
     channel_send(ch, &m);
     link_set_state(l, LINK_REGISTERING);
 }

@@ -160,36 +160,6 @@ box_setup(struct peerd *pd)
     }
 }
 
-/* As root, jobs run as another account that must pass through every
- * directory above its job directory: say so at start, not only at the
- * first job. */
-int
-job_reachable(const char *state_dir, uid_t uid, char *err, size_t errlen)
-{
-    struct stat st;
-    char *path, *slash;
-
-    if (geteuid() != 0)
-        return 0;
-    path = xstrdup(state_dir);
-    for (slash = path; slash != NULL; slash = strchr(slash + 1, '/')) {
-        *slash = '\0';
-        if (path[0] != '\0' && stat(path, &st) == 0 &&
-            (st.st_mode & S_IXOTH) == 0 && st.st_uid != uid) {
-            snprintf(err, errlen,
-                     "jobs run as uid %u cannot reach %s: %s is mode %04o "
-                     "(chmod o+x %s, or choose another --state-dir)",
-                     (unsigned)uid, state_dir, path,
-                     (unsigned)(st.st_mode & 07777), path);
-            free(path);
-            return -1;
-        }
-        *slash = '/';
-    }
-    free(path);
-    return 0;
-}
-
 static void
 on_sigchld(evutil_socket_t sig, short what, void *arg)
 {
@@ -203,6 +173,7 @@ on_cron(evutil_socket_t fd, short what, void *arg)
     uint64_t now = monotime_ms();
 
     reserve_cron(pd, now);
+    owner_cron(pd, now);
     job_cron(pd, now);
 }
 
@@ -232,6 +203,8 @@ on_signal(evutil_socket_t sig, short what, void *arg)
     event_del(pd->cron);
     service_free(pd->service);
     pd->service = NULL;
+    control_free(pd->control);
+    pd->control = NULL;
     job_shutdown(pd);
     shutdown_links(pd);
 }
@@ -377,6 +350,8 @@ main(int argc, char **argv)
     if (job_account(&cfg, &pd.job_uid, &pd.job_gid, err, sizeof err) == -1)
         fatalx("%s", err);
     box_setup(&pd);
+    if ((pd.owner = owner_new(&cfg, err, sizeof err)) == NULL)
+        fatalx("%s", err);
     /* Before offering slots: nothing of an earlier life may still run. */
     job_recover(&pd);
     /* Not fatal: a peer may be started before its directory is fixed, and
@@ -408,6 +383,10 @@ main(int argc, char **argv)
     if ((pd.base = event_base_new()) == NULL)
         fatalx("event_base_new failed");
     pd.service = service_new(&pd, fd);
+    if ((pd.control = control_new(&pd, err, sizeof err)) == NULL)
+        log_warnx("no control socket for p2pshare: %s", err);
+    /* The owner's policy holds from the first heartbeat on. */
+    owner_cron(&pd, monotime_ms());
     ev_term = evsignal_new(pd.base, SIGTERM, on_signal, &pd);
     ev_int = evsignal_new(pd.base, SIGINT, on_signal, &pd);
     ev_chld = evsignal_new(pd.base, SIGCHLD, on_sigchld, &pd);
@@ -433,6 +412,7 @@ main(int argc, char **argv)
         link_free(pd.links[i]);
     free(pd.links);
     service_free(pd.service);
+    control_free(pd.control);
     job_shutdown(&pd);
     event_free(ev_term);
     event_free(ev_int);
@@ -445,6 +425,7 @@ main(int argc, char **argv)
     resources_fini();
     cache_close(pd.cache);
     uids_close(pd.uids);
+    owner_free(pd.owner);
     cgroup_close(pd.cgroups);
     free(pd.state_dir);
     config_free(&cfg);

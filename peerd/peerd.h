@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <event2/event.h>
 
@@ -25,6 +26,8 @@ struct cgroups;
 struct cgroup;
 struct uids;
 struct ctlrelay;
+struct owner;
+struct control;
 
 /* A hold on slots for one job: a lease until its launch confirms it. */
 struct hold {
@@ -61,6 +64,8 @@ struct peerd {
     struct cgroups *cgroups; /* a cgroup per job, or NULL */
     int private_tmp;        /* a mount namespace per job */
     uint64_t tmp_bytes;     /* size of its /tmp, /var/tmp, /dev/shm */
+    struct owner *owner;    /* the owner's policy and presence */
+    struct control *control; /* p2pshare's socket */
     struct event *cron;
 };
 
@@ -194,11 +199,6 @@ struct spawn_req {
 pid_t spawn_process(const struct spawn_req *, int *out, int *err, char *why,
                     size_t whylen);
 
-/* main.c */
-/* Can the job account pass through every directory above state_dir?
- * -1 with an explanation and the fix. */
-int job_reachable(const char *state_dir, uid_t uid, char *err, size_t errlen);
-
 /* cgroup.c: the only file that knows control groups */
 enum cg_limit { CG_LIMIT_NONE, CG_LIMIT_MEMORY, CG_LIMIT_PIDS };
 /* Find what this machine offers (v2, v1, or both) and make our subtree,
@@ -234,6 +234,9 @@ int cgroup_freeze(struct cgroup *, int frozen);
 /* rmdir it and what is below it, in every hierarchy; -1 if some stay. */
 int cgroup_remove(struct cgroup *);
 void cgroup_free(struct cgroup *);
+/* CPU time used by every job so far, in microseconds; UINT64_MAX when
+ * not known. */
+uint64_t cgroup_cpu_usage_us(const struct cgroups *);
 /* Peak memory in bytes (0: unknown), and the limit it ran into. */
 uint64_t cgroup_mem_peak(const struct cgroup *);
 enum cg_limit cgroup_limit_hit(const struct cgroup *);
@@ -279,6 +282,9 @@ void ctlrelay_view(struct ctlrelay *const *, size_t n,
                    const struct msg_view *);
 
 /* job.c: jobs running here */
+/* Can the job account pass through every directory above state_dir?
+ * -1 with an explanation and the fix. */
+int job_reachable(const char *state_dir, uid_t uid, char *err, size_t errlen);
 /* For ctlrelay.c */
 struct svc_conn *job_owner(const struct job *);
 const char *job_hex(const struct job *);
@@ -287,6 +293,38 @@ const char *job_bind_host(const struct job *);
 uint32_t job_nprocs_total(const struct job *);
 /* Kill and remove what an earlier run left; call before serving. */
 void job_recover(struct peerd *);
+/* Processes running (not suspended) here. */
+size_t job_running_procs(const struct peerd *);
+/* Freeze (or thaw) every running job. */
+void job_suspend_all(struct peerd *, int suspend);
+/* Kill every job now; their exits are reported as evictions, why. */
+void job_evict_all(struct peerd *, const char *why);
+/* One line per job (owner, program, ranks) into buf; its length. */
+size_t job_describe(const struct peerd *, char *buf, size_t len);
+
+/* owner.c: the owner comes first */
+struct owner *owner_new(const struct p2p_config *, char *err, size_t errlen);
+void owner_free(struct owner *);
+/* Judge the owner's presence, suspend, resume or evict guests. */
+void owner_cron(struct peerd *, uint64_t now_ms);
+/* Are guests welcome?  If not, why ("owner active ... on ws3"). */
+int owner_welcome(const struct peerd *, char *why, size_t whylen);
+/* The peer state to announce while guests are not welcome, else
+ * PEER_STATE_UNKNOWN (the slots say). */
+int owner_peer_state(const struct peerd *);
+/* p2pshare: SHARE_* until the next restart, or -1 for the configured. */
+void owner_set_mode(struct peerd *, int mode);
+void owner_evict_now(struct peerd *);
+size_t owner_status(const struct peerd *, char *buf, size_t len);
+/* Parsing and the time window, for the tests. */
+int owner_parse_hours(const char *, int *from_min, int *to_min);
+int owner_parse_days(const struct conf_list *, uint8_t *mask);
+int owner_window_open(int from_min, int to_min, uint8_t days,
+                      const struct tm *);
+
+/* control.c: the local socket p2pshare talks to (root or our own user) */
+struct control *control_new(struct peerd *, char *err, size_t errlen);
+void control_free(struct control *);
 /* Start a confirmed job: directory, staged files, processes.  -1 with why
  * for the coordinator. */
 int job_launch(struct peerd *, struct svc_conn *, const struct msg_launch *,

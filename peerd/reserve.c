@@ -45,10 +45,8 @@ reserve_take(struct peerd *pd, const uint8_t job[WIRE_JOB_ID_LEN], uint32_t n,
     uint32_t avail = reserve_free(pd);
 
     *free_now = avail;
-    if (!pd->cfg->sharing) {
-        snprintf(why, whylen, "this peer is not sharing");
+    if (pd->owner != NULL && !owner_welcome(pd, why, whylen))
         return -1;
-    }
     if (n == 0 || n > avail) {
         snprintf(why, whylen, "%u slot%s asked, %u free", n, n == 1 ? "" : "s",
                  avail);

@@ -43,6 +43,8 @@ peer_state_name(enum peer_state s)
         return "full";
     case PEER_STATE_NOT_SHARING:
         return "not-sharing";
+    case PEER_STATE_OWNER_BUSY:
+        return "owner-busy";
     case PEER_STATE_UNKNOWN:
         break;
     }
@@ -423,6 +425,8 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         pexit.mem_peak = m->u.exit.mem_peak;
         pexit.limit = (P2p__ExitLimit)m->u.exit.limit;
         pexit.limit_value = m->u.exit.limit_value;
+        pexit.evicted = m->u.exit.evicted;
+        pexit.evict_reason = (char *)m->u.exit.evict_reason;
         pb.body_case = P2P__MESSAGE__BODY_PROC_EXIT;
         pb.proc_exit = &pexit;
         break;
@@ -490,7 +494,7 @@ res_from_pb(const P2p__Resources *pb, struct resources *r, char *err,
         return -1;
     }
     if ((int)pb->state < PEER_STATE_UNKNOWN ||
-        (int)pb->state > PEER_STATE_NOT_SHARING) {
+        (int)pb->state > PEER_STATE_OWNER_BUSY) {
         snprintf(err, errlen, "resources: unknown state %d", (int)pb->state);
         return -1;
     }
@@ -899,6 +903,10 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
                               ? EXIT_LIMIT_PROCS
                               : EXIT_LIMIT_NONE;
         m->u.exit.limit_value = pb->proc_exit->limit_value;
+        m->u.exit.evicted = pb->proc_exit->evicted;
+        if (text_from_pb(pb->proc_exit->evict_reason, m->u.exit.evict_reason,
+                         WIRE_MAX_TEXT, "evict reason", err, errlen) == -1)
+            return -1;
         return bytes_from_pb(&pb->proc_exit->job, m->u.exit.job,
                              WIRE_JOB_ID_LEN, "job id", err, errlen);
     case P2P__MESSAGE__BODY_LAUNCH:

@@ -52,6 +52,7 @@ enum peer_state {
     PEER_STATE_BUSY,
     PEER_STATE_FULL,
     PEER_STATE_NOT_SHARING,
+    PEER_STATE_OWNER_BUSY,
 };
 
 struct resources {
@@ -193,6 +194,8 @@ struct msg_proc_exit {
     uint64_t mem_peak;       /* bytes, 0: unknown */
     enum exit_limit limit;   /* decoding maps unknown values to NONE */
     uint64_t limit_value;    /* bytes or processes */
+    int evicted;             /* the owner took the machine back */
+    char evict_reason[WIRE_MAX_TEXT + 1];
 };
 
 /* The job's membership, numbered: the processes declared dead so far

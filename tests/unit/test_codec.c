@@ -652,7 +652,7 @@ t_reject_resources(void)
     m.u.reg.res.slots_free = m.u.reg.res.slots_total + 1;
     expect_encoded_reject(&m, "register slots_free > slots_total");
     make_register(&m);
-    m.u.reg.res.state = (enum peer_state)(PEER_STATE_NOT_SHARING + 1);
+    m.u.reg.res.state = (enum peer_state)(PEER_STATE_OWNER_BUSY + 1);
     expect_encoded_reject(&m, "register unknown state");
 
     memset(&m, 0, sizeof m);
@@ -1053,6 +1053,31 @@ t_proc_exit(void)
     CHECK_EQ_INT(d.u.exit.replica, 2);
     CHECK_EQ_INT(d.u.exit.signaled, 1);
     CHECK_EQ_INT(d.u.exit.code, 9);
+    CHECK_EQ_INT(d.u.exit.evicted, 0);
+    CHECK_EQ_INT(d.u.exit.limit, EXIT_LIMIT_NONE);
+    codec_msg_free(&d);
+
+    /* The box's figures and an eviction travel too. */
+    m.u.exit.mem_peak = 314572800;
+    m.u.exit.limit = EXIT_LIMIT_MEMORY;
+    m.u.exit.limit_value = 104857600;
+    m.u.exit.evicted = 1;
+    snprintf(m.u.exit.evict_reason, sizeof m.u.exit.evict_reason,
+             "owner active (input 2 s ago)");
+    if (roundtrip(&m, &d) != 0)
+        return;
+    CHECK_EQ_INT(d.u.exit.mem_peak, 314572800);
+    CHECK_EQ_INT(d.u.exit.limit, EXIT_LIMIT_MEMORY);
+    CHECK_EQ_INT(d.u.exit.limit_value, 104857600);
+    CHECK_EQ_INT(d.u.exit.evicted, 1);
+    CHECK_EQ_STR(d.u.exit.evict_reason, "owner active (input 2 s ago)");
+    codec_msg_free(&d);
+    /* An unknown limit from a newer peer is no limit. */
+    m.u.exit.limit = (enum exit_limit)7;
+    m.u.exit.evict_reason[0] = '\0';
+    if (roundtrip(&m, &d) != 0)
+        return;
+    CHECK_EQ_INT(d.u.exit.limit, EXIT_LIMIT_NONE);
     codec_msg_free(&d);
 }
 

@@ -174,11 +174,25 @@ t_not_sharing(void)
 
     setup(4);
     cfg.sharing = 0;
+    snprintf(pd.host_label, sizeof pd.host_label, "ws3");
+    pd.owner = owner_new(&cfg, why, sizeof why);
+    if (!CHECK(pd.owner != NULL))
+        return;
+    owner_cron(&pd, 1);
     make_job_id(j, 9);
     CHECK_EQ_INT(reserve_take(&pd, j, 1, 1000, A, &free_now, why, sizeof why),
                  -1);
-    CHECK_CONTAINS(why, "not sharing");
+    CHECK_CONTAINS(why, "not sharing on ws3");
     CHECK_EQ_INT(reserve_free(&pd), 4);
+    CHECK_EQ_INT(owner_peer_state(&pd), PEER_STATE_NOT_SHARING);
+    /* p2pshare on: welcome again. */
+    owner_set_mode(&pd, SHARE_ALWAYS);
+    CHECK_EQ_INT(reserve_take(&pd, j, 1, 1000, A, &free_now, why, sizeof why),
+                 0);
+    CHECK_EQ_INT(owner_peer_state(&pd), PEER_STATE_UNKNOWN);
+    teardown();
+    owner_free(pd.owner);
+    pd.owner = NULL;
 }
 
 static const struct test_case cases[] = {
