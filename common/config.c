@@ -77,6 +77,8 @@ static const struct conf_key conf_keys[] = {
     {"peer", "job_cpu_weight", CONF_INT, F(job_cpu_weight), 1, 10000},
     {"peer", "job_path", CONF_STR, F(job_path), 0, 0},
     {"peer", "max_lease_ms", CONF_INT, F(max_lease_ms), 500, 3600000},
+    {"peer", "fairshare_halflife_s", CONF_INT, F(fairshare_halflife_s), 1,
+     365 * 86400},
     {"run", "user_key", CONF_PATH, F(user_key), 0, 0},
     {"run", "strategy", CONF_STR, F(strategy), 0, 0},
     {"run", "lease_ms", CONF_INT, F(lease_ms), 500, 3600000},
@@ -331,6 +333,7 @@ config_defaults(struct p2p_config *cfg)
     cfg->job_cpu_weight = 20;
     cfg->job_path = xstrdup("/usr/local/bin:/usr/bin:/bin");
     cfg->max_lease_ms = 60000;
+    cfg->fairshare_halflife_s = 3600;
     cfg->strategy = xstrdup("spread");
     cfg->lease_ms = 5000;
     cfg->encrypt = 1;

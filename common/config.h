@@ -78,6 +78,7 @@ struct p2p_config {
     int job_cpu_weight; /* guest work against the owner's 100 */
     char *job_path; /* where bare command names are looked up */
     int max_lease_ms;
+    int fairshare_halflife_s; /* usage of a peer halves in this time */
 
     /* [users] */
     struct conf_user *users;

@@ -417,6 +417,8 @@ proc_check_done(struct proc *p)
     reserve_return_one(j->pd, j->id);
     if (--j->nrunning == 0)
         job_end(j);
+    /* A slot is free: a queued task takes it at once. */
+    farm_kick(j->pd);
 }
 
 static void

@@ -175,6 +175,7 @@ on_cron(evutil_socket_t fd, short what, void *arg)
     reserve_cron(pd, now);
     owner_cron(pd, now);
     job_cron(pd, now);
+    farm_cron(pd, now);
 }
 
 static void
@@ -354,6 +355,7 @@ main(int argc, char **argv)
         fatalx("%s", err);
     /* Before offering slots: nothing of an earlier life may still run. */
     job_recover(&pd);
+    farm_init(&pd);
     /* Not fatal: a peer may be started before its directory is fixed, and
      * a launch then fails with the same explanation. */
     if (job_reachable(pd.state_dir, pd.job_uid, err, sizeof err) == -1)
@@ -426,6 +428,7 @@ main(int argc, char **argv)
     cache_close(pd.cache);
     uids_close(pd.uids);
     owner_free(pd.owner);
+    farm_fini(&pd);
     cgroup_close(pd.cgroups);
     free(pd.state_dir);
     config_free(&cfg);

@@ -28,6 +28,7 @@ struct uids;
 struct ctlrelay;
 struct owner;
 struct control;
+struct farms;
 
 /* A hold on slots for one job: a lease until its launch confirms it. */
 struct hold {
@@ -66,6 +67,7 @@ struct peerd {
     uint64_t tmp_bytes;     /* size of its /tmp, /var/tmp, /dev/shm */
     struct owner *owner;    /* the owner's policy and presence */
     struct control *control; /* p2pshare's socket */
+    struct farms *farms;    /* tasks queued here, fair share */
     struct event *cron;
 };
 
@@ -321,6 +323,25 @@ int owner_parse_hours(const char *, int *from_min, int *to_min);
 int owner_parse_days(const struct conf_list *, uint8_t *mask);
 int owner_window_open(int from_min, int to_min, uint8_t days,
                       const struct tm *);
+
+/* farm.c: farms of tasks and fair share between their users */
+void farm_init(struct peerd *);
+void farm_fini(struct peerd *);
+/* A farm opens for a connection (its user's verified key in hex). */
+int farm_open(struct peerd *, struct svc_conn *, const struct msg_farm *,
+              const char *user_hex, char *why, size_t whylen);
+int farm_owned_by(const struct peerd *, const struct svc_conn *);
+/* Queue a task (a launch with task != 0); -1 with why if refused. */
+int farm_task(struct peerd *, struct svc_conn *, const struct msg_launch *,
+              char *why, size_t whylen);
+/* Take a queued task out; 1 if it was there. */
+int farm_cancel(struct peerd *, struct svc_conn *, const uint8_t job[16]);
+/* The connection is gone: its farms and queued tasks go. */
+void farm_drop_owner(struct peerd *, struct svc_conn *);
+/* Start queued tasks while slots are free, fairest user first. */
+void farm_kick(struct peerd *);
+void farm_cron(struct peerd *, uint64_t now_ms);
+size_t farm_describe(const struct peerd *, char *buf, size_t len);
 
 /* control.c: the local socket p2pshare talks to (root or our own user) */
 struct control *control_new(struct peerd *, char *err, size_t errlen);

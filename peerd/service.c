@@ -46,6 +46,7 @@ struct svc_conn {
     struct channel *ch;
     enum svc_state state;
     char user[80];
+    char user_key[2 * SEC_SIGN_PK_LEN + 1]; /* verified, hex */
     int user_ok; /* passes the access lists */
     char user_why[WIRE_MAX_TEXT + 1];
     struct incoming *incoming;
@@ -109,6 +110,7 @@ svc_conn_free(struct svc_conn *c)
         free(in);
     }
     reserve_drop_owner(pd, c);
+    farm_drop_owner(pd, c);
     job_orphan_owner(pd, c);
     LIST_REMOVE(c, entry);
     c->svc->nconns--;
@@ -138,6 +140,7 @@ svc_user_auth(struct svc_conn *c, const struct msg_user_auth *a)
     }
     c->state = SVC_USER;
     c->svc->npreauth--;
+    sec_hex(c->user_key, a->user_key, SEC_SIGN_PK_LEN);
     channel_set_max_frame(c->ch, SVC_MAX_FRAME_USER);
     /* access_user() names the user even when it refuses. */
     c->user_ok = access_user(pd->cfg, a->user_key, c->user, sizeof c->user,
@@ -186,7 +189,8 @@ svc_holds_slots(struct svc_conn *c)
     for (h = c->svc->pd->holds; h != NULL; h = h->next)
         if (h->owner == c)
             return 1;
-    return 0;
+    /* A farm's tasks are staged once, before any of them holds a slot. */
+    return farm_owned_by(c->svc->pd, c);
 }
 
 static void
@@ -287,6 +291,27 @@ svc_file_chunk(struct svc_conn *c, const struct msg_data *d)
     free(in);
 }
 
+/* A farm opens: staging is allowed from now on, tasks may follow. */
+static void
+svc_farm_open(struct svc_conn *c, const struct msg_farm *f)
+{
+    struct msg m;
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_LAUNCH_REPLY;
+    memcpy(m.u.reply.job, f->farm, WIRE_JOB_ID_LEN);
+    if (!c->user_ok)
+        snprintf(m.u.reply.reason, sizeof m.u.reply.reason, "%s",
+                 c->user_why);
+    else
+        m.u.reply.ok = farm_open(c->svc->pd, c, f, c->user_key,
+                                 m.u.reply.reason,
+                                 sizeof m.u.reply.reason) == 0;
+    if (!m.u.reply.ok)
+        log_info("farm refused to %s: %s", c->user, m.u.reply.reason);
+    channel_send(c->ch, &m);
+}
+
 static void
 svc_launch(struct svc_conn *c, const struct msg_launch *l)
 {
@@ -295,6 +320,13 @@ svc_launch(struct svc_conn *c, const struct msg_launch *l)
     memset(&m, 0, sizeof m);
     m.type = MSG_LAUNCH_REPLY;
     memcpy(m.u.reply.job, l->job, WIRE_JOB_ID_LEN);
+    if (l->task != 0) {
+        /* Queued: the peer says when it starts, or why it cannot. */
+        if (farm_task(c->svc->pd, c, l, m.u.reply.reason,
+                      sizeof m.u.reply.reason) == -1)
+            channel_send(c->ch, &m);
+        return;
+    }
     m.u.reply.ok = job_launch(c->svc->pd, c, l, m.u.reply.reason,
                               sizeof m.u.reply.reason) == 0;
     channel_send(c->ch, &m);
@@ -343,6 +375,11 @@ svc_on_msg(struct channel *ch, const struct msg *m, void *arg)
     case MSG_KILL:
         if ((j = job_find(pd, m->u.job)) != NULL && job_owner_is(j, c))
             job_kill(j, "cancelled by its coordinator");
+        else
+            (void)farm_cancel(pd, c, m->u.job);
+        return;
+    case MSG_FARM_OPEN:
+        svc_farm_open(c, &m->u.farm);
         return;
     case MSG_TABLE:
         if ((j = job_find(pd, m->u.table.job)) != NULL && job_owner_is(j, c))

@@ -21,7 +21,7 @@ msg_type_name(enum msg_type t)
         "file-offer",    "file-need",     "file-chunk",   "file-done",
         "launch",        "launch-reply",  "output",       "proc-exit",
         "proc-addr",     "table",         "job-abort",    "view",
-        "suspect",
+        "suspect",       "farm-open",     "task-started",
     };
     _Static_assert(sizeof names / sizeof names[0] == MSG__COUNT,
                    "a message type without a name");
@@ -149,6 +149,10 @@ encode_launch(const struct msg_launch *l, P2p__Message *pb, uint8_t **out,
     la.size = l->size;
     la.nreplicas = l->nreplicas;
     la.lease_ms = l->lease_ms;
+    la.task = l->task;
+    la.mem_need = l->mem_need;
+    if (l->task != 0)
+        BYTES(la.farm, l->farm, WIRE_JOB_ID_LEN);
     if (l->nprocs > 0) {
         procs = xcalloc(l->nprocs, sizeof *procs);
         procp = xcalloc(l->nprocs, sizeof *procp);
@@ -258,6 +262,8 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
     P2p__JobAbort jabort = P2P__JOB_ABORT__INIT;
     P2p__View view = P2P__VIEW__INIT;
     P2p__Suspect susp = P2P__SUSPECT__INIT;
+    P2p__FarmOpen farm = P2P__FARM_OPEN__INIT;
+    P2p__TaskStarted tstart = P2P__TASK_STARTED__INIT;
     P2p__Resources res;
     P2p__PeerEntry *entries = NULL, **entryp = NULL;
     P2p__Resources *eres = NULL;
@@ -461,6 +467,17 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         pb.body_case = P2P__MESSAGE__BODY_VIEW;
         pb.view = &view;
         break;
+    case MSG_FARM_OPEN:
+        BYTES(farm.farm, m->u.farm.farm, WIRE_JOB_ID_LEN);
+        farm.lease_ms = m->u.farm.lease_ms;
+        pb.body_case = P2P__MESSAGE__BODY_FARM_OPEN;
+        pb.farm_open = &farm;
+        break;
+    case MSG_TASK_STARTED:
+        BYTES(tstart.job, m->u.job, WIRE_JOB_ID_LEN);
+        pb.body_case = P2P__MESSAGE__BODY_TASK_STARTED;
+        pb.task_started = &tstart;
+        break;
     case MSG_SUSPECT:
         BYTES(susp.job, m->u.suspect.job, WIRE_JOB_ID_LEN);
         susp.rank = m->u.suspect.rank;
@@ -618,6 +635,17 @@ decode_launch(const P2p__Launch *pb, struct msg_launch *l, char *err,
     l->size = pb->size;
     l->nreplicas = pb->nreplicas;
     l->lease_ms = pb->lease_ms;
+    l->task = pb->task;
+    l->mem_need = pb->mem_need;
+    if (l->task != 0) {
+        if (pb->size != 1 || pb->nreplicas != 1 || pb->n_procs != 1) {
+            snprintf(err, errlen, "launch: a task is one process of a farm");
+            return -1;
+        }
+        if (bytes_from_pb(&pb->farm, l->farm, WIRE_JOB_ID_LEN, "farm id", err,
+                          errlen) == -1)
+            return -1;
+    }
     /* Every count is checked against its bound above. */
     l->procs = xcalloc(pb->n_procs, sizeof *l->procs);
     l->nprocs = pb->n_procs;
@@ -963,6 +991,15 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
         m->u.suspect.replica = pb->suspect->replica;
         m->u.suspect.proc = pb->suspect->proc;
         return bytes_from_pb(&pb->suspect->job, m->u.suspect.job,
+                             WIRE_JOB_ID_LEN, "job id", err, errlen);
+    case P2P__MESSAGE__BODY_FARM_OPEN:
+        m->type = MSG_FARM_OPEN;
+        m->u.farm.lease_ms = pb->farm_open->lease_ms;
+        return bytes_from_pb(&pb->farm_open->farm, m->u.farm.farm,
+                             WIRE_JOB_ID_LEN, "farm id", err, errlen);
+    case P2P__MESSAGE__BODY_TASK_STARTED:
+        m->type = MSG_TASK_STARTED;
+        return bytes_from_pb(&pb->task_started->job, m->u.job,
                              WIRE_JOB_ID_LEN, "job id", err, errlen);
     case P2P__MESSAGE__BODY__NOT_SET:
     default:

@@ -43,6 +43,8 @@ enum msg_type {
     MSG_JOB_ABORT,
     MSG_VIEW,    /* u.view: coordinator -> peer, membership change */
     MSG_SUSPECT, /* u.suspect: peer -> coordinator, a lost connection */
+    MSG_FARM_OPEN,    /* u.farm: p2prun -> peer, a farm of tasks */
+    MSG_TASK_STARTED, /* u.job: peer -> p2prun, a queued task started */
     MSG__COUNT   /* keep last */
 };
 
@@ -155,6 +157,15 @@ struct msg_launch {
     char **argv;
     char **env;
     struct job_file *files;
+    uint64_t task;     /* a farm's task (from 1), 0: a job */
+    uint64_t mem_need; /* bytes, tasks only */
+    uint8_t farm[WIRE_JOB_ID_LEN];
+};
+
+/* A farm of tasks opens on a peer. */
+struct msg_farm {
+    uint8_t farm[WIRE_JOB_ID_LEN];
+    uint32_t lease_ms;
 };
 
 /* Where one process of a job listens; an abort request reuses it with
@@ -236,6 +247,7 @@ struct msg {
         struct msg_table table;
         struct msg_view view;
         struct msg_suspect suspect;
+        struct msg_farm farm;
     } u;
 };
 

@@ -1,0 +1,499 @@
+/*
+ * Farms of tasks (p2prun --each) on this peer, and fair share between
+ * their users.  A farm's coordinator opens it, stages its files, and then
+ * sends tasks, each a one-process launch with its own attempt id; they
+ * wait here in a small queue per farm, so that a slot that frees is
+ * filled at once, without a round trip to p2prun.  When a slot is free and
+ * guests are welcome, the next task comes from the user (verified key)
+ * with the least usage of this peer: CPU-seconds (slot-seconds) of the
+ * tasks that finished, decaying with a half-life, plus those running now
+ * (the FieldTrip peer toolbox's rule, seed 002).  Usage is kept in
+ * STATE_DIR/fairshare so that a restart does not forget it.
+ *
+ * A started task is an ordinary job (job.c): same box, output, exit report
+ * and killing; it takes a slot through a hold like any job's.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "monotime.h"
+#include "peerd.h"
+#include "xmalloc.h"
+
+#define FARM_QUEUE_MAX 256      /* tasks queued per farm */
+#define FARM_USERS_MAX 4096     /* users remembered in the usage table */
+#define FARM_SAVE_EVERY_MS 1000 /* usage written at most this often */
+
+struct task {
+    struct msg_launch l; /* owned copy */
+    struct task *next;
+};
+
+struct running {
+    uint8_t job[WIRE_JOB_ID_LEN];
+    uint64_t started_ms;
+    struct running *next;
+};
+
+struct farm {
+    uint8_t id[WIRE_JOB_ID_LEN];
+    struct svc_conn *owner;
+    char user[65]; /* usage key: the user's verified key, hex */
+    uint32_t lease_ms;
+    struct task *head, **tail;
+    size_t nqueued;
+    struct running *running;
+    uint64_t last_pick; /* for ties: the longest waiting goes first */
+    struct farm *next;
+};
+
+struct usage {
+    char user[65];
+    double secs;     /* decayed to stamp */
+    time_t stamp;
+};
+
+struct farms {
+    struct farm *list;
+    struct usage *usage;
+    size_t nusage;
+    int dirty;
+    uint64_t saved_ms, picks;
+    char *path;
+};
+
+static void launch_free(struct msg_launch *l)
+{
+    struct msg m;
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_LAUNCH;
+    m.u.launch = *l;
+    codec_msg_free(&m);
+}
+
+/* A deep copy of a decoded launch. */
+static void
+launch_dup(struct msg_launch *dst, const struct msg_launch *src)
+{
+    size_t i;
+
+    *dst = *src;
+    dst->procs = xcalloc(src->nprocs + 1, sizeof *dst->procs);
+    memcpy(dst->procs, src->procs, src->nprocs * sizeof *src->procs);
+    dst->argv = xcalloc(src->nargv + 1, sizeof *dst->argv);
+    for (i = 0; i < src->nargv; i++)
+        dst->argv[i] = xstrdup(src->argv[i]);
+    dst->env = xcalloc(src->nenv + 1, sizeof *dst->env);
+    for (i = 0; i < src->nenv; i++)
+        dst->env[i] = xstrdup(src->env[i]);
+    dst->files = xcalloc(src->nfiles + 1, sizeof *dst->files);
+    memcpy(dst->files, src->files, src->nfiles * sizeof *src->files);
+}
+
+/* --- usage -------------------------------------------------------------- */
+
+static double
+farm_decay(const struct peerd *pd, double secs, time_t from, time_t to)
+{
+    double half = pd->cfg->fairshare_halflife_s;
+
+    if (to <= from || half <= 0)
+        return secs;
+    return secs * pow(0.5, (double)(to - from) / half);
+}
+
+static struct usage *
+farm_usage(struct peerd *pd, const char *user, int create)
+{
+    struct farms *fs = pd->farms;
+    size_t i, oldest = 0;
+
+    for (i = 0; i < fs->nusage; i++)
+        if (strcmp(fs->usage[i].user, user) == 0)
+            return &fs->usage[i];
+    if (!create)
+        return NULL;
+    if (fs->nusage == FARM_USERS_MAX) {
+        /* Forget whoever was charged longest ago. */
+        for (i = 1; i < fs->nusage; i++)
+            if (fs->usage[i].stamp < fs->usage[oldest].stamp)
+                oldest = i;
+        i = oldest;
+    } else {
+        fs->usage = xreallocarray(fs->usage, fs->nusage + 1,
+                                  sizeof *fs->usage);
+        i = fs->nusage++;
+    }
+    memset(&fs->usage[i], 0, sizeof fs->usage[i]);
+    snprintf(fs->usage[i].user, sizeof fs->usage[i].user, "%s", user);
+    fs->usage[i].stamp = time(NULL);
+    return &fs->usage[i];
+}
+
+static void
+farm_charge(struct peerd *pd, const char *user, double secs)
+{
+    struct usage *u = farm_usage(pd, user, 1);
+    time_t now = time(NULL);
+
+    u->secs = farm_decay(pd, u->secs, u->stamp, now) + secs;
+    u->stamp = now;
+    pd->farms->dirty = 1;
+}
+
+/* The user's usage now: finished tasks decayed, running ones counted. */
+static double
+farm_user_usage(struct peerd *pd, const char *user, uint64_t now_ms)
+{
+    struct usage *u = farm_usage(pd, user, 0);
+    double secs = u ? farm_decay(pd, u->secs, u->stamp, time(NULL)) : 0;
+    struct farm *f;
+    struct running *r;
+
+    for (f = pd->farms->list; f != NULL; f = f->next)
+        if (strcmp(f->user, user) == 0)
+            for (r = f->running; r != NULL; r = r->next)
+                secs += (double)(now_ms - r->started_ms) / 1000;
+    return secs;
+}
+
+static void
+farm_load_usage(struct peerd *pd)
+{
+    struct farms *fs = pd->farms;
+    char user[65];
+    double secs;
+    long long stamp;
+    FILE *f;
+
+    if ((f = fopen(fs->path, "re")) == NULL)
+        return;
+    while (fscanf(f, "%64s %lf %lld", user, &secs, &stamp) == 3) {
+        struct usage *u;
+
+        if (strspn(user, "0123456789abcdef") != 64 || !(secs >= 0) ||
+            secs > 1e12)
+            continue; /* ours, but not to be trusted blindly */
+        u = farm_usage(pd, user, 1);
+        u->secs = secs;
+        u->stamp = (time_t)stamp;
+    }
+    fclose(f);
+}
+
+static void
+farm_save_usage(struct peerd *pd)
+{
+    struct farms *fs = pd->farms;
+    char *tmp;
+    size_t i;
+    FILE *f;
+
+    xasprintf(&tmp, "%s.new", fs->path);
+    if ((f = fopen(tmp, "we")) == NULL) {
+        log_warn("fair share: %s", tmp);
+        free(tmp);
+        return;
+    }
+    for (i = 0; i < fs->nusage; i++)
+        fprintf(f, "%s %.3f %lld\n", fs->usage[i].user, fs->usage[i].secs,
+                (long long)fs->usage[i].stamp);
+    if (fclose(f) != 0 || rename(tmp, fs->path) == -1)
+        log_warn("fair share: %s", fs->path);
+    free(tmp);
+    fs->dirty = 0;
+}
+
+/* --- farms -------------------------------------------------------------- */
+
+void
+farm_init(struct peerd *pd)
+{
+    pd->farms = xcalloc(1, sizeof *pd->farms);
+    xasprintf(&pd->farms->path, "%s/fairshare", pd->state_dir);
+    farm_load_usage(pd);
+}
+
+static void
+farm_free(struct farm *f)
+{
+    struct task *t;
+    struct running *r;
+
+    while ((t = f->head) != NULL) {
+        f->head = t->next;
+        launch_free(&t->l);
+        free(t);
+    }
+    while ((r = f->running) != NULL) {
+        f->running = r->next;
+        free(r);
+    }
+    free(f);
+}
+
+void
+farm_fini(struct peerd *pd)
+{
+    struct farm *f;
+
+    if (pd->farms == NULL)
+        return;
+    if (pd->farms->dirty)
+        farm_save_usage(pd);
+    while ((f = pd->farms->list) != NULL) {
+        pd->farms->list = f->next;
+        farm_free(f);
+    }
+    free(pd->farms->usage);
+    free(pd->farms->path);
+    free(pd->farms);
+    pd->farms = NULL;
+}
+
+static struct farm *
+farm_find(struct peerd *pd, struct svc_conn *c, const uint8_t id[16])
+{
+    struct farm *f;
+
+    for (f = pd->farms->list; f != NULL; f = f->next)
+        if (f->owner == c && memcmp(f->id, id, WIRE_JOB_ID_LEN) == 0)
+            return f;
+    return NULL;
+}
+
+int
+farm_open(struct peerd *pd, struct svc_conn *c, const struct msg_farm *m,
+          const char *user_hex, char *why, size_t whylen)
+{
+    struct farm *f;
+
+    if (farm_find(pd, c, m->farm) != NULL)
+        return 0;
+    if (!owner_welcome(pd, why, whylen))
+        return -1;
+    f = xcalloc(1, sizeof *f);
+    memcpy(f->id, m->farm, WIRE_JOB_ID_LEN);
+    f->owner = c;
+    snprintf(f->user, sizeof f->user, "%s", user_hex);
+    f->lease_ms =
+        m->lease_ms > 0 && m->lease_ms <= (uint32_t)pd->cfg->max_lease_ms
+            ? m->lease_ms
+            : (uint32_t)pd->cfg->max_lease_ms;
+    f->tail = &f->head;
+    f->next = pd->farms->list;
+    pd->farms->list = f;
+    log_info("farm %.8s opened by %s", user_hex, svc_conn_name(c));
+    return 0;
+}
+
+int
+farm_owned_by(const struct peerd *pd, const struct svc_conn *c)
+{
+    const struct farm *f;
+
+    for (f = pd->farms->list; f != NULL; f = f->next)
+        if (f->owner == c)
+            return 1;
+    return 0;
+}
+
+int
+farm_task(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
+          char *why, size_t whylen)
+{
+    struct farm *f = farm_find(pd, c, l->farm);
+    struct task *t;
+
+    if (f == NULL) {
+        snprintf(why, whylen, "no such farm here");
+        return -1;
+    }
+    if (f->nqueued >= FARM_QUEUE_MAX) {
+        snprintf(why, whylen, "the farm's queue here is full (%d tasks)",
+                 FARM_QUEUE_MAX);
+        return -1;
+    }
+    if (job_find(pd, l->job) != NULL || reserve_find(pd, l->job) != NULL) {
+        snprintf(why, whylen, "job id already in use");
+        return -1;
+    }
+    t = xcalloc(1, sizeof *t);
+    launch_dup(&t->l, l);
+    if (t->l.lease_ms == 0)
+        t->l.lease_ms = f->lease_ms;
+    *f->tail = t;
+    f->tail = &t->next;
+    f->nqueued++;
+    farm_kick(pd);
+    return 0;
+}
+
+int
+farm_cancel(struct peerd *pd, struct svc_conn *c, const uint8_t job[16])
+{
+    struct farm *f;
+    struct task **tp, *t;
+
+    for (f = pd->farms->list; f != NULL; f = f->next) {
+        if (f->owner != c)
+            continue;
+        for (tp = &f->head; *tp != NULL; tp = &(*tp)->next)
+            if (memcmp((*tp)->l.job, job, WIRE_JOB_ID_LEN) == 0) {
+                t = *tp;
+                *tp = t->next;
+                if (f->tail == &t->next)
+                    f->tail = tp;
+                f->nqueued--;
+                launch_free(&t->l);
+                free(t);
+                return 1;
+            }
+    }
+    return 0;
+}
+
+void
+farm_drop_owner(struct peerd *pd, struct svc_conn *c)
+{
+    struct farm **fp, *f;
+
+    if (pd->farms == NULL)
+        return;
+    for (fp = &pd->farms->list; (f = *fp) != NULL;) {
+        if (f->owner != c) {
+            fp = &f->next;
+            continue;
+        }
+        *fp = f->next;
+        farm_free(f);
+    }
+}
+
+/* Running attempts that have ended: charge their user. */
+static void
+farm_reap(struct peerd *pd, uint64_t now_ms)
+{
+    struct farm *f;
+    struct running **rp, *r;
+
+    for (f = pd->farms->list; f != NULL; f = f->next)
+        for (rp = &f->running; (r = *rp) != NULL;) {
+            if (job_find(pd, r->job) != NULL) {
+                rp = &r->next;
+                continue;
+            }
+            farm_charge(pd, f->user, (double)(now_ms - r->started_ms) / 1000);
+            *rp = r->next;
+            free(r);
+        }
+}
+
+/* The farm whose user has the least usage and a task waiting. */
+static struct farm *
+farm_next(struct peerd *pd, uint64_t now_ms)
+{
+    struct farm *f, *best = NULL;
+    double u, bu = 0;
+
+    for (f = pd->farms->list; f != NULL; f = f->next) {
+        if (f->head == NULL)
+            continue;
+        u = farm_user_usage(pd, f->user, now_ms);
+        if (best == NULL || u < bu ||
+            (u == bu && f->last_pick < best->last_pick)) {
+            best = f;
+            bu = u;
+        }
+    }
+    return best;
+}
+
+/* Start one task of f now; its coordinator hears of it either way. */
+static void
+farm_start(struct peerd *pd, struct farm *f, uint64_t now_ms)
+{
+    struct task *t = f->head;
+    struct running *r;
+    uint32_t free_now;
+    char why[WIRE_MAX_TEXT + 1];
+    struct msg m;
+
+    f->head = t->next;
+    if (f->head == NULL)
+        f->tail = &f->head;
+    f->nqueued--;
+    f->last_pick = ++pd->farms->picks;
+    memset(&m, 0, sizeof m);
+    if (reserve_take(pd, t->l.job, 1, t->l.lease_ms, f->owner, &free_now, why,
+                     sizeof why) == -1 ||
+        job_launch(pd, f->owner, &t->l, why, sizeof why) == -1) {
+        reserve_release(pd, t->l.job);
+        m.type = MSG_LAUNCH_REPLY;
+        memcpy(m.u.reply.job, t->l.job, WIRE_JOB_ID_LEN);
+        snprintf(m.u.reply.reason, sizeof m.u.reply.reason, "%s", why);
+    } else {
+        r = xcalloc(1, sizeof *r);
+        memcpy(r->job, t->l.job, WIRE_JOB_ID_LEN);
+        r->started_ms = now_ms;
+        r->next = f->running;
+        f->running = r;
+        m.type = MSG_TASK_STARTED;
+        memcpy(m.u.job, t->l.job, WIRE_JOB_ID_LEN);
+    }
+    svc_conn_send(f->owner, &m);
+    launch_free(&t->l);
+    free(t);
+}
+
+void
+farm_kick(struct peerd *pd)
+{
+    uint64_t now = monotime_ms();
+    char why[128];
+    struct farm *f;
+
+    if (pd->farms == NULL || pd->farms->list == NULL)
+        return;
+    farm_reap(pd, now);
+    while (reserve_free(pd) > 0 && owner_welcome(pd, why, sizeof why) &&
+           (f = farm_next(pd, now)) != NULL)
+        farm_start(pd, f, now);
+}
+
+void
+farm_cron(struct peerd *pd, uint64_t now_ms)
+{
+    if (pd->farms == NULL)
+        return;
+    farm_kick(pd);
+    if (pd->farms->dirty && now_ms - pd->farms->saved_ms >= FARM_SAVE_EVERY_MS) {
+        farm_save_usage(pd);
+        pd->farms->saved_ms = now_ms;
+    }
+}
+
+size_t
+farm_describe(const struct peerd *pd, char *buf, size_t len)
+{
+    const struct farm *f;
+    size_t n = 0;
+    int w;
+
+    for (f = pd->farms->list; f != NULL && n < len; f = f->next) {
+        w = snprintf(buf + n, len - n, "farm of %.12s: %zu task%s queued\n",
+                     f->user, f->nqueued, f->nqueued == 1 ? "" : "s");
+        if (w < 0)
+            break;
+        n += (size_t)w;
+    }
+    return n < len ? n : len - 1;
+}
