@@ -65,6 +65,11 @@ void alloc_plan_free(struct alloc_plan *);
 int userkey_load(const char *path, uint8_t pk[SEC_SIGN_PK_LEN],
                  uint8_t sk[SEC_SIGN_SK_LEN], int *created, char *err,
                  size_t errlen);
+/* The message that proves the user to a peer: a signature over the
+ * channel's session id. */
+void userkey_auth(struct msg *, struct channel *,
+                  const uint8_t pk[SEC_SIGN_PK_LEN],
+                  const uint8_t sk[SEC_SIGN_SK_LEN]);
 
 /* local.c: the embedded local cluster for users without a network */
 struct local_cluster;
@@ -89,6 +94,13 @@ struct job_spec {
     int tag_output;
     int timeout_s; /* 0: none */
     int lease_ms;
+    /* --each: a bag of tasks instead of a job */
+    const char *each;    /* INPUTS, "-" for stdin; NULL: a job */
+    int unordered;       /* results as they finish */
+    const char *results; /* JSON lines, one per task */
+    int retries;         /* re-runs of a failing task */
+    int task_timeout_s;  /* 0: none */
+    uint64_t mem_need;   /* bytes per task, 0: learn it */
 };
 
 /* stage.c: the files a job takes along */
@@ -114,6 +126,20 @@ struct stage_send *stage_send_open(const struct stage_file *, char *err,
 long stage_send_pump(struct stage_send *, struct channel *, int *done,
                      char *err, size_t errlen);
 void stage_send_close(struct stage_send *);
+/* One peer's copy of every file: offers them all on ch at once, then
+ * streams what the peer says it lacks, as the connection drains. */
+struct stage_peer;
+struct stage_peer *stage_peer_new(const struct stage_file *, int nfiles,
+                                  struct channel *);
+void stage_peer_free(struct stage_peer *);
+/* A FileNeed or FileDone from the peer (adds to *needed the bytes it
+ * asks for); -1 with err when the peer could not take a file. */
+int stage_peer_reply(struct stage_peer *, const struct msg *,
+                     uint64_t *needed, char *err, size_t errlen);
+/* Stream more (adding to *sent); 1 once every file is on the peer, 0 not
+ * yet, -1 with err. */
+int stage_peer_pump(struct stage_peer *, struct channel *, uint64_t *sent,
+                    char *err, size_t errlen);
 
 /* coord.c: the job's coordinator */
 /* Run the job on the network the configuration names: allocate, stage,
@@ -121,6 +147,14 @@ void stage_send_close(struct stage_send *);
 int coord_run(const struct p2p_config *, const struct p2p_group *,
               const uint8_t user_pk[SEC_SIGN_PK_LEN],
               const uint8_t user_sk[SEC_SIGN_SK_LEN], const struct job_spec *);
+
+/* each.c: p2prun --each, a bag of tasks */
+/* Run one task per line of js->each on the network; p2prun's status. */
+int each_run(const struct p2p_config *, const struct p2p_group *,
+             const uint8_t user_pk[SEC_SIGN_PK_LEN],
+             const uint8_t user_sk[SEC_SIGN_SK_LEN], const struct job_spec *);
+/* "2G", "512M", "1.5GiB", bytes; -1 if not a size. */
+int each_parse_mem(const char *, uint64_t *);
 
 /* output.c: the job's stdout and stderr, once per rank (pure but for the
  * writes to the two descriptors) */

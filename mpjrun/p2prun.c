@@ -25,6 +25,11 @@ usage(FILE *f)
             "[--conf FILE]\n"
             "              [--timeout SECONDS] [--verbose] [--] PROGRAM "
             "[ARGS...]\n"
+            "       p2prun --each INPUTS [--unordered] [--results FILE] "
+            "[--retries K]\n"
+            "              [--task-timeout SECONDS] [--mem SIZE] [-l FILE]... "
+            "[-x VAR[=VAL]]...\n"
+            "              [--tag-output] [--] PROGRAM [ARGS...]\n"
             "\n"
             "Runs PROGRAM as N ranks, each as R replicas on R distinct "
             "hosts.  A PROGRAM\n"
@@ -45,6 +50,21 @@ usage(FILE *f)
             "  --supernode ADDR:PORT ask this supernode (repeatable)\n"
             "  --timeout SECONDS     stop the job after this long (exit "
             "124)\n"
+            "\n"
+            "  --each INPUTS         run PROGRAM once per line of INPUTS "
+            "(- for stdin);\n"
+            "                        {} in ARGS is the line, {#} its number "
+            "(no {}: the\n"
+            "                        line is the last argument); see "
+            "docs/tasks.md\n"
+            "  --unordered           print each task's output as it "
+            "finishes\n"
+            "  --results FILE        one JSON object per task and line\n"
+            "  --retries K           run a failing task up to K more times\n"
+            "  --task-timeout SECONDS kill a task after this long (status "
+            "124)\n"
+            "  --mem SIZE            memory a task needs (2G, 512M); "
+            "default: learnt\n"
             "\n"
             "With no supernode configured, the job runs on an embedded "
             "cluster on\n"
@@ -93,6 +113,12 @@ main(int argc, char **argv)
         {"conf", required_argument, NULL, 'c'},
         {"timeout", required_argument, NULL, 't'},
         {"verbose", no_argument, NULL, 'v'},
+        {"each", required_argument, NULL, 'e'},
+        {"unordered", no_argument, NULL, 'U'},
+        {"results", required_argument, NULL, 'R'},
+        {"retries", required_argument, NULL, 'K'},
+        {"task-timeout", required_argument, NULL, 'O'},
+        {"mem", required_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -169,6 +195,32 @@ main(int argc, char **argv)
         case 'v':
             verbose++;
             break;
+        case 'e':
+            js.each = optarg;
+            break;
+        case 'U':
+            js.unordered = 1;
+            break;
+        case 'R':
+            js.results = optarg;
+            break;
+        case 'K':
+            if (cli_int("--retries", optarg, 0, 1000, &js.retries) == -1)
+                return 2;
+            break;
+        case 'O':
+            if (cli_int("--task-timeout", optarg, 1, 86400 * 365,
+                        &js.task_timeout_s) == -1)
+                return 2;
+            break;
+        case 'M':
+            if (each_parse_mem(optarg, &js.mem_need) == -1) {
+                fprintf(stderr, "p2prun: --mem: '%s' is not a size like 2G "
+                                "or 512M\n",
+                        optarg);
+                return 2;
+            }
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -187,6 +239,17 @@ main(int argc, char **argv)
     }
     js.argv = argv + optind;
     js.argc = argc - optind;
+    if (js.each == NULL && (js.unordered || js.results || js.retries ||
+                            js.task_timeout_s || js.mem_need)) {
+        fprintf(stderr, "p2prun: --unordered, --results, --retries, "
+                        "--task-timeout and --mem go with --each\n");
+        return 2;
+    }
+    if (js.each != NULL && (js.n != 1 || js.r != 1)) {
+        fprintf(stderr, "p2prun: --each runs one task per input line: -n and "
+                        "-r are for jobs\n");
+        return 2;
+    }
     if (js.nenv > WIRE_MAX_ENV || js.nfiles > WIRE_MAX_FILES ||
         js.argc > WIRE_MAX_ARGS) {
         fprintf(stderr, "p2prun: too many arguments, -x or -l\n");
@@ -223,11 +286,18 @@ main(int argc, char **argv)
 
     if (cfg.nsupernodes == 0) {
         /* Nothing configured: a cluster of our own, with enough hosts for
-         * the replicas and enough slots for the ranks. */
+         * the replicas and enough slots for the ranks; tasks get a slot
+         * per core. */
         npeers = js.r > 2 ? js.r : 2;
         slots = (js.n * js.r + npeers - 1) / npeers;
         if (slots < (int)sysconf(_SC_NPROCESSORS_ONLN))
             slots = (int)sysconf(_SC_NPROCESSORS_ONLN);
+        if (js.each != NULL) {
+            slots = ((int)sysconf(_SC_NPROCESSORS_ONLN) + npeers - 1) /
+                    npeers;
+            if (slots < 1)
+                slots = 1;
+        }
         fprintf(stderr,
                 "p2prun: no supernode configured: running on an embedded "
                 "local cluster (%d peers on 127.0.0.2-%d)\n",
@@ -253,7 +323,8 @@ main(int argc, char **argv)
         config_free(&cfg);
         return 1;
     }
-    status = coord_run(&cfg, &g, pk, sk, &js);
+    status = js.each != NULL ? each_run(&cfg, &g, pk, sk, &js)
+                             : coord_run(&cfg, &g, pk, sk, &js);
     group_wipe(&g);
     sec_wipe(sk, sizeof sk);
     local_stop(lc);

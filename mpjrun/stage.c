@@ -191,3 +191,119 @@ stage_send_close(struct stage_send *ss)
     close(ss->fd);
     free(ss);
 }
+
+/* --- one peer's copy of every file -------------------------------------- */
+
+enum stage_fstate { SF_OFFERED, SF_NEEDED, SF_SENDING, SF_DONE };
+
+struct stage_peer {
+    const struct stage_file *files;
+    int nfiles;
+    enum stage_fstate *st;
+    int sending; /* file being streamed, -1 none */
+    struct stage_send *ss;
+};
+
+struct stage_peer *
+stage_peer_new(const struct stage_file *files, int nfiles, struct channel *ch)
+{
+    struct stage_peer *sp;
+    struct msg m;
+    int i;
+
+    sp = xcalloc(1, sizeof *sp);
+    sp->files = files;
+    sp->nfiles = nfiles;
+    sp->st = xcalloc((size_t)nfiles + 1, sizeof *sp->st);
+    sp->sending = -1;
+    for (i = 0; i < nfiles; i++) {
+        memset(&m, 0, sizeof m);
+        m.type = MSG_FILE_OFFER;
+        memcpy(m.u.file.hash, files[i].hash, SEC_HASH_LEN);
+        m.u.file.size = files[i].size;
+        channel_send(ch, &m);
+    }
+    return sp;
+}
+
+void
+stage_peer_free(struct stage_peer *sp)
+{
+    if (sp == NULL)
+        return;
+    stage_send_close(sp->ss);
+    free(sp->st);
+    free(sp);
+}
+
+int
+stage_peer_reply(struct stage_peer *sp, const struct msg *m, uint64_t *needed,
+                 char *err, size_t errlen)
+{
+    int i;
+
+    for (i = 0; i < sp->nfiles; i++)
+        if (memcmp(sp->files[i].hash, m->u.file.hash, SEC_HASH_LEN) == 0)
+            break;
+    if (i == sp->nfiles)
+        return 0; /* not ours: ignored */
+    if (m->type == MSG_FILE_NEED) {
+        if (sp->st[i] != SF_OFFERED)
+            return 0;
+        sp->st[i] = m->u.file.flag ? SF_NEEDED : SF_DONE;
+        if (m->u.file.flag && needed != NULL)
+            *needed += sp->files[i].size;
+        return 0;
+    }
+    if (!m->u.file.flag) {
+        snprintf(err, errlen, "staging %s failed: %s", sp->files[i].name,
+                 m->u.file.reason);
+        return -1;
+    }
+    sp->st[i] = SF_DONE;
+    return 0;
+}
+
+int
+stage_peer_pump(struct stage_peer *sp, struct channel *ch, uint64_t *sent,
+                char *err, size_t errlen)
+{
+    char why[256];
+    long n;
+    int i, done;
+
+    if (sp->ss == NULL) {
+        for (i = 0; i < sp->nfiles; i++)
+            if (sp->st[i] == SF_NEEDED)
+                break;
+        if (i < sp->nfiles) {
+            if ((sp->ss = stage_send_open(&sp->files[i], why, sizeof why)) ==
+                NULL) {
+                snprintf(err, errlen, "staging %s failed: %s",
+                         sp->files[i].name, why);
+                return -1;
+            }
+            sp->sending = i;
+            sp->st[i] = SF_SENDING;
+        }
+    }
+    if (sp->ss != NULL) {
+        n = stage_send_pump(sp->ss, ch, &done, why, sizeof why);
+        if (n < 0) {
+            snprintf(err, errlen, "staging %s failed: %s",
+                     sp->files[sp->sending].name, why);
+            return -1;
+        }
+        if (sent != NULL)
+            *sent += (uint64_t)n;
+        if (done) {
+            stage_send_close(sp->ss);
+            sp->ss = NULL; /* the peer's FileDone finishes the file */
+        }
+        return 0;
+    }
+    for (i = 0; i < sp->nfiles; i++)
+        if (sp->st[i] != SF_DONE)
+            return 0;
+    return 1;
+}

@@ -64,3 +64,21 @@ userkey_load(const char *path, uint8_t pk[SEC_SIGN_PK_LEN],
     free(def);
     return rc;
 }
+
+void
+userkey_auth(struct msg *m, struct channel *ch,
+             const uint8_t pk[SEC_SIGN_PK_LEN],
+             const uint8_t sk[SEC_SIGN_SK_LEN])
+{
+    uint8_t buf[16 + SEC_HASH_LEN];
+    const char *user = getenv("USER");
+
+    memset(m, 0, sizeof *m);
+    m->type = MSG_USER_AUTH;
+    memcpy(m->u.auth.user_key, pk, SEC_SIGN_PK_LEN);
+    memcpy(buf, "p2p-user\0\0\0\0\0\0\0\0", 16);
+    memcpy(buf + 16, channel_session_id(ch), SEC_HASH_LEN);
+    sec_sign(m->u.auth.signature, buf, sizeof buf, sk);
+    if (user != NULL && codec_valid_token(user, WIRE_MAX_LABEL))
+        snprintf(m->u.auth.user, sizeof m->u.auth.user, "%s", user);
+}

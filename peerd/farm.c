@@ -51,6 +51,7 @@ struct farm {
     size_t nqueued;
     struct running *running;
     uint64_t last_pick; /* for ties: the longest waiting goes first */
+    struct box *box;    /* its tasks' uid and /tmp here, made at the first */
     struct farm *next;
 };
 
@@ -223,11 +224,13 @@ farm_init(struct peerd *pd)
 }
 
 static void
-farm_free(struct farm *f)
+farm_free(struct peerd *pd, struct farm *f)
 {
     struct task *t;
     struct running *r;
 
+    /* Running tasks hold their own reference to the box. */
+    box_unref(pd, f->box);
     while ((t = f->head) != NULL) {
         f->head = t->next;
         launch_free(&t->l);
@@ -251,7 +254,7 @@ farm_fini(struct peerd *pd)
         farm_save_usage(pd);
     while ((f = pd->farms->list) != NULL) {
         pd->farms->list = f->next;
-        farm_free(f);
+        farm_free(pd, f);
     }
     free(pd->farms->usage);
     free(pd->farms->path);
@@ -374,7 +377,7 @@ farm_drop_owner(struct peerd *pd, struct svc_conn *c)
             continue;
         }
         *fp = f->next;
-        farm_free(f);
+        farm_free(pd, f);
     }
 }
 
@@ -433,9 +436,12 @@ farm_start(struct peerd *pd, struct farm *f, uint64_t now_ms)
     f->nqueued--;
     f->last_pick = ++pd->farms->picks;
     memset(&m, 0, sizeof m);
-    if (reserve_take(pd, t->l.job, 1, t->l.lease_ms, f->owner, &free_now, why,
+    if (f->box == NULL)
+        f->box = box_new(pd, why, sizeof why);
+    if (f->box == NULL ||
+        reserve_take(pd, t->l.job, 1, t->l.lease_ms, f->owner, &free_now, why,
                      sizeof why) == -1 ||
-        job_launch(pd, f->owner, &t->l, why, sizeof why) == -1) {
+        job_launch(pd, f->owner, &t->l, f->box, why, sizeof why) == -1) {
         reserve_release(pd, t->l.job);
         m.type = MSG_LAUNCH_REPLY;
         memcpy(m.u.reply.job, t->l.job, WIRE_JOB_ID_LEN);

@@ -1,9 +1,9 @@
 /*
  * Jobs running on this peer: their lifecycle.  A job owns a directory
  * under STATE_DIR/jobs/<id>, its processes and their output pipes, and,
- * when peerd runs as root, a box: a uid of its own (uids.c), a cgroup with
- * a leaf per process (cgroup.c) and a private /tmp and /dev/shm
- * (mntns.c).  Output goes to the coordinator as it comes (reading pauses
+ * when peerd runs as root, a box: a uid of its own and a private /tmp and
+ * /dev/shm (box.c; a farm's tasks share their farm's), and a cgroup with a
+ * leaf per process (cgroup.c).  Output goes to the coordinator as it comes (reading pauses
  * while the connection is backed up); what a process says on its control
  * socket is relayed by ctlrelay.c.
  *
@@ -97,11 +97,8 @@ struct job {
     int paused;
     char bind_host[48]; /* where its processes listen (an IP) */
     /* The box */
-    uid_t uid;
-    gid_t gid;
-    int own_uid;        /* uid taken from the pool, to give back */
+    struct box *box;    /* uid and private /tmp (a farm's, for a task) */
     struct cgroup *cg;  /* NULL without cgroups */
-    int mntns;          /* private /tmp namespace, -1 without */
     uint64_t mem_limit; /* per process, 0: none */
     int suspended;      /* frozen while the owner is back */
     int evicted;        /* killed for the owner: exits say so */
@@ -215,63 +212,31 @@ job_unlink(struct job **list, struct job *j)
 
 /* --- the box ------------------------------------------------------------ */
 
-/* A uid and gid of its own when peerd is root (else the configured
- * account, or ourselves). */
+/* The job's cgroup: killed, emptied and removed when it ends. */
 static int
-job_box_uid(struct job *j, char *why, size_t whylen)
-{
-    struct peerd *pd = j->pd;
-
-    if (pd->uids == NULL) {
-        j->uid = pd->job_uid;
-        j->gid = pd->job_gid;
-        return 0;
-    }
-    if (uids_take(pd->uids, &j->uid) == -1) {
-        snprintf(why, whylen, "no free uid left in [peer] job_uids");
-        return -1;
-    }
-    j->gid = (gid_t)j->uid;
-    j->own_uid = 1;
-    return 0;
-}
-
-/* The job's cgroup and private temporary directories. */
-static int
-job_box_open(struct job *j, char *why, size_t whylen)
+job_cgroup_open(struct job *j, char *why, size_t whylen)
 {
     struct peerd *pd = j->pd;
 
     if (pd->cgroups != NULL &&
         (j->cg = cgroup_job_new(pd->cgroups, j->hex, why, whylen)) == NULL)
         return -1;
-    if (pd->private_tmp &&
-        (j->mntns = mntns_new(j->dir, pd->tmp_bytes, why, whylen)) == -1)
-        return -1;
     return 0;
 }
 
-/* Take the box apart once nothing runs in it: 0 when done, -1 while its
- * cgroup is not yet empty (call again later). */
+/* Kill what is left in the job's cgroup and remove it: 0 when done, -1
+ * while it is not yet empty (call again later). */
 static int
-job_box_close(struct job *j, int wait_ms)
+job_cgroup_close(struct job *j, int wait_ms)
 {
-    if (j->cg != NULL) {
-        if (cgroup_kill_wait(j->cg, wait_ms) == -1)
-            return -1;
-        if (j->mntns != -1) {
-            close(j->mntns);
-            j->mntns = -1;
-        }
-        if (cgroup_remove(j->cg) == -1)
-            log_warn("job %.8s: removing its cgroup", j->hex);
-        cgroup_free(j->cg);
-        j->cg = NULL;
-    }
-    if (j->mntns != -1) {
-        close(j->mntns);
-        j->mntns = -1;
-    }
+    if (j->cg == NULL)
+        return 0;
+    if (cgroup_kill_wait(j->cg, wait_ms) == -1)
+        return -1;
+    if (cgroup_remove(j->cg) == -1)
+        log_warn("job %.8s: removing its cgroup", j->hex);
+    cgroup_free(j->cg);
+    j->cg = NULL;
     return 0;
 }
 
@@ -294,8 +259,7 @@ job_destroy(struct job *j)
     if (j->dir != NULL && rmtree(j->dir) == -1)
         log_warn("job %.8s: removing %s", j->hex, j->dir);
     /* Only now: nothing of the job can use its uid any more. */
-    if (j->own_uid)
-        uids_give(j->pd->uids, j->uid);
+    box_unref(j->pd, j->box);
     free(j->dir);
     free(j->cmd);
     free(j->procs);
@@ -316,7 +280,7 @@ job_free(struct job *j)
         j->procs[i].ctl = NULL;
     }
     j->ended_ms = monotime_ms();
-    if (job_box_close(j, JOB_EMPTY_WAIT_MS) == -1) {
+    if (job_cgroup_close(j, JOB_EMPTY_WAIT_MS) == -1) {
         j->next = j->pd->dying;
         j->pd->dying = j;
         return;
@@ -666,14 +630,16 @@ job_prepare_dir(struct job *j, const struct msg_launch *l, char *why,
         if (cache_copy_out(pd->cache, l->files[i].hash, path,
                            l->files[i].executable ? 0755 : 0644, err,
                            sizeof err) == -1 ||
-            (geteuid() == 0 && lchown(path, j->uid, j->gid) == -1)) {
+            (geteuid() == 0 &&
+             lchown(path, box_uid(j->box), box_gid(j->box)) == -1)) {
             snprintf(why, whylen, "staging %s: %s", l->files[i].name, err);
             free(path);
             return -1;
         }
         free(path);
     }
-    if (geteuid() == 0 && chown(j->dir, j->uid, j->gid) == -1) {
+    if (geteuid() == 0 &&
+        chown(j->dir, box_uid(j->box), box_gid(j->box)) == -1) {
         snprintf(why, whylen, "%s: %s", j->dir, strerror(errno));
         return -1;
     }
@@ -712,10 +678,10 @@ job_start_proc(struct job *j, const struct msg_launch *l, struct proc *p,
     r.envp = env;
     r.path = pd->cfg->job_path;
     r.host = pd->host_label;
-    r.uid = j->uid;
-    r.gid = j->gid;
+    r.uid = box_uid(j->box);
+    r.gid = box_gid(j->box);
     r.cgroup_procs = p->cg != NULL ? cgroup_procs_files(p->cg) : NULL;
-    r.mntns = j->mntns;
+    r.mntns = box_mntns(j->box);
     /* Without a cgroup the old per-process limits are the only ones. */
     if (p->cg == NULL) {
         r.mem_mb = pd->cfg->job_mem_mb;
@@ -776,7 +742,7 @@ job_mem_limit(const struct peerd *pd)
 
 int
 job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
-           char *why, size_t whylen)
+           struct box *box, char *why, size_t whylen)
 {
     struct hold *h;
     struct job *j;
@@ -799,7 +765,6 @@ job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
     j->owner = c;
     j->size = l->size;
     j->nreplicas = l->nreplicas;
-    j->mntns = -1;
     j->lease_ms =
         l->lease_ms > 0 && l->lease_ms <= (uint32_t)pd->cfg->max_lease_ms
             ? l->lease_ms
@@ -825,10 +790,14 @@ job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
     pd->jobs = j;
     reserve_confirm(pd, h, (uint32_t)l->nprocs);
 
-    if (job_reachable(pd->state_dir, pd->job_uid, why, whylen) == -1 ||
-        job_box_uid(j, why, whylen) == -1 ||
-        job_prepare_dir(j, l, why, whylen) == -1 ||
-        job_box_open(j, why, whylen) == -1)
+    if (job_reachable(pd->state_dir, pd->job_uid, why, whylen) == -1)
+        goto fail;
+    if (box != NULL)
+        j->box = box_ref(box);
+    else if ((j->box = box_new(pd, why, whylen)) == NULL)
+        goto fail;
+    if (job_prepare_dir(j, l, why, whylen) == -1 ||
+        job_cgroup_open(j, why, whylen) == -1)
         goto fail;
     for (i = 0; i < l->nprocs; i++) {
         if (job_start_proc(j, l, &j->procs[i], why, whylen) == -1)
@@ -837,7 +806,7 @@ job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
     }
     log_info("job %.8s: %zu process%s started for %s (%s) as uid %u",
              j->hex, l->nprocs, l->nprocs == 1 ? "" : "es", svc_conn_name(c),
-             l->argv[0], (unsigned)j->uid);
+             l->argv[0], (unsigned)box_uid(j->box));
     return 0;
 
 fail:
@@ -1004,7 +973,7 @@ job_cron_dying(struct peerd *pd, uint64_t now_ms)
 
     for (j = pd->dying; j != NULL; j = next) {
         next = j->next;
-        if (job_box_close(j, 0) == -1) {
+        if (job_cgroup_close(j, 0) == -1) {
             if (now_ms - j->ended_ms > JOB_EMPTY_WARN_MS) {
                 log_warnx("job %.8s: its cgroup is still not empty %llu ms "
                           "after the kill",

@@ -29,6 +29,7 @@ struct ctlrelay;
 struct owner;
 struct control;
 struct farms;
+struct box;
 
 /* A hold on slots for one job: a lease until its launch confirms it. */
 struct hold {
@@ -260,6 +261,16 @@ void uids_give(struct uids *, uid_t);
 /* Kill processes of the range whose uid no live peerd holds. */
 int uids_recover(struct uids *);
 
+/* box.c: a job's uid and private /tmp, shared by a farm's tasks */
+/* A new box (a uid from the pool, a private /tmp); NULL with why. */
+struct box *box_new(struct peerd *, char *why, size_t whylen);
+struct box *box_ref(struct box *);
+/* Let go; the last one gives the uid back and drops the namespace. */
+void box_unref(struct peerd *, struct box *);
+uid_t box_uid(const struct box *);
+gid_t box_gid(const struct box *);
+int box_mntns(const struct box *);
+
 /* mntns.c: a private /tmp, /var/tmp and /dev/shm for a job */
 /* The namespace's descriptor, or -1 with why.  Needs root. */
 int mntns_new(const char *jobdir, uint64_t tmp_bytes, char *why,
@@ -304,6 +315,36 @@ void job_evict_all(struct peerd *, const char *why);
 /* One line per job (owner, program, ranks) into buf; its length. */
 size_t job_describe(const struct peerd *, char *buf, size_t len);
 
+/* Start a confirmed job: directory, staged files, processes.  -1 with why
+ * for the coordinator. */
+int job_launch(struct peerd *, struct svc_conn *, const struct msg_launch *,
+               struct box *, char *why, size_t whylen);
+struct job *job_find(struct peerd *, const uint8_t id[WIRE_JOB_ID_LEN]);
+/* Only a job's own coordinator may steer it. */
+int job_owner_is(const struct job *, const struct svc_conn *);
+/* The coordinator sent every process's address: hand it to ours. */
+void job_table(struct job *, const struct msg_table *);
+/* The coordinator sent a new view of the job's membership: hand it to
+ * every process of the job here that still has its control socket.  A
+ * view too large for the socket, or naming a process outside the job, is
+ * logged and dropped. */
+void job_view(struct job *, const struct msg_view *);
+/* Stop every process of the job (SIGTERM, SIGKILL a second later). */
+void job_kill(struct job *, const char *why);
+/* The coordinator's connection went away: kill its jobs. */
+void job_orphan_owner(struct peerd *, struct svc_conn *);
+/* Anything heard from the coordinator keeps its jobs alive. */
+void job_heard(struct peerd *, struct svc_conn *);
+/* The connection can take more output again. */
+void job_resume_output(struct peerd *, struct svc_conn *);
+/* SIGCHLD: reap every finished child. */
+void job_reap(struct peerd *);
+/* Leases of silent coordinators, kill escalation. */
+void job_cron(struct peerd *, uint64_t now_ms);
+/* Kill everything at shutdown and wait for it (bounded). */
+void job_shutdown(struct peerd *);
+int job_count(const struct peerd *);
+
 /* owner.c: the owner comes first */
 struct owner *owner_new(const struct p2p_config *, char *err, size_t errlen);
 void owner_free(struct owner *);
@@ -346,34 +387,4 @@ size_t farm_describe(const struct peerd *, char *buf, size_t len);
 /* control.c: the local socket p2pshare talks to (root or our own user) */
 struct control *control_new(struct peerd *, char *err, size_t errlen);
 void control_free(struct control *);
-/* Start a confirmed job: directory, staged files, processes.  -1 with why
- * for the coordinator. */
-int job_launch(struct peerd *, struct svc_conn *, const struct msg_launch *,
-               char *why, size_t whylen);
-struct job *job_find(struct peerd *, const uint8_t id[WIRE_JOB_ID_LEN]);
-/* Only a job's own coordinator may steer it. */
-int job_owner_is(const struct job *, const struct svc_conn *);
-/* The coordinator sent every process's address: hand it to ours. */
-void job_table(struct job *, const struct msg_table *);
-/* The coordinator sent a new view of the job's membership: hand it to
- * every process of the job here that still has its control socket.  A
- * view too large for the socket, or naming a process outside the job, is
- * logged and dropped. */
-void job_view(struct job *, const struct msg_view *);
-/* Stop every process of the job (SIGTERM, SIGKILL a second later). */
-void job_kill(struct job *, const char *why);
-/* The coordinator's connection went away: kill its jobs. */
-void job_orphan_owner(struct peerd *, struct svc_conn *);
-/* Anything heard from the coordinator keeps its jobs alive. */
-void job_heard(struct peerd *, struct svc_conn *);
-/* The connection can take more output again. */
-void job_resume_output(struct peerd *, struct svc_conn *);
-/* SIGCHLD: reap every finished child. */
-void job_reap(struct peerd *);
-/* Leases of silent coordinators, kill escalation. */
-void job_cron(struct peerd *, uint64_t now_ms);
-/* Kill everything at shutdown and wait for it (bounded). */
-void job_shutdown(struct peerd *);
-int job_count(const struct peerd *);
-
 #endif

@@ -327,7 +327,7 @@ svc_launch(struct svc_conn *c, const struct msg_launch *l)
             channel_send(c->ch, &m);
         return;
     }
-    m.u.reply.ok = job_launch(c->svc->pd, c, l, m.u.reply.reason,
+    m.u.reply.ok = job_launch(c->svc->pd, c, l, NULL, m.u.reply.reason,
                               sizeof m.u.reply.reason) == 0;
     channel_send(c->ch, &m);
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -264,4 +265,16 @@ out:
     sodium_memzero(buf, sizeof buf);
     close(fd);
     return rc;
+}
+
+char *
+sec_base64(const void *p, size_t len)
+{
+    size_t n = sodium_base64_encoded_len(len, sodium_base64_VARIANT_ORIGINAL);
+    char *out = malloc(n);
+
+    if (out == NULL)
+        return NULL;
+    sodium_bin2base64(out, n, p, len, sodium_base64_VARIANT_ORIGINAL);
+    return out;
 }

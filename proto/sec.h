@@ -74,6 +74,8 @@ int sec_verify(const uint8_t sig[SEC_SIG_LEN], const void *, size_t,
 
 /* Lower-case hex; out must hold 2*len+1 bytes. */
 char *sec_hex(char *out, const void *, size_t len);
+/* Standard base64 of len bytes, in a new string the caller frees. */
+char *sec_base64(const void *, size_t len);
 /* Exactly len bytes from hex text; -1 otherwise. */
 int sec_unhex(uint8_t *out, size_t len, const char *hex);
 

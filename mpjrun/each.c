@@ -1,0 +1,1294 @@
+/*
+ * p2prun --each: a bag of independent tasks, one per line of INPUTS, farmed
+ * out to the network's peers.  p2prun is the farm's coordinator, as it is
+ * an MPI job's: it opens the farm on every willing peer, stages the
+ * program and -l files once per peer, then streams tasks, keeping each
+ * peer's queue short but never empty (the peer starts them by fair share
+ * between users, farm.c in peerd), and collects each task's output whole.
+ *
+ * What it guarantees: each task's result is reported exactly once, in
+ * input order (or as they finish with --unordered).  A task may run more
+ * than once: again elsewhere when its peer dies, disconnects or evicts it
+ * (not a retry), again after a failure with --retries, and as a second
+ * copy when it straggles (the first copy to finish wins, the other is
+ * killed).  A task that was running on three peers that died is failed
+ * (Dask's KilledWorker rule).  Memory: a task goes only to a peer whose
+ * free memory, less what its running tasks are expected to use, covers
+ * the task's need (--mem, else the largest peak seen so far), and among
+ * those to the tightest fit.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "log.h"
+#include "monotime.h"
+#include "mpjrun.h"
+#include "xmalloc.h"
+
+#define EACH_TICK_MS 100
+#define EACH_QUEUE_EXTRA 2      /* tasks queued at a peer beyond its slots */
+#define EACH_MAX_DEATHS 3       /* peers that may die under one task */
+#define EACH_OPEN_MAX 100000    /* tasks read but not yet reported */
+#define EACH_STRAGGLE_FACTOR 3  /* x the median duration: a straggler */
+#define EACH_STRAGGLE_MIN 5     /* finished tasks before the rule applies */
+#define EACH_STRAGGLE_FLOOR_MS 1000 /* never duplicate a task younger */
+#define EACH_DURATIONS 1024     /* recent durations kept for the median */
+#define EACH_STOP_MS 2000
+
+enum ep_state {
+    EP_IDLE,       /* not contacted */
+    EP_CONNECTING, /* handshake under way */
+    EP_OPENING,    /* farm asked for */
+    EP_STAGING,    /* files on their way */
+    EP_READY,      /* takes tasks */
+    EP_GONE        /* closed, lost or refused */
+};
+
+enum et_state { ET_QUEUED, ET_RUNNING, ET_DONE };
+
+struct buf {
+    char *p;
+    size_t len, cap;
+};
+
+struct etask {
+    uint64_t num; /* from 1 */
+    char *line;
+    enum et_state state;
+    int attempts, retries, deaths, live;
+    int requeued; /* in the requeue list */
+    /* The result, once done */
+    int status, signaled, evicted;
+    char host[WIRE_MAX_LABEL + 1];
+    double secs;
+    uint64_t mem_peak;
+    struct buf out, err;
+    char why[WIRE_MAX_TEXT + 64]; /* failed without running */
+    struct etask *next;           /* open tasks in input order */
+    struct etask *rq_next;        /* requeue list */
+};
+
+struct eattempt {
+    uint8_t id[WIRE_JOB_ID_LEN];
+    struct etask *t;
+    struct epeer *p;
+    uint64_t sent_ms, started_ms;
+    uint64_t mem; /* what it is expected to use on its peer */
+    int killed, timed_out, speculative;
+    struct buf out, err;
+    struct eattempt *next;
+};
+
+struct epeer {
+    struct each *e;
+    int idx;
+    struct peer_entry pe;
+    struct channel *ch;
+    enum ep_state state;
+    struct stage_peer *sp;
+    int inflight;
+    uint64_t mem_committed;
+    uint64_t last_heard_ms;
+    char why[WIRE_MAX_TEXT + 1];
+};
+
+struct each {
+    struct event_base *base;
+    const struct p2p_config *cfg;
+    const struct p2p_group *group;
+    const uint8_t *user_pk, *user_sk;
+    const struct job_spec *js;
+    uint8_t farm[WIRE_JOB_ID_LEN];
+    struct epeer *peers;
+    size_t npeers;
+    struct stage_file *files;
+    int nfiles, prog;
+    FILE *in;
+    int in_eof;
+    uint64_t nread;
+    struct etask *open_head, **open_tail; /* read, not yet reported */
+    size_t nopen;
+    struct etask *rq_head, **rq_tail;   /* to run again first */
+    uint64_t next_report;               /* ordered output: the next one */
+    struct eattempt *attempts;
+    uint64_t ndone, nfailed, nrunning_tasks;
+    uint64_t mem_need, mem_learned;
+    double durations[EACH_DURATIONS];
+    size_t ndur, durpos;
+    FILE *results;
+    int stopping, status, progress;
+    uint64_t started_ms, stop_by_ms;
+    struct event *ev_tick, *ev_sig[3];
+    /* failed tasks for the summary: number, input, status, host, last line */
+    char **summary;
+    size_t nsummary;
+};
+
+/* --- small things ------------------------------------------------------- */
+
+static void
+buf_add(struct buf *b, const void *p, size_t n)
+{
+    if (b->len + n > b->cap) {
+        b->cap = (b->len + n) * 2 + 256;
+        b->p = xreallocarray(b->p, b->cap, 1);
+    }
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+}
+
+static void
+buf_free(struct buf *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+static void
+each_progress_clear(struct each *e)
+{
+    if (e->progress) {
+        fputs("\r\033[K", stderr);
+        e->progress = 0;
+    }
+}
+
+static void __attribute__((format(printf, 2, 3)))
+each_say(struct each *e, const char *fmt, ...)
+{
+    va_list ap;
+
+    each_progress_clear(e);
+    fputs("p2prun: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static const char *
+ep_host(const struct epeer *p)
+{
+    return p->pe.host_label;
+}
+
+static int
+each_size(const char *s, uint64_t *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+
+    if (end == s || v < 0)
+        return -1;
+    if (*end == 'k' || *end == 'K')
+        v *= 1024, end++;
+    else if (*end == 'm' || *end == 'M')
+        v *= 1024 * 1024, end++;
+    else if (*end == 'g' || *end == 'G')
+        v *= 1024.0 * 1024 * 1024, end++;
+    else if (*end == 't' || *end == 'T')
+        v *= 1024.0 * 1024 * 1024 * 1024, end++;
+    if (*end == 'i')
+        end++;
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end != '\0')
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int
+each_parse_mem(const char *s, uint64_t *out)
+{
+    return each_size(s, out);
+}
+
+static const char *
+each_bytes(char *buf, size_t len, uint64_t n)
+{
+    if (n >= (uint64_t)1 << 30)
+        snprintf(buf, len, "%.1f GiB", (double)n / (double)(1ULL << 30));
+    else
+        snprintf(buf, len, "%llu MiB", (unsigned long long)(n >> 20));
+    return buf;
+}
+
+/* --- tasks -------------------------------------------------------------- */
+
+/* Read the next line of INPUTS as a task; NULL at the end. */
+static struct etask *
+each_read(struct each *e)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    struct etask *t;
+
+    if (e->in_eof || e->nopen >= EACH_OPEN_MAX)
+        return NULL;
+    n = getline(&line, &cap, e->in);
+    if (n == -1) {
+        free(line);
+        e->in_eof = 1;
+        return NULL;
+    }
+    if (n > 0 && line[n - 1] == '\n')
+        line[--n] = '\0';
+    t = xcalloc(1, sizeof *t);
+    t->num = ++e->nread;
+    t->line = line;
+    *e->open_tail = t;
+    e->open_tail = &t->next;
+    e->nopen++;
+    return t;
+}
+
+/* The next task to give out: one to run again, else a new one. */
+static struct etask *
+each_next_task(struct each *e)
+{
+    struct etask *t;
+
+    while ((t = e->rq_head) != NULL) {
+        e->rq_head = t->rq_next;
+        if (e->rq_head == NULL)
+            e->rq_tail = &e->rq_head;
+        t->requeued = 0;
+        if (t->state == ET_QUEUED)
+            return t;
+    }
+    return each_read(e);
+}
+
+static void
+each_requeue(struct each *e, struct etask *t, int front)
+{
+    t->state = ET_QUEUED;
+    if (t->requeued)
+        return;
+    t->requeued = 1;
+    if (front) {
+        t->rq_next = e->rq_head;
+        e->rq_head = t;
+        if (e->rq_tail == &e->rq_head)
+            e->rq_tail = &t->rq_next;
+    } else {
+        t->rq_next = NULL;
+        *e->rq_tail = t;
+        e->rq_tail = &t->rq_next;
+    }
+}
+
+/* Arguments of a task: {} is the line, {#} the number; without {} the
+ * line goes last (GNU parallel's rule).  NULL with why when too long. */
+static char **
+each_argv(struct each *e, const struct etask *t, size_t *n, char *why,
+          size_t whylen)
+{
+    const struct job_spec *js = e->js;
+    char num[32], **argv;
+    int i, any = 0;
+    size_t k = 0;
+
+    snprintf(num, sizeof num, "%llu", (unsigned long long)t->num);
+    argv = xcalloc((size_t)js->argc + 2, sizeof *argv);
+    for (i = 0; i < js->argc; i++) {
+        const char *a = i == 0 && e->prog >= 0 ? NULL : js->argv[i];
+        struct buf b = {0};
+        const char *p;
+
+        if (a == NULL) {
+            xasprintf(&argv[k++], "./%s", e->files[e->prog].name);
+            continue;
+        }
+        for (p = a; *p != '\0';) {
+            if (strncmp(p, "{}", 2) == 0) {
+                buf_add(&b, t->line, strlen(t->line));
+                p += 2;
+                any = 1;
+            } else if (strncmp(p, "{#}", 3) == 0) {
+                buf_add(&b, num, strlen(num));
+                p += 3;
+            } else
+                buf_add(&b, p++, 1);
+        }
+        buf_add(&b, "", 1);
+        argv[k++] = b.p;
+    }
+    if (!any)
+        argv[k++] = xstrdup(t->line);
+    *n = k;
+    for (i = 0; i < (int)k; i++)
+        if (strlen(argv[i]) > WIRE_MAX_ARG) {
+            snprintf(why, whylen,
+                     "an argument of %zu bytes (the input line) is longer "
+                     "than the %d a peer takes",
+                     strlen(argv[i]), WIRE_MAX_ARG);
+            for (i = 0; i < (int)k; i++)
+                free(argv[i]);
+            free(argv);
+            return NULL;
+        }
+    return argv;
+}
+
+/* --- output and results ------------------------------------------------- */
+
+static void
+each_write_all(int fd, const char *p, size_t n)
+{
+    ssize_t w;
+
+    while (n > 0) {
+        w = write(fd, p, n);
+        if (w == -1 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+/* A stream of a task, prefixed [N] per line with --tag-output. */
+static void
+each_emit(struct each *e, int fd, const struct etask *t, const struct buf *b)
+{
+    char tag[32];
+    size_t i, start = 0;
+    int n;
+
+    if (b->len == 0)
+        return;
+    if (!e->js->tag_output) {
+        each_write_all(fd, b->p, b->len);
+        return;
+    }
+    n = snprintf(tag, sizeof tag, "[%llu] ", (unsigned long long)t->num);
+    for (i = 0; i <= b->len; i++)
+        if (i == b->len || b->p[i] == '\n') {
+            if (i == b->len && i == start)
+                break;
+            each_write_all(fd, tag, (size_t)n);
+            each_write_all(fd, b->p + start, i - start);
+            each_write_all(fd, "\n", 1);
+            start = i + 1;
+        }
+}
+
+/* A JSON string for bytes: text when it is UTF-8, else base64. */
+static void
+each_json_bytes(json_t *o, const char *key, const struct buf *b)
+{
+    json_t *s = json_stringn(b->p ? b->p : "", b->len);
+    char k64[32], *enc;
+
+    if (s != NULL) {
+        json_object_set_new(o, key, s);
+        return;
+    }
+    snprintf(k64, sizeof k64, "%s_base64", key);
+    if ((enc = sec_base64(b->p, b->len)) != NULL)
+        json_object_set_new(o, k64, json_string(enc));
+    free(enc);
+}
+
+static void
+each_result_json(struct each *e, const struct etask *t)
+{
+    json_t *o;
+    char *line;
+
+    if (e->results == NULL)
+        return;
+    o = json_object();
+    json_object_set_new(o, "task", json_integer((json_int_t)t->num));
+    json_object_set_new(o, "input", json_stringn(t->line, strlen(t->line))
+                                        ? json_stringn(t->line,
+                                                       strlen(t->line))
+                                        : json_string("?"));
+    if (t->signaled)
+        json_object_set_new(o, "signal", json_integer(t->status - 128));
+    json_object_set_new(o, "status", json_integer(t->status));
+    json_object_set_new(o, "host", json_string(t->host));
+    json_object_set_new(o, "attempts", json_integer(t->attempts));
+    json_object_set_new(o, "seconds", json_real(t->secs));
+    json_object_set_new(o, "mem_peak", json_integer((json_int_t)t->mem_peak));
+    each_json_bytes(o, "stdout", &t->out);
+    each_json_bytes(o, "stderr", &t->err);
+    if (t->why[0] != '\0')
+        json_object_set_new(o, "error", json_string(t->why));
+    line = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    if (line != NULL) {
+        fprintf(e->results, "%s\n", line);
+        free(line);
+    }
+}
+
+/* The last line of a buffer, for the summary. */
+static void
+each_last_line(const struct buf *b, char *out, size_t len)
+{
+    size_t end = b->len, start;
+
+    while (end > 0 && (b->p[end - 1] == '\n' || b->p[end - 1] == '\r'))
+        end--;
+    start = end;
+    while (start > 0 && b->p[start - 1] != '\n')
+        start--;
+    snprintf(out, len, "%.*s", (int)(end - start > 200 ? 200 : end - start),
+             b->p ? b->p + start : "");
+}
+
+/* Report a finished task: output, results, summary; then forget it. */
+static void
+each_report(struct each *e, struct etask *t)
+{
+    char last[256], *s;
+
+    each_progress_clear(e);
+    each_emit(e, STDOUT_FILENO, t, &t->out);
+    each_emit(e, STDERR_FILENO, t, &t->err);
+    each_result_json(e, t);
+    if (t->status != 0) {
+        each_last_line(&t->err, last, sizeof last);
+        xasprintf(&s, "task %llu (%s): %s%d on %s%s%s",
+                  (unsigned long long)t->num, t->line,
+                  t->signaled ? "signal " : "status ",
+                  t->signaled ? t->status - 128 : t->status,
+                  t->host[0] ? t->host : "no peer",
+                  t->why[0] || last[0] ? ": " : "",
+                  t->why[0] ? t->why : last);
+        e->summary = xreallocarray(e->summary, e->nsummary + 1,
+                                   sizeof *e->summary);
+        e->summary[e->nsummary++] = s;
+    }
+}
+
+static void
+each_task_free(struct etask *t)
+{
+    buf_free(&t->out);
+    buf_free(&t->err);
+    free(t->line);
+    free(t);
+}
+
+/* Report what can be reported: in order, or everything done. */
+static void
+each_flush(struct each *e)
+{
+    struct etask **tp, *t;
+
+    for (tp = &e->open_head; (t = *tp) != NULL;) {
+        if (t->state != ET_DONE || t->live > 0) {
+            if (!e->js->unordered)
+                break;
+            tp = &t->next;
+            continue;
+        }
+        each_report(e, t);
+        *tp = t->next;
+        if (e->open_tail == &t->next)
+            e->open_tail = tp;
+        e->nopen--;
+        each_task_free(t);
+    }
+    if (e->results != NULL)
+        fflush(e->results);
+}
+
+/* --- attempts ----------------------------------------------------------- */
+
+static void
+ep_send(struct epeer *p, const struct msg *m)
+{
+    if (p->ch != NULL)
+        channel_send(p->ch, m);
+}
+
+static struct eattempt *
+each_attempt_find(struct each *e, const uint8_t id[WIRE_JOB_ID_LEN])
+{
+    struct eattempt *a;
+
+    for (a = e->attempts; a != NULL; a = a->next)
+        if (memcmp(a->id, id, WIRE_JOB_ID_LEN) == 0)
+            return a;
+    return NULL;
+}
+
+static void
+each_attempt_free(struct each *e, struct eattempt *a)
+{
+    struct eattempt **ap;
+
+    for (ap = &e->attempts; *ap != NULL; ap = &(*ap)->next)
+        if (*ap == a) {
+            *ap = a->next;
+            break;
+        }
+    a->p->inflight--;
+    a->p->mem_committed -= a->mem;
+    a->t->live--;
+    buf_free(&a->out);
+    buf_free(&a->err);
+    free(a);
+}
+
+static void
+each_attempt_kill(struct eattempt *a)
+{
+    struct msg m;
+
+    if (a->killed)
+        return;
+    a->killed = 1;
+    memset(&m, 0, sizeof m);
+    m.type = MSG_KILL;
+    memcpy(m.u.job, a->id, WIRE_JOB_ID_LEN);
+    ep_send(a->p, &m);
+}
+
+/* A task is finished: its result is final. */
+static void
+each_task_done(struct each *e, struct etask *t, int status, int signaled,
+               const char *host)
+{
+    struct eattempt *a;
+
+    t->state = ET_DONE;
+    t->status = status;
+    t->signaled = signaled;
+    snprintf(t->host, sizeof t->host, "%s", host ? host : "");
+    e->ndone++;
+    if (status != 0)
+        e->nfailed++;
+    /* A copy still running elsewhere lost the race. */
+    for (a = e->attempts; a != NULL; a = a->next)
+        if (a->t == t)
+            each_attempt_kill(a);
+}
+
+/* Send task t to peer p as a new attempt; -1 when it cannot be sent. */
+static int
+each_send_task(struct each *e, struct epeer *p, struct etask *t,
+               int speculative)
+{
+    const struct job_spec *js = e->js;
+    struct eattempt *a;
+    struct msg m;
+    struct msg_launch *l = &m.u.launch;
+    struct proc_spec ps = {0, 0};
+    char why[WIRE_MAX_TEXT + 64], **argv, **env;
+    size_t nargv, i;
+    int k;
+
+    if ((argv = each_argv(e, t, &nargv, why, sizeof why)) == NULL) {
+        snprintf(t->why, sizeof t->why, "%s", why);
+        each_task_done(e, t, 1, 0, NULL);
+        return 0;
+    }
+    env = xcalloc((size_t)js->nenv + 2, sizeof *env);
+    for (k = 0; k < js->nenv; k++)
+        env[k] = js->env[k];
+    xasprintf(&env[k], "P2P_TASK=%llu", (unsigned long long)t->num);
+    a = xcalloc(1, sizeof *a);
+    sec_random(a->id, sizeof a->id);
+    a->t = t;
+    a->p = p;
+    a->sent_ms = monotime_ms();
+    a->speculative = speculative;
+    a->mem = e->mem_need;
+    a->next = e->attempts;
+    e->attempts = a;
+    memset(&m, 0, sizeof m);
+    m.type = MSG_LAUNCH;
+    memcpy(l->job, a->id, WIRE_JOB_ID_LEN);
+    memcpy(l->farm, e->farm, WIRE_JOB_ID_LEN);
+    l->task = t->num;
+    l->mem_need = e->mem_need;
+    l->size = l->nreplicas = 1;
+    l->lease_ms = (uint32_t)js->lease_ms;
+    l->procs = &ps;
+    l->nprocs = 1;
+    l->argv = argv;
+    l->nargv = nargv;
+    l->env = env;
+    l->nenv = (size_t)js->nenv + 1;
+    l->files = xcalloc((size_t)e->nfiles + 1, sizeof *l->files);
+    for (k = 0; k < e->nfiles; k++) {
+        snprintf(l->files[k].name, sizeof l->files[k].name, "%s",
+                 e->files[k].name);
+        memcpy(l->files[k].hash, e->files[k].hash, SEC_HASH_LEN);
+        l->files[k].executable = e->files[k].executable;
+    }
+    l->nfiles = (size_t)e->nfiles;
+    ep_send(p, &m);
+    free(l->files);
+    free(env[js->nenv]);
+    free(env);
+    for (i = 0; i < nargv; i++)
+        free(argv[i]);
+    free(argv);
+    t->state = ET_RUNNING;
+    t->attempts++;
+    t->live++;
+    p->inflight++;
+    p->mem_committed += e->mem_need;
+    return 0;
+}
+
+/* How many tasks a peer should hold: its slots, and a few queued. */
+static int
+ep_depth(const struct epeer *p)
+{
+    return (int)p->pe.res.slots_total + EACH_QUEUE_EXTRA;
+}
+
+/* The peer for the next task: room in its queue, enough memory, and the
+ * tightest memory fit among those (best fit). */
+static struct epeer *
+each_pick(struct each *e, const struct epeer *not)
+{
+    struct epeer *p, *best = NULL;
+    uint64_t avail, bavail = 0;
+    size_t i;
+
+    for (i = 0; i < e->npeers; i++) {
+        p = &e->peers[i];
+        if (p->state != EP_READY || p == not || p->inflight >= ep_depth(p))
+            continue;
+        avail = p->pe.res.mem_free > p->mem_committed
+                    ? p->pe.res.mem_free - p->mem_committed
+                    : 0;
+        if (e->mem_need > 0 && avail < e->mem_need)
+            continue;
+        if (best == NULL ||
+            (e->mem_need > 0 ? avail < bavail
+                             : p->inflight < best->inflight)) {
+            best = p;
+            bavail = avail;
+        }
+    }
+    return best;
+}
+
+static void each_maybe_end(struct each *);
+
+/* Keep every ready peer busy. */
+static void
+each_dispatch(struct each *e)
+{
+    struct epeer *p;
+    struct etask *t;
+
+    if (e->stopping)
+        return;
+    while ((p = each_pick(e, NULL)) != NULL) {
+        if ((t = each_next_task(e)) == NULL)
+            break;
+        each_send_task(e, p, t, 0);
+    }
+    each_flush(e);
+    each_maybe_end(e);
+}
+
+/* A task's attempt is over without a result (peer lost, evicted,
+ * refused): run it again, or give up on it. */
+static void
+each_attempt_lost(struct each *e, struct eattempt *a, int death,
+                  const char *why)
+{
+    struct etask *t = a->t;
+    const char *host = ep_host(a->p);
+    int done = t->state == ET_DONE;
+
+    each_attempt_free(e, a);
+    if (done || t->live > 0)
+        return;
+    if (death && ++t->deaths >= EACH_MAX_DEATHS) {
+        snprintf(t->why, sizeof t->why, "was running on %d peers that died",
+                 t->deaths);
+        each_say(e, "task %llu %s; it is failed",
+                 (unsigned long long)t->num, t->why);
+        each_task_done(e, t, 1, 0, host);
+        return;
+    }
+    if (why != NULL && !death)
+        log_info("task %llu on %s: %s; running it again",
+                 (unsigned long long)t->num, host, why);
+    each_requeue(e, t, 1);
+}
+
+static void
+each_proc_exit(struct epeer *p, const struct msg_proc_exit *x)
+{
+    struct each *e = p->e;
+    struct eattempt *a = each_attempt_find(e, x->job);
+    struct etask *t;
+    int status;
+
+    if (a == NULL || a->p != p)
+        return;
+    t = a->t;
+    if (x->evicted) {
+        if (t->state != ET_DONE)
+            each_say(e, "task %llu evicted from %s: %s; running it elsewhere",
+                     (unsigned long long)t->num, ep_host(p),
+                     x->evict_reason[0] ? x->evict_reason : "owner active");
+        each_attempt_lost(e, a, 0, NULL);
+        each_dispatch(e);
+        return;
+    }
+    status = x->signaled ? 128 + (int)(x->code & 0x7f) : (int)(x->code & 0xff);
+    if (a->timed_out)
+        status = 124;
+    if (x->mem_peak > e->mem_learned)
+        e->mem_learned = x->mem_peak;
+    if (e->js->mem_need == 0)
+        e->mem_need = e->mem_learned;
+    if (t->state != ET_DONE && (!a->killed || a->timed_out)) {
+        if (status != 0 && t->retries < e->js->retries && !a->timed_out) {
+            t->retries++;
+            log_info("task %llu failed with %d on %s: retry %d",
+                     (unsigned long long)t->num, status, ep_host(p),
+                     t->retries);
+            each_attempt_free(e, a);
+            if (t->live == 0)
+                each_requeue(e, t, 0);
+            each_dispatch(e);
+            return;
+        }
+        /* This attempt's output is the task's. */
+        buf_free(&t->out);
+        buf_free(&t->err);
+        t->out = a->out;
+        t->err = a->err;
+        memset(&a->out, 0, sizeof a->out);
+        memset(&a->err, 0, sizeof a->err);
+        t->secs = a->started_ms
+                      ? (double)(monotime_ms() - a->started_ms) / 1000
+                      : 0;
+        t->mem_peak = x->mem_peak;
+        if (status == 0) {
+            e->durations[e->durpos] = t->secs;
+            e->durpos = (e->durpos + 1) % EACH_DURATIONS;
+            if (e->ndur < EACH_DURATIONS)
+                e->ndur++;
+        }
+        each_task_done(e, t, status, x->signaled && !a->timed_out,
+                       ep_host(p));
+    }
+    each_attempt_free(e, a);
+    each_dispatch(e);
+}
+
+/* --- peers -------------------------------------------------------------- */
+
+static void ep_on_ready(struct channel *, void *);
+static void ep_on_msg(struct channel *, const struct msg *, void *);
+static void ep_on_close(struct channel *, const char *, int, void *);
+static void ep_on_drain(struct channel *, void *);
+
+static const struct channel_cbs ep_cbs = {
+    .on_ready = ep_on_ready,
+    .on_msg = ep_on_msg,
+    .on_close = ep_on_close,
+    .on_drain = ep_on_drain,
+};
+
+/* A peer is gone: what ran there runs again elsewhere. */
+static void
+ep_lost(struct epeer *p, const char *why)
+{
+    struct each *e = p->e;
+    struct eattempt *a, *next;
+    int n = 0;
+
+    if (p->state == EP_GONE)
+        return;
+    p->state = EP_GONE;
+    if (p->ch != NULL)
+        channel_close(p->ch);
+    p->ch = NULL;
+    stage_peer_free(p->sp);
+    p->sp = NULL;
+    snprintf(p->why, sizeof p->why, "%s", why);
+    for (a = e->attempts; a != NULL; a = next) {
+        next = a->next;
+        if (a->p == p) {
+            n++;
+            each_attempt_lost(e, a, a->started_ms != 0, why);
+        }
+    }
+    if (n > 0 && !e->stopping)
+        each_say(e, "lost peer %s (%s): %d task%s run again elsewhere",
+                 ep_host(p), why, n, n == 1 ? "" : "s");
+    each_dispatch(e);
+}
+
+static void
+ep_connect(struct epeer *p)
+{
+    struct each *e = p->e;
+    struct channel_params cp;
+    struct netaddr na;
+    char err[160];
+
+    if (netaddr_parse(p->pe.addr, 0, &na, err, sizeof err) == -1) {
+        p->state = EP_GONE;
+        return;
+    }
+    group_params(e->group, FRAME_MAX_REQUEST, 0, &cp);
+    p->ch = channel_connect(e->base, &na, NULL, &cp, &ep_cbs, p);
+    p->state = p->ch != NULL ? EP_CONNECTING : EP_GONE;
+    p->last_heard_ms = monotime_ms();
+}
+
+static void
+ep_on_ready(struct channel *ch, void *arg)
+{
+    struct epeer *p = arg;
+    struct each *e = p->e;
+    struct msg m;
+
+    userkey_auth(&m, ch, e->user_pk, e->user_sk);
+    channel_send(ch, &m);
+    memset(&m, 0, sizeof m);
+    m.type = MSG_FARM_OPEN;
+    memcpy(m.u.farm.farm, e->farm, WIRE_JOB_ID_LEN);
+    m.u.farm.lease_ms = (uint32_t)e->js->lease_ms;
+    channel_send(ch, &m);
+    p->state = EP_OPENING;
+}
+
+static void
+ep_pump(struct epeer *p)
+{
+    char err[320];
+    int rc;
+
+    if (p->state != EP_STAGING)
+        return;
+    rc = stage_peer_pump(p->sp, p->ch, NULL, err, sizeof err);
+    if (rc == -1) {
+        each_say(p->e, "%s on %s", err, ep_host(p));
+        ep_lost(p, err);
+        return;
+    }
+    if (rc == 1) {
+        stage_peer_free(p->sp);
+        p->sp = NULL;
+        p->state = EP_READY;
+        each_dispatch(p->e);
+    }
+}
+
+static void
+ep_on_msg(struct channel *ch, const struct msg *m, void *arg)
+{
+    struct epeer *p = arg;
+    struct each *e = p->e;
+    struct eattempt *a;
+    char err[320];
+
+    p->last_heard_ms = monotime_ms();
+    switch (m->type) {
+    case MSG_PING:
+        channel_pong(ch, m);
+        return;
+    case MSG_PONG:
+        return;
+    case MSG_LAUNCH_REPLY:
+        if (memcmp(m->u.reply.job, e->farm, WIRE_JOB_ID_LEN) == 0 &&
+            p->state == EP_OPENING) {
+            if (!m->u.reply.ok) {
+                log_info("peer %s refuses the farm: %s", ep_host(p),
+                         m->u.reply.reason);
+                ep_lost(p, m->u.reply.reason);
+                return;
+            }
+            p->state = EP_STAGING;
+            p->sp = stage_peer_new(e->files, e->nfiles, p->ch);
+            ep_pump(p);
+            return;
+        }
+        if ((a = each_attempt_find(e, m->u.reply.job)) == NULL || a->p != p)
+            return;
+        /* The peer could not start it ("command not found on ws3"): the
+         * task fails as a shell's would, with 127 (retries apply). */
+        if (a->t->state != ET_DONE) {
+            struct etask *t = a->t;
+
+            snprintf(t->why, sizeof t->why, "%s", m->u.reply.reason);
+            each_attempt_free(e, a);
+            if (t->retries < e->js->retries) {
+                t->retries++;
+                if (t->live == 0)
+                    each_requeue(e, t, 0);
+            } else if (t->live == 0)
+                each_task_done(e, t, 127, 0, ep_host(p));
+        } else
+            each_attempt_free(e, a);
+        each_dispatch(e);
+        return;
+    case MSG_FILE_NEED:
+    case MSG_FILE_DONE:
+        if (p->sp == NULL)
+            return;
+        if (stage_peer_reply(p->sp, m, NULL, err, sizeof err) == -1) {
+            each_say(e, "%s on %s", err, ep_host(p));
+            ep_lost(p, err);
+            return;
+        }
+        ep_pump(p);
+        return;
+    case MSG_TASK_STARTED:
+        if ((a = each_attempt_find(e, m->u.job)) != NULL && a->p == p &&
+            a->started_ms == 0)
+            a->started_ms = monotime_ms();
+        return;
+    case MSG_OUTPUT:
+        if ((a = each_attempt_find(e, m->u.data.job)) == NULL || a->p != p)
+            return;
+        buf_add(m->u.data.stream == 2 ? &a->err : &a->out, m->u.data.data,
+                m->u.data.len);
+        return;
+    case MSG_PROC_EXIT:
+        each_proc_exit(p, &m->u.exit);
+        return;
+    case MSG_ERROR:
+        ep_lost(p, m->u.error.text);
+        return;
+    default:
+        break;
+    }
+    log_warnx("peer %s: unexpected %s", ep_host(p), msg_type_name(m->type));
+    ep_lost(p, "protocol error");
+}
+
+static void
+ep_on_close(struct channel *ch, const char *reason, int fault, void *arg)
+{
+    struct epeer *p = arg;
+
+    p->ch = NULL; /* closed by the channel itself */
+    ep_lost(p, reason);
+}
+
+static void
+ep_on_drain(struct channel *ch, void *arg)
+{
+    ep_pump(arg);
+}
+
+/* --- the farm ----------------------------------------------------------- */
+
+static double
+each_median(struct each *e)
+{
+    double v[EACH_DURATIONS], x;
+    size_t i, j, n = e->ndur;
+
+    memcpy(v, e->durations, n * sizeof *v);
+    for (i = 1; i < n; i++) { /* small: insertion sort */
+        x = v[i];
+        for (j = i; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Stragglers get a second copy on another peer; timeouts are enforced. */
+static void
+each_watch(struct each *e, uint64_t now)
+{
+    struct eattempt *a;
+    struct epeer *p;
+    double med = 0;
+    uint64_t limit;
+
+    if (e->ndur >= EACH_STRAGGLE_MIN)
+        med = each_median(e);
+    for (a = e->attempts; a != NULL; a = a->next) {
+        if (a->started_ms == 0 || a->killed || a->t->state == ET_DONE)
+            continue;
+        if (e->js->task_timeout_s > 0 &&
+            now - a->started_ms >= (uint64_t)e->js->task_timeout_s * 1000) {
+            a->timed_out = 1;
+            each_attempt_kill(a);
+            continue;
+        }
+        limit = (uint64_t)(med * EACH_STRAGGLE_FACTOR * 1000);
+        if (med > 0 && a->t->live == 1 && !e->stopping &&
+            now - a->started_ms > limit &&
+            now - a->started_ms > EACH_STRAGGLE_FLOOR_MS &&
+            (p = each_pick(e, a->p)) != NULL) {
+            log_info("task %llu straggles on %s (%.1f s, median %.2f s): a "
+                     "second copy on %s",
+                     (unsigned long long)a->t->num, ep_host(a->p),
+                     (double)(now - a->started_ms) / 1000, med, ep_host(p));
+            each_send_task(e, p, a->t, 1);
+        }
+    }
+}
+
+static void
+each_show_progress(struct each *e, uint64_t now)
+{
+    double secs = (double)(now - e->started_ms) / 1000;
+    uint64_t running = 0;
+    struct eattempt *a;
+
+    if (!isatty(STDERR_FILENO) || e->stopping)
+        return;
+    for (a = e->attempts; a != NULL; a = a->next)
+        running += a->started_ms != 0;
+    fprintf(stderr, "\r\033[Kp2prun: %llu done, %llu running, %llu failed, "
+                    "%.1f tasks/s",
+            (unsigned long long)e->ndone, (unsigned long long)running,
+            (unsigned long long)e->nfailed,
+            secs > 0 ? (double)e->ndone / secs : 0.0);
+    e->progress = 1;
+}
+
+static void
+each_finish(struct each *e, int status)
+{
+    size_t i;
+
+    e->stopping = 1;
+    if (e->status == -1)
+        e->status = status;
+    for (i = 0; i < e->npeers; i++)
+        if (e->peers[i].ch != NULL) {
+            channel_close(e->peers[i].ch);
+            e->peers[i].ch = NULL;
+            e->peers[i].state = EP_GONE;
+        }
+    event_base_loopexit(e->base, NULL);
+}
+
+static void
+each_maybe_end(struct each *e)
+{
+    size_t i;
+    int usable = 0;
+    char mem[32], big[32];
+    uint64_t largest = 0;
+
+    if (e->stopping)
+        return;
+    if (e->in_eof && e->open_head == NULL && e->attempts == NULL) {
+        each_finish(e, e->nfailed ? 1 : 0);
+        return;
+    }
+    for (i = 0; i < e->npeers; i++) {
+        if (e->peers[i].state != EP_GONE)
+            usable = 1;
+        if (e->peers[i].state != EP_GONE &&
+            e->peers[i].pe.res.mem_total > largest)
+            largest = e->peers[i].pe.res.mem_total;
+    }
+    if (!usable) {
+        each_say(e, "no peer left to run the tasks");
+        each_finish(e, 1);
+        return;
+    }
+    if (e->mem_need > 0 && largest > 0 && e->mem_need > largest) {
+        each_say(e, "no peer has %s free for a task; the largest has %s",
+                 each_bytes(mem, sizeof mem, e->mem_need),
+                 each_bytes(big, sizeof big, largest));
+        each_finish(e, 1);
+    }
+}
+
+static void
+each_tick(evutil_socket_t fd, short what, void *arg)
+{
+    struct each *e = arg;
+    uint64_t now = monotime_ms();
+    struct msg m;
+    size_t i;
+
+    for (i = 0; i < e->npeers; i++) {
+        struct epeer *p = &e->peers[i];
+
+        if (p->state == EP_GONE || p->state == EP_IDLE)
+            continue;
+        if (now - p->last_heard_ms > (uint64_t)e->js->lease_ms) {
+            ep_lost(p, "silent for a whole lease");
+            continue;
+        }
+        if (p->state >= EP_OPENING) {
+            memset(&m, 0, sizeof m);
+            m.type = MSG_PING;
+            m.u.stamp = now;
+            ep_send(p, &m);
+        }
+    }
+    each_watch(e, now);
+    each_dispatch(e);
+    if (!e->stopping)
+        each_show_progress(e, now);
+}
+
+static void
+each_signal(evutil_socket_t sig, short what, void *arg)
+{
+    struct each *e = arg;
+    struct eattempt *a;
+
+    each_say(e, "signal %d: stopping every task", (int)sig);
+    for (a = e->attempts; a != NULL; a = a->next)
+        each_attempt_kill(a);
+    e->status = 128 + (int)sig;
+    each_finish(e, 128 + (int)sig);
+}
+
+static void
+each_summary(struct each *e)
+{
+    size_t i;
+
+    each_progress_clear(e);
+    if (e->nsummary == 0)
+        return;
+    fprintf(stderr, "p2prun: %zu of %llu task%s failed:\n", e->nsummary,
+            (unsigned long long)e->nread, e->nread == 1 ? "" : "s");
+    for (i = 0; i < e->nsummary; i++)
+        fprintf(stderr, "  %s\n", e->summary[i]);
+}
+
+int
+each_run(const struct p2p_config *cfg, const struct p2p_group *g,
+         const uint8_t user_pk[SEC_SIGN_PK_LEN],
+         const uint8_t user_sk[SEC_SIGN_SK_LEN], const struct job_spec *js)
+{
+    static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+    struct timeval tick = {0, EACH_TICK_MS * 1000};
+    struct msg_list_reply list;
+    struct each e;
+    struct etask *t;
+    struct eattempt *a;
+    char err[1024];
+    size_t i;
+    int k, status;
+
+    memset(&e, 0, sizeof e);
+    e.cfg = cfg;
+    e.group = g;
+    e.user_pk = user_pk;
+    e.user_sk = user_sk;
+    e.js = js;
+    e.status = -1;
+    e.open_tail = &e.open_head;
+    e.rq_tail = &e.rq_head;
+    e.mem_need = js->mem_need;
+    e.started_ms = monotime_ms();
+    sec_random(e.farm, sizeof e.farm);
+    if (strcmp(js->each, "-") == 0)
+        e.in = stdin;
+    else if ((e.in = fopen(js->each, "re")) == NULL) {
+        fprintf(stderr, "p2prun: --each %s: %s\n", js->each, strerror(errno));
+        return 2;
+    }
+    if (js->results != NULL &&
+        (e.results = fopen(js->results, "we")) == NULL) {
+        fprintf(stderr, "p2prun: --results %s: %s\n", js->results,
+                strerror(errno));
+        if (e.in != stdin)
+            fclose(e.in);
+        return 2;
+    }
+    if (stage_prepare(js, &e.files, &e.nfiles, &e.prog, err, sizeof err) ==
+        -1) {
+        fprintf(stderr, "p2prun: %s\n", err);
+        status = 2;
+        goto out;
+    }
+    if (snquery_list(cfg, g, 5000, &list, err, sizeof err) == -1) {
+        fprintf(stderr, "p2prun: %s\n", err);
+        status = 1;
+        goto out;
+    }
+    e.base = event_base_new();
+    e.peers = xcalloc(list.npeers + 1, sizeof *e.peers);
+    for (i = 0; i < list.npeers; i++) {
+        const struct peer_entry *pe = &list.peers[i];
+
+        if (pe->res.state == PEER_STATE_NOT_SHARING ||
+            pe->res.state == PEER_STATE_OWNER_BUSY ||
+            pe->res.slots_total == 0)
+            continue;
+        e.peers[e.npeers].e = &e;
+        e.peers[e.npeers].idx = (int)e.npeers;
+        e.peers[e.npeers].pe = *pe;
+        e.npeers++;
+    }
+    free(list.peers);
+    if (e.npeers == 0) {
+        fprintf(stderr, "p2prun: no peer shares slots for the tasks\n");
+        status = 1;
+        goto out;
+    }
+    for (i = 0; i < e.npeers; i++)
+        ep_connect(&e.peers[i]);
+    for (k = 0; k < 3; k++) {
+        e.ev_sig[k] = evsignal_new(e.base, sigs[k], each_signal, &e);
+        evsignal_add(e.ev_sig[k], NULL);
+    }
+    e.ev_tick = event_new(e.base, -1, EV_PERSIST, each_tick, &e);
+    evtimer_add(e.ev_tick, &tick);
+    each_maybe_end(&e);
+    if (!e.stopping)
+        event_base_dispatch(e.base);
+
+    /* Whatever is still running was killed (signal) or has no peer. */
+    while ((a = e.attempts) != NULL)
+        each_attempt_free(&e, a);
+    each_flush(&e);
+    each_summary(&e);
+    status = e.status == -1 ? 1 : e.status;
+    for (k = 0; k < 3; k++)
+        if (e.ev_sig[k] != NULL)
+            event_free(e.ev_sig[k]);
+    if (e.ev_tick != NULL)
+        event_free(e.ev_tick);
+    for (i = 0; i < e.npeers; i++) {
+        if (e.peers[i].ch != NULL)
+            channel_close(e.peers[i].ch);
+        stage_peer_free(e.peers[i].sp);
+    }
+    /* Let the closes go out. */
+    event_base_loop(e.base, EVLOOP_NONBLOCK);
+    event_base_free(e.base);
+out:
+    while ((t = e.open_head) != NULL) {
+        e.open_head = t->next;
+        each_task_free(t);
+    }
+    for (i = 0; i < e.nsummary; i++)
+        free(e.summary[i]);
+    free(e.summary);
+    free(e.peers);
+    stage_free(e.files, e.nfiles);
+    if (e.results != NULL)
+        fclose(e.results);
+    if (e.in != NULL && e.in != stdin)
+        fclose(e.in);
+    return status;
+}
