@@ -43,6 +43,7 @@
 #define EACH_STRAGGLE_FLOOR_MS 1000 /* never duplicate a task younger */
 #define EACH_DURATIONS 1024     /* recent durations kept for the median */
 #define EACH_STOP_MS 2000
+#define EACH_SILENT_MS 1500     /* a peer not heard of this long is slow */
 
 enum ep_state {
     EP_IDLE,       /* not contacted */
@@ -84,6 +85,7 @@ struct eattempt {
     uint64_t sent_ms, started_ms;
     uint64_t mem; /* what it is expected to use on its peer */
     int killed, timed_out, speculative;
+    int finishing; /* its result is being taken: not to be freed */
     struct buf out, err;
     struct eattempt *next;
 };
@@ -566,7 +568,7 @@ static void
 each_task_done(struct each *e, struct etask *t, int status, int signaled,
                const char *host)
 {
-    struct eattempt *a;
+    struct eattempt *a, *next;
 
     t->state = ET_DONE;
     t->status = status;
@@ -575,10 +577,16 @@ each_task_done(struct each *e, struct etask *t, int status, int signaled,
     e->ndone++;
     if (status != 0)
         e->nfailed++;
-    /* A copy still running elsewhere lost the race. */
-    for (a = e->attempts; a != NULL; a = a->next)
-        if (a->t == t)
+    /* A copy still running elsewhere lost the race: stopped, and
+     * forgotten now (its peer may be frozen and answer late, or never;
+     * whatever it says later is ignored). */
+    for (a = e->attempts; a != NULL; a = next) {
+        next = a->next;
+        if (a->t == t && !a->finishing) {
             each_attempt_kill(a);
+            each_attempt_free(e, a);
+        }
+    }
 }
 
 /* Send task t to peer p as a new attempt; -1 when it cannot be sent. */
@@ -668,7 +676,8 @@ each_pick(struct each *e, const struct epeer *not)
 
     for (i = 0; i < e->npeers; i++) {
         p = &e->peers[i];
-        if (p->state != EP_READY || p == not || p->inflight >= ep_depth(p))
+        if (p->state != EP_READY || p == not || p->inflight >= ep_depth(p) ||
+            monotime_ms() - p->last_heard_ms > EACH_SILENT_MS)
             continue;
         avail = p->pe.res.mem_free > p->mem_committed
                     ? p->pe.res.mem_free - p->mem_committed
@@ -788,6 +797,7 @@ each_proc_exit(struct epeer *p, const struct msg_proc_exit *x)
             if (e->ndur < EACH_DURATIONS)
                 e->ndur++;
         }
+        a->finishing = 1;
         each_task_done(e, t, status, x->signaled && !a->timed_out,
                        ep_host(p));
     }
@@ -1024,7 +1034,21 @@ each_watch(struct each *e, uint64_t now)
     if (e->ndur >= EACH_STRAGGLE_MIN)
         med = each_median(e);
     for (a = e->attempts; a != NULL; a = a->next) {
-        if (a->started_ms == 0 || a->killed || a->t->state == ET_DONE)
+        if (a->killed || a->t->state == ET_DONE)
+            continue;
+        /* On a peer that fell silent (frozen, overloaded, cut off), a
+         * task, running or queued, gets a copy elsewhere at once. */
+        if (a->t->live == 1 && !e->stopping &&
+            now - a->p->last_heard_ms > EACH_SILENT_MS &&
+            (p = each_pick(e, a->p)) != NULL) {
+            log_info("task %llu is on %s, silent for %.1f s: a second copy "
+                     "on %s",
+                     (unsigned long long)a->t->num, ep_host(a->p),
+                     (double)(now - a->p->last_heard_ms) / 1000, ep_host(p));
+            each_send_task(e, p, a->t, 1);
+            continue;
+        }
+        if (a->started_ms == 0)
             continue;
         if (e->js->task_timeout_s > 0 &&
             now - a->started_ms >= (uint64_t)e->js->task_timeout_s * 1000) {

@@ -5,9 +5,10 @@
  * wait here in a small queue per farm, so that a slot that frees is
  * filled at once, without a round trip to p2prun.  When a slot is free and
  * guests are welcome, the next task comes from the user (verified key)
- * with the least usage of this peer: CPU-seconds (slot-seconds) of the
- * tasks that finished, decaying with a half-life, plus those running now
- * (the FieldTrip peer toolbox's rule, seed 002).  Usage is kept in
+ * whose next task would leave it with the least usage of this peer:
+ * slot-seconds of its tasks that finished, decaying with a half-life, plus
+ * those running now, plus the expected length of that next task (seed
+ * 002's goal: a user of short tasks is not held behind one of long ones).  Usage is kept in
  * STATE_DIR/fairshare so that a restart does not forget it.
  *
  * A started task is an ordinary job (job.c): same box, output, exit report
@@ -51,6 +52,8 @@ struct farm {
     size_t nqueued;
     struct running *running;
     uint64_t last_pick; /* for ties: the longest waiting goes first */
+    double done_secs;   /* its tasks that ended here: total time, */
+    unsigned ndone;     /* and how many, for the expected duration */
     struct box *box;    /* its tasks' uid and /tmp here, made at the first */
     struct farm *next;
 };
@@ -395,12 +398,18 @@ farm_reap(struct peerd *pd, uint64_t now_ms)
                 continue;
             }
             farm_charge(pd, f->user, (double)(now_ms - r->started_ms) / 1000);
+            f->done_secs += (double)(now_ms - r->started_ms) / 1000;
+            f->ndone++;
             *rp = r->next;
             free(r);
         }
 }
 
-/* The farm whose user has the least usage and a task waiting. */
+/* The farm whose next task would leave its user with the least usage:
+ * the user's usage so far plus what that task is expected to take (the
+ * mean of the farm's tasks that ended here, 0 until one has), as a
+ * weighted fair queue orders by finish tag.  Short tasks of a light user
+ * go before a heavy user's long ones. */
 static struct farm *
 farm_next(struct peerd *pd, uint64_t now_ms)
 {
@@ -410,7 +419,8 @@ farm_next(struct peerd *pd, uint64_t now_ms)
     for (f = pd->farms->list; f != NULL; f = f->next) {
         if (f->head == NULL)
             continue;
-        u = farm_user_usage(pd, f->user, now_ms);
+        u = farm_user_usage(pd, f->user, now_ms) +
+            (f->ndone > 0 ? f->done_secs / f->ndone : 0);
         if (best == NULL || u < bu ||
             (u == bu && f->last_pick < best->last_pick)) {
             best = f;
