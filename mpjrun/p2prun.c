@@ -213,6 +213,8 @@ main(int argc, char **argv)
         return 1;
     }
     js.lease_ms = cfg.lease_ms;
+    js.lag_ms = cfg.replica_lag_ms;
+    js.spool_bytes = (uint64_t)cfg.output_spool_mb * 1024 * 1024;
     /* MPI traffic between the ranks: sealed unless the job says not. */
     if (no_encrypt || !cfg.encrypt)
         js.env[js.nenv++] = xstrdup("P2P_ENCRYPT=0");

@@ -58,6 +58,13 @@ struct proc {
     struct proc_stream out[2];
     int ctl;    /* our end of its control socket, -1 once closed */
     struct event *ctl_ev;
+    /* The coordinator's output hold and the progress relay (the end of
+     * this file). */
+    int held;                 /* its pipes are not read */
+    uint64_t progress;        /* last counter reported by the process */
+    uint64_t progress_sent;   /* last counter passed on */
+    uint64_t progress_ms;     /* when */
+    int progress_fresh;       /* reported since (alive, maybe waiting) */
 };
 
 struct job {
@@ -79,6 +86,8 @@ struct job {
 
 static void job_stream_cb(evutil_socket_t, short, void *);
 static void job_ctl_cb(evutil_socket_t, short, void *);
+static void proc_hold(struct proc *, int hold);
+static void job_progress(struct proc *, const uint8_t *, size_t);
 
 int
 job_owner_is(const struct job *j, const struct svc_conn *c)
@@ -268,7 +277,7 @@ job_pause(struct job *j, int pause)
             if (j->procs[i].out[s].fd != -1) {
                 if (pause)
                     event_del(j->procs[i].out[s].ev);
-                else
+                else if (!j->procs[i].held)
                     event_add(j->procs[i].out[s].ev, NULL);
             }
 }
@@ -354,6 +363,10 @@ job_ctl_cb(evutil_socket_t fd, short what, void *arg)
         proc_ctl_close(p);
         return;
     }
+    if (n > 0 && buf[0] == CTL_PROGRESS) {
+        job_progress(p, buf, (size_t)n);
+        return;
+    }
     memset(&m, 0, sizeof m);
     memcpy(m.u.addr.job, j->id, WIRE_JOB_ID_LEN);
     m.u.addr.p.rank = p->rank;
@@ -426,6 +439,7 @@ job_table(struct job *j, const struct msg_table *t)
     memset(&h, 0, sizeof h);
     h.type = CTL_TABLE;
     h.version = CTL_VERSION;
+    h.flags = CTL_TF_PROGRESS;
     memcpy(h.key, t->key, sizeof h.key);
     h.n = (uint32_t)t->nprocs;
     memcpy(buf, &h, sizeof h);
@@ -741,6 +755,7 @@ job_orphan_owner(struct peerd *pd, struct svc_conn *c)
     for (j = pd->jobs; j != NULL; j = j->next)
         if (j->owner == c) {
             j->owner = NULL;
+            job_output_hold(j, UINT32_MAX, UINT32_MAX, 0);
             job_pause(j, 0); /* drain the pipes, nobody reads them */
             job_kill(j, "its coordinator went away");
         }
@@ -769,6 +784,7 @@ job_reaped(struct peerd *pd, pid_t pid, int status)
             if (j->procs[i].pid == pid) {
                 /* Whatever it left behind in its session goes too. */
                 kill(-pid, SIGKILL);
+                proc_hold(&j->procs[i], 0); /* drain what it left */
                 j->procs[i].pid = 0;
                 j->procs[i].status = status;
                 j->procs[i].reaped_ms = monotime_ms();
@@ -875,6 +891,7 @@ job_cron(struct peerd *pd, uint64_t now_ms)
         last_strays = now_ms;
         job_kill_strays(pd);
     }
+    job_progress_cron(pd, now_ms);
     for (j = pd->jobs; j != NULL; j = j->next) {
         for (i = 0; i < j->nprocs; i++) {
             struct proc *p = &j->procs[i];
@@ -912,4 +929,109 @@ job_shutdown(struct peerd *pd)
         job_kill_now(j);
     }
     job_kill_strays(pd);
+}
+
+/* --- output hold and progress relay --------------------------------------
+ *
+ * The coordinator holds a replica whose output runs too far ahead of what
+ * it shows: its pipes are not read (the process then blocks writing) until
+ * it says so again, the process ends, or the coordinator goes.  Progress
+ * counters from the MPI library (CTL_PROGRESS) are passed on at most once
+ * per JOB_PROGRESS_MS per process, the latest value, and not while the
+ * connection is backed up: bounded whatever the process sends.
+ */
+
+#define JOB_PROGRESS_MS 200
+#define JOB_PROGRESS_BEAT_MS 1000 /* the same value again: still alive */
+
+static void
+proc_hold(struct proc *p, int hold)
+{
+    int s;
+
+    if (p->held == hold)
+        return;
+    p->held = hold;
+    for (s = 0; s < 2; s++) {
+        if (p->out[s].fd == -1)
+            continue;
+        if (hold)
+            event_del(p->out[s].ev);
+        else if (!p->job->paused)
+            event_add(p->out[s].ev, NULL);
+    }
+}
+
+void
+job_output_hold(struct job *j, uint32_t rank, uint32_t replica, int hold)
+{
+    size_t i;
+
+    for (i = 0; i < j->nprocs; i++) {
+        struct proc *p = &j->procs[i];
+
+        if (rank != UINT32_MAX && (p->rank != rank || p->replica != replica))
+            continue;
+        if (rank != UINT32_MAX && p->held != hold)
+            log_debug("job %.8s: rank %u replica %u: output %s", j->hex,
+                      p->rank, p->replica, hold ? "held" : "read again");
+        /* A process that has ended is drained whatever was asked. */
+        proc_hold(p, hold && p->pid > 0);
+    }
+}
+
+/* Pass a process's latest counter on, if it moved and it is time. */
+static void
+proc_progress_send(struct proc *p, uint64_t now)
+{
+    struct job *j = p->job;
+    struct msg m;
+
+    if (!p->progress_fresh || j->owner == NULL ||
+        now - p->progress_ms < (p->progress != p->progress_sent
+                                    ? JOB_PROGRESS_MS
+                                    : JOB_PROGRESS_BEAT_MS) ||
+        svc_conn_backlog(j->owner) > JOB_BACKLOG_MAX)
+        return;
+    memset(&m, 0, sizeof m);
+    m.type = MSG_PROGRESS;
+    memcpy(m.u.note.job, j->id, WIRE_JOB_ID_LEN);
+    m.u.note.rank = p->rank;
+    m.u.note.replica = p->replica;
+    m.u.note.value = p->progress;
+    svc_conn_send(j->owner, &m);
+    p->progress_sent = p->progress;
+    p->progress_ms = now;
+    p->progress_fresh = 0;
+}
+
+/* CTL_PROGRESS from a process: checked like every control message. */
+static void
+job_progress(struct proc *p, const uint8_t *buf, size_t n)
+{
+    struct ctl_progress cp;
+
+    if (n != sizeof cp || buf[1] != CTL_VERSION) {
+        log_warnx("job %.8s: rank %u: bad progress message (%zu bytes); "
+                  "control socket closed",
+                  p->job->hex, p->rank, n);
+        proc_ctl_close(p);
+        return;
+    }
+    memcpy(&cp, buf, sizeof cp);
+    if (cp.count > p->progress)
+        p->progress = cp.count;
+    p->progress_fresh = 1;
+    proc_progress_send(p, monotime_ms());
+}
+
+void
+job_progress_cron(struct peerd *pd, uint64_t now_ms)
+{
+    struct job *j;
+    size_t i;
+
+    for (j = pd->jobs; j != NULL; j = j->next)
+        for (i = 0; i < j->nprocs; i++)
+            proc_progress_send(&j->procs[i], now_ms);
 }

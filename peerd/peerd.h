@@ -215,5 +215,11 @@ void job_cron(struct peerd *, uint64_t now_ms);
 /* Kill everything at shutdown and wait for it (bounded). */
 void job_shutdown(struct peerd *);
 int job_count(const struct peerd *);
+/* The coordinator asks to stop (hold) or resume reading the output of
+ * process (rank, replica) of the job; UINT32_MAX for both: every one. */
+void job_output_hold(struct job *, uint32_t rank, uint32_t replica,
+                     int hold);
+/* Pass on the progress counters due (from job_cron). */
+void job_progress_cron(struct peerd *, uint64_t now_ms);
 
 #endif

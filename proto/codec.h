@@ -43,6 +43,8 @@ enum msg_type {
     MSG_JOB_ABORT,
     MSG_VIEW,    /* u.view: coordinator -> peer, membership change */
     MSG_SUSPECT, /* u.suspect: peer -> coordinator, a lost connection */
+    MSG_OUTPUT_HOLD, /* u.note: coordinator -> peer, value 1 hold, 0 read */
+    MSG_PROGRESS,    /* u.note: peer -> coordinator, value the counter */
     MSG__COUNT   /* keep last */
 };
 
@@ -202,6 +204,15 @@ struct msg_suspect {
     uint32_t proc;
 };
 
+/* One process of a job and a value: an output hold (1 hold, 0 read
+ * again) or a progress counter.  Decoding guarantees rank and replica
+ * within WIRE_MAX_RANKS and WIRE_MAX_REPLICAS, a hold of 0 or 1. */
+struct msg_note {
+    uint8_t job[WIRE_JOB_ID_LEN];
+    uint32_t rank, replica;
+    uint64_t value;
+};
+
 struct msg {
     enum msg_type type;
     union {
@@ -223,6 +234,7 @@ struct msg {
         struct msg_table table;
         struct msg_view view;
         struct msg_suspect suspect;
+        struct msg_note note; /* output hold, progress */
     } u;
 };
 
