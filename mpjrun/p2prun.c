@@ -15,6 +15,11 @@
 #include "mpjrun.h"
 #include "xmalloc.h"
 
+/* A peer takes messages of at most 4 MiB from an authenticated user
+ * (SVC_MAX_FRAME_USER in peerd/service.c); the launch carries arguments,
+ * variables, file names and the placement: keep a margin. */
+#define P2PRUN_MAX_LAUNCH (3 * 1024 * 1024)
+
 static void
 usage(FILE *f)
 {
@@ -23,7 +28,7 @@ usage(FILE *f)
             "[-x VAR[=VAL]]...\n"
             "              [--tag-output] [--supernode ADDR:PORT]... "
             "[--conf FILE]\n"
-            "              [--timeout SECONDS] [--verbose] [--] PROGRAM "
+            "              [--timeout SECONDS] [-v] [--] PROGRAM "
             "[ARGS...]\n"
             "\n"
             "Runs PROGRAM as N ranks, each as R replicas on R distinct "
@@ -45,6 +50,11 @@ usage(FILE *f)
             "  --supernode ADDR:PORT ask this supernode (repeatable)\n"
             "  --timeout SECONDS     stop the job after this long (exit "
             "124)\n"
+            "  -v, --verbose         log what happens (connections, peers, "
+            "replicas) on\n"
+            "                        stderr; twice for debugging.  Without "
+            "it, one line\n"
+            "                        per problem\n"
             "\n"
             "With no supernode configured, the job runs on an embedded "
             "cluster on\n"
@@ -83,6 +93,62 @@ export_arg(const char *arg)
     return out;
 }
 
+/* What a peer accepts in a launch (proto/wire.h, checked by the peer's
+ * decoder), said here where the user typed it rather than as a lost peer
+ * later.  One slot of the environment is kept for P2P_ENCRYPT. */
+static int
+check_limits(const struct job_spec *js)
+{
+    size_t len, total = 0;
+    int i;
+
+    if (js->nenv > WIRE_MAX_ENV - 1) {
+        fprintf(stderr, "p2prun: -x given %d times; a peer accepts at most "
+                        "%d variables\n",
+                js->nenv, WIRE_MAX_ENV - 1);
+        return -1;
+    }
+    if (js->nfiles > WIRE_MAX_FILES - 1) {
+        fprintf(stderr, "p2prun: -l given %d times; a job takes at most %d "
+                        "files besides its program\n",
+                js->nfiles, WIRE_MAX_FILES - 1);
+        return -1;
+    }
+    if (js->argc > WIRE_MAX_ARGS) {
+        fprintf(stderr, "p2prun: the program has %d arguments; a peer "
+                        "accepts at most %d\n",
+                js->argc - 1, WIRE_MAX_ARGS - 1);
+        return -1;
+    }
+    for (i = 0; i < js->nenv; i++) {
+        if ((len = strlen(js->env[i])) > WIRE_MAX_ARG) {
+            fprintf(stderr, "p2prun: -x %.*s: %zu bytes as NAME=VALUE; a "
+                            "peer accepts at most %d per variable\n",
+                    (int)strcspn(js->env[i], "="), js->env[i], len,
+                    WIRE_MAX_ARG);
+            return -1;
+        }
+        total += len + 8;
+    }
+    for (i = 0; i < js->argc; i++) {
+        if ((len = strlen(js->argv[i])) > WIRE_MAX_ARG) {
+            fprintf(stderr, "p2prun: %s %d is %zu bytes long; a peer "
+                            "accepts at most %d per argument\n",
+                    i == 0 ? "the program name, argument" : "argument", i,
+                    len, WIRE_MAX_ARG);
+            return -1;
+        }
+        total += len + 8;
+    }
+    if (total > P2PRUN_MAX_LAUNCH) {
+        fprintf(stderr, "p2prun: the program's arguments and -x variables "
+                        "come to %zu bytes; a peer accepts at most %d in all\n",
+                total, P2PRUN_MAX_LAUNCH);
+        return -1;
+    }
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -107,7 +173,9 @@ main(int argc, char **argv)
     int ch, nsn = 0, verbose = 0, status, created, i, npeers, slots;
     int no_encrypt = 0;
 
-    log_init("p2prun", 1, P2P_LOG_WARN);
+    /* Our own messages say what went wrong in one line each; the log
+     * lines behind them (connections, peers) only with -v. */
+    log_init("p2prun", 1, P2P_LOG_QUIET);
     /* A peer that vanishes mid-write must be an error on that connection,
      * not the end of this program; output to a closed pipe is dropped. */
     signal(SIGPIPE, SIG_IGN);
@@ -187,12 +255,10 @@ main(int argc, char **argv)
     }
     js.argv = argv + optind;
     js.argc = argc - optind;
-    if (js.nenv > WIRE_MAX_ENV || js.nfiles > WIRE_MAX_FILES ||
-        js.argc > WIRE_MAX_ARGS) {
-        fprintf(stderr, "p2prun: too many arguments, -x or -l\n");
+    if (check_limits(&js) == -1)
         return 2;
-    }
-    log_set_verbosity(P2P_LOG_WARN + verbose);
+    log_set_verbosity(verbose > 0 ? P2P_LOG_INFO + verbose - 1
+                                  : P2P_LOG_QUIET);
 
     if (config_load(&cfg, conf, err, sizeof err) == -1) {
         fprintf(stderr, "p2prun: %s\n", err);
