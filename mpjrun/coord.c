@@ -692,7 +692,8 @@ pc_proc_exit(struct pconn *pc, const struct msg_proc_exit *e)
         return;
     if (e->signaled) {
         status = 128 + (int)(e->code & 0x7f);
-        if (co->phase != PH_STOP) {
+        /* One declared dead was killed by its peer: already said. */
+        if (co->phase != PH_STOP && co->rep[i] == REP_RUNNING) {
             int k, live = 0;
 
             for (k = 0; k < co->js->r; k++)

@@ -261,6 +261,13 @@ output_trim_backups(struct output *o, int rank, int stream)
         if (start < rk->shown[stream])
             spool_drop(rp->spool, stream, rk->shown[stream] - start);
         output_maybe_release(o, rank, i);
+        /* An empty spool goes (a job of many ranks must not hold a
+         * descriptor per backup); it comes back when needed. */
+        if (rp->spool != NULL && output_kept(rp, 0) == 0 &&
+            output_kept(rp, 1) == 0) {
+            spool_close(rp->spool);
+            rp->spool = NULL;
+        }
     }
 }
 
@@ -386,7 +393,7 @@ output_keep(struct output *o, int rank, int replica, int stream,
 
     if (n == 0)
         return;
-    if (rp->spool == NULL && rp->why[0] == '\0' &&
+    if (rp->spool == NULL &&
         (rp->spool = spool_open(o->spool_dir, OUTPUT_NSTREAMS,
                                 o->quota + OUTPUT_SLACK, err, sizeof err)) ==
             NULL)
