@@ -93,6 +93,18 @@ export_arg(const char *arg)
     return out;
 }
 
+/* Free what main() allocated for the job's description. */
+static void
+spec_free(struct job_spec *js)
+{
+    int i;
+
+    for (i = 0; i < js->nenv; i++)
+        free(js->env[i]);
+    free(js->env);
+    free(js->files);
+}
+
 /* What a peer accepts in a launch (proto/wire.h, checked by the peer's
  * decoder), said here where the user typed it rather than as a lost peer
  * later.  One slot of the environment is kept for P2P_ENCRYPT. */
@@ -170,7 +182,7 @@ main(int argc, char **argv)
     const char *conf = NULL, *strategy = NULL, *sn[CONF_MAX_SUPERNODES];
     uint8_t pk[SEC_SIGN_PK_LEN], sk[SEC_SIGN_SK_LEN];
     char err[1024], *x;
-    int ch, nsn = 0, verbose = 0, status, created, i, npeers, slots;
+    int ch, nsn = 0, verbose = 0, status, created, npeers, slots;
     int no_encrypt = 0;
 
     /* Our own messages say what went wrong in one line each; the log
@@ -255,8 +267,10 @@ main(int argc, char **argv)
     }
     js.argv = argv + optind;
     js.argc = argc - optind;
-    if (check_limits(&js) == -1)
+    if (check_limits(&js) == -1) {
+        spec_free(&js);
         return 2;
+    }
     log_set_verbosity(verbose > 0 ? P2P_LOG_INFO + verbose - 1
                                   : P2P_LOG_QUIET);
 
@@ -325,10 +339,7 @@ main(int argc, char **argv)
     group_wipe(&g);
     sec_wipe(sk, sizeof sk);
     local_stop(lc);
-    for (i = 0; i < js.nenv; i++)
-        free(js.env[i]);
-    free(js.env);
-    free(js.files);
+    spec_free(&js);
     config_free(&cfg);
     return status;
 }

@@ -363,7 +363,7 @@ job_ctl_cb(evutil_socket_t fd, short what, void *arg)
         proc_ctl_close(p);
         return;
     }
-    if (n > 0 && buf[0] == CTL_PROGRESS) {
+    if (buf[0] == CTL_PROGRESS) {
         job_progress(p, buf, (size_t)n);
         return;
     }
