@@ -1040,7 +1040,8 @@ pc_on_msg(struct channel *ch, const struct msg *m, void *arg)
         progress_output(co->pg,
                         (int)(m->u.data.rank * (uint32_t)co->js->r +
                               m->u.data.replica),
-                        (int)m->u.data.stream, m->u.data.len, monotime_ms());
+                        (int)m->u.data.stream, m->u.data.data, m->u.data.len,
+                        monotime_ms());
         return;
     case MSG_PROGRESS:
         if (memcmp(m->u.note.job, co->job, WIRE_JOB_ID_LEN) != 0 ||

@@ -84,9 +84,9 @@ struct progress *progress_new(int n, int r, uint64_t lag_ms);
 void progress_free(struct progress *);
 /* Process i (rank * r + replica) was launched. */
 void progress_start(struct progress *, int i, uint64_t now_ms);
-/* n bytes of its stream (1 stdout, 2 stderr) arrived. */
-void progress_output(struct progress *, int i, int stream, size_t n,
-                     uint64_t now_ms);
+/* n bytes of its stream (1 stdout, 2 stderr) arrived; its lines count. */
+void progress_output(struct progress *, int i, int stream, const void *,
+                     size_t n, uint64_t now_ms);
 /* Its library reported this counter (it never goes down). */
 void progress_count(struct progress *, int i, uint64_t count,
                     uint64_t now_ms);

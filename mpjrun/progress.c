@@ -6,7 +6,9 @@
  * feeds it what it hears and the time, and asks who is to go.
  *
  * What counts as progress, for each process (rank, replica):
- *   - the bytes of its stdout and of its stderr received so far;
+ *   - the lines of its stdout and of its stderr received so far (lines,
+ *     not bytes: a host name or a time printed by each replica differs
+ *     in length, rarely in lines);
  *   - the counter its MPI library reports (messages sent and accepted),
  *     relayed by its peer at a bounded rate;
  *   - a normal end (exit 0): a finished replica is ahead of any partner
@@ -39,7 +41,7 @@ enum pg_state {
 
 struct pg_proc {
     enum pg_state state;
-    uint64_t out[2]; /* stdout, stderr bytes */
+    uint64_t out[2]; /* stdout, stderr lines */
     uint64_t count;  /* the MPI library's counter */
     uint64_t heard_ms;
     uint64_t behind_ms; /* lagging since, 0: not behind */
@@ -134,17 +136,24 @@ progress_start(struct progress *pg, int i, uint64_t now)
 }
 
 void
-progress_output(struct progress *pg, int i, int stream, size_t n,
-                uint64_t now)
+progress_output(struct progress *pg, int i, int stream, const void *data,
+                size_t n, uint64_t now)
 {
     struct pg_proc *x = pg_get(pg, i);
+    const char *p = data, *end = p + n;
+    uint64_t lines = 0;
 
-    if (x == NULL || (stream != 1 && stream != 2) || x->state != PG_RUNNING)
+    if (x == NULL || (stream != 1 && stream != 2) || x->state != PG_RUNNING ||
+        data == NULL)
         return;
     x->heard_ms = now;
-    if (n == 0)
+    while (p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+        lines++;
+        p++;
+    }
+    if (lines == 0)
         return;
-    x->out[stream - 1] += n;
+    x->out[stream - 1] += lines;
     pg_update(pg, i / pg->r, i, now);
 }
 

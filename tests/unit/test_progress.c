@@ -13,6 +13,10 @@
 
 #define LAG 1000
 
+static const char nl[128] = {[0 ... 127] = '\n'};
+/* n lines of output (n <= 128). */
+#define LINES(n) nl, (size_t)(n)
+
 static void
 t_stopped_replica_is_the_laggard(void)
 {
@@ -24,12 +28,12 @@ t_stopped_replica_is_the_laggard(void)
     progress_start(pg, 1, 0);
     progress_start(pg, 2, 0);
     progress_start(pg, 3, 0);
-    progress_output(pg, 0, 1, 10, 10);
-    progress_output(pg, 1, 1, 10, 12);
+    progress_output(pg, 0, 1, LINES(10), 10);
+    progress_output(pg, 1, 1, LINES(10), 12);
     /* Replica 1 of rank 0 goes on, replica 0 stops at 10 bytes. */
-    progress_output(pg, 1, 1, 10, 100);
+    progress_output(pg, 1, 1, LINES(10), 100);
     CHECK_EQ_INT(progress_laggard(pg, 100 + LAG, NULL, NULL), -1);
-    progress_output(pg, 1, 1, 10, 500);
+    progress_output(pg, 1, 1, LINES(10), 500);
     CHECK_EQ_INT(progress_laggard(pg, 100 + LAG + 1, &partner, &lag), 0);
     CHECK_EQ_INT(partner, 1);
     CHECK_EQ_INT(lag, LAG + 1);
@@ -64,8 +68,14 @@ t_equal_and_disagreeing(void)
     progress_count(pg, 0, 5, 0);
     progress_count(pg, 1, 5, 0);
     CHECK_EQ_INT(progress_laggard(pg, 100 * LAG, NULL, NULL), -1);
+    /* Lines, not bytes: the same line count of different lengths. */
+    progress_output(pg, 0, 1, "ws1\n", 4, 10);
+    progress_output(pg, 1, 1, "workstation-2\n", 14, 10);
+    CHECK_EQ_INT(progress_laggard(pg, 100 * LAG, NULL, NULL), -1);
+    progress_output(pg, 1, 1, "no newline yet", 14, 20);
+    CHECK_EQ_INT(progress_laggard(pg, 100 * LAG, NULL, NULL), -1);
     /* Ahead in one figure each: nobody can be called behind. */
-    progress_output(pg, 0, 1, 3, 0);
+    progress_output(pg, 0, 1, LINES(3), 0);
     progress_count(pg, 1, 6, 0);
     CHECK_EQ_INT(progress_laggard(pg, 100 * LAG, NULL, NULL), -1);
     /* Same counts again, from a replica that waits: alive, not moving. */
@@ -89,7 +99,7 @@ t_finished_partner_counts(void)
     pg = progress_new(1, 2, LAG);
     progress_start(pg, 0, 0);
     progress_start(pg, 1, 0);
-    progress_output(pg, 1, 2, 5, 0);
+    progress_output(pg, 1, 2, LINES(5), 0);
     progress_end(pg, 1, 0, 10);
     CHECK_EQ_INT(progress_laggard(pg, 100 * LAG, NULL, NULL), -1);
     /* Ended replicas are never laggards. */
@@ -129,11 +139,11 @@ t_one_replica_and_bad_arguments(void)
 
     progress_start(pg, 0, 0);
     progress_start(pg, 1, 0);
-    progress_output(pg, 1, 1, 100, 0);
+    progress_output(pg, 1, 1, LINES(100), 0);
     CHECK_EQ_INT(progress_laggard(pg, 100 * LAG, NULL, NULL), -1);
-    progress_output(pg, 7, 1, 1, 0);
-    progress_output(pg, -1, 1, 1, 0);
-    progress_output(pg, 0, 3, 1, 0);
+    progress_output(pg, 7, 1, LINES(1), 0);
+    progress_output(pg, -1, 1, LINES(1), 0);
+    progress_output(pg, 0, 3, LINES(1), 0);
     progress_count(pg, 2, 1, 0);
     progress_end(pg, 9, 1, 0);
     progress_free(pg);
