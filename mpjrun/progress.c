@@ -18,11 +18,13 @@
  * higher (figures that disagree both ways say nothing).  X is behind
  * when a live partner (running or finished normally) is ahead of it; its
  * lag is measured from when it became behind or last moved, whichever is
- * later, so a replica that moves, even slowly, is not a laggard.  Of the
- * laggards past the limit whose partner ahead is current (not behind
- * anyone itself), the one heard from least recently goes first: a
+ * later, so a replica that moves, even slowly, is not a laggard.  It must
+ * also have been silent (no output, no report) for half the lag: a
  * stopped process is silent, while a replica that only waits for it
- * (blocked in MPI on a message the stopped one owes) still reports.
+ * (blocked in MPI on a message the stopped one owes) still reports,
+ * every half second, that it is alive.  Of the laggards whose partner
+ * ahead is current (not behind anyone itself), the one heard from least
+ * recently goes first.
  * After a process is declared dead every other lag is measured afresh
  * (progress_restart), since those that waited for it can now go on.
  */
@@ -204,7 +206,8 @@ progress_laggard(struct progress *pg, uint64_t now, int *partner,
     for (i = 0; i < pg->n * pg->r; i++) {
         x = &pg->p[i];
         if (x->state != PG_RUNNING || x->behind_ms == 0 ||
-            now - x->behind_ms <= pg->lag_ms)
+            now - x->behind_ms <= pg->lag_ms ||
+            now - x->heard_ms <= pg->lag_ms / 2)
             continue;
         /* Someone ahead of it that is itself current. */
         for (k = (i / pg->r) * pg->r; k < (i / pg->r + 1) * pg->r; k++) {

@@ -942,7 +942,7 @@ job_shutdown(struct peerd *pd)
  */
 
 #define JOB_PROGRESS_MS 200
-#define JOB_PROGRESS_BEAT_MS 1000 /* the same value again: still alive */
+#define JOB_PROGRESS_BEAT_MS 500 /* the same value again: still alive */
 
 static void
 proc_hold(struct proc *p, int hold)

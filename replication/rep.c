@@ -32,7 +32,7 @@
 /* Progress reports to peerd: a new counter at most this often, the same
  * one again (alive, waiting) at most every REP_BEAT_MS. */
 #define REP_PROGRESS_MS 100
-#define REP_BEAT_MS 500
+#define REP_BEAT_MS 250
 
 struct logent {
     struct logent *next;

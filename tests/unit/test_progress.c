@@ -3,7 +3,8 @@
  * behind a current partner for longer than the lag is the laggard; one
  * that moves, even slowly, is not; equal replicas are never laggards; a
  * partner that finished normally counts as ahead; figures that disagree
- * both ways say nothing; the silent one goes first; lags count afresh
+ * both ways say nothing; one that waits but says it is alive is spared
+ * until it falls silent; the silent one goes first; lags count afresh
  * after a restart; R = 1 has no laggards.
  */
 #include <stdlib.h>
@@ -133,6 +134,27 @@ t_silent_first_and_restart(void)
 }
 
 static void
+t_waiting_but_alive_is_not(void)
+{
+    struct progress *pg = progress_new(1, 2, LAG);
+    uint64_t t;
+
+    progress_start(pg, 0, 0);
+    progress_start(pg, 1, 0);
+    progress_count(pg, 1, 4, 0);
+    /* Replica 0 stays behind but says every 400 ms that it is alive
+     * (waiting inside MPI): not a laggard... */
+    for (t = 400; t <= 4000; t += 400) {
+        progress_count(pg, 0, 2, t);
+        CHECK_EQ_INT(progress_laggard(pg, t + 100, NULL, NULL), -1);
+    }
+    /* ...until it falls silent for half the lag. */
+    CHECK_EQ_INT(progress_laggard(pg, 4000 + LAG / 2, NULL, NULL), -1);
+    CHECK_EQ_INT(progress_laggard(pg, 4001 + LAG / 2, NULL, NULL), 0);
+    progress_free(pg);
+}
+
+static void
 t_one_replica_and_bad_arguments(void)
 {
     struct progress *pg = progress_new(2, 1, LAG);
@@ -158,6 +180,7 @@ static const struct test_case cases[] = {
     {"equal_and_disagreeing", t_equal_and_disagreeing},
     {"finished_partner_counts", t_finished_partner_counts},
     {"silent_first_and_restart", t_silent_first_and_restart},
+    {"waiting_but_alive_is_not", t_waiting_but_alive_is_not},
     {"one_replica_and_bad_arguments", t_one_replica_and_bad_arguments},
 };
 
