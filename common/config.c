@@ -83,6 +83,8 @@ static const struct conf_key conf_keys[] = {
     {"run", "strategy", CONF_STR, F(strategy), 0, 0},
     {"run", "lease_ms", CONF_INT, F(lease_ms), 500, 3600000},
     {"run", "encrypt", CONF_BOOL, F(encrypt), 0, 0},
+    {"run", "replica_lag_ms", CONF_INT, F(replica_lag_ms), 0, 3600000},
+    {"run", "output_spool_mb", CONF_INT, F(output_spool_mb), 1, 1 << 20},
 };
 #undef F
 
@@ -335,8 +337,10 @@ config_defaults(struct p2p_config *cfg)
     cfg->max_lease_ms = 60000;
     cfg->fairshare_halflife_s = 3600;
     cfg->strategy = xstrdup("spread");
-    cfg->lease_ms = 5000;
+    cfg->lease_ms = CONF_DEFAULT_LEASE_MS;
     cfg->encrypt = 1;
+    cfg->replica_lag_ms = 0; /* the lease */
+    cfg->output_spool_mb = CONF_DEFAULT_OUTPUT_SPOOL_MB;
 }
 
 /* The file to read: explicit, $P2P_CONF, the user's, the system's. */

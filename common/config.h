@@ -89,7 +89,14 @@ struct p2p_config {
     char *strategy; /* spread or concentrate */
     int lease_ms;   /* how long peers wait for a silent p2prun */
     int encrypt;    /* MPI traffic between ranks sealed (default yes) */
+    int replica_lag_ms;  /* progress rule; 0: lease_ms */
+    int output_spool_mb; /* a backup's output kept ahead, per stream */
 };
+
+/* Defaults that the documentation states too (tests/test_docs_defaults.py
+ * compares them with conf/p2p.conf and docs/). */
+#define CONF_DEFAULT_LEASE_MS 5000
+#define CONF_DEFAULT_OUTPUT_SPOOL_MB 64
 
 /* Load defaults, then the file found as described above (explicit may be
  * NULL).  A missing explicit file, a syntax error or an unknown key is an

@@ -137,6 +137,8 @@ fatal(const char *fmt, ...)
 {
     va_list ap;
 
+    if (log_verbosity < P2P_LOG_WARN)
+        log_verbosity = P2P_LOG_WARN; /* the last word is always said */
     va_start(ap, fmt);
     log_vformat(P2P_LOG_WARN, 1, fmt, ap);
     va_end(ap);
@@ -148,6 +150,8 @@ fatalx(const char *fmt, ...)
 {
     va_list ap;
 
+    if (log_verbosity < P2P_LOG_WARN)
+        log_verbosity = P2P_LOG_WARN; /* the last word is always said */
     va_start(ap, fmt);
     log_vformat(P2P_LOG_WARN, 0, fmt, ap);
     va_end(ap);

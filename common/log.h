@@ -11,6 +11,9 @@
 #define P2P_LOG_WARN 0
 #define P2P_LOG_INFO 1
 #define P2P_LOG_DEBUG 2
+/* A verbosity below every level: nothing but fatal errors (a tool whose
+ * own messages say what went wrong, as p2prun's do). */
+#define P2P_LOG_QUIET (-1)
 
 /* Where lines go; a program may install its own sink (the MPI runtime). */
 typedef void (*log_sink_fn)(int level, const char *line);

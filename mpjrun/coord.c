@@ -13,7 +13,10 @@
  *   stop     wait (boundedly) for the last exits.
  *
  * Peers are pinged every quarter lease; a peer silent for a whole lease,
- * or whose connection drops, has lost its processes.
+ * or whose connection drops, has lost its processes.  With replicas, a
+ * process that falls behind its partners for the allowed lag is declared
+ * dead too (progress.c), and a backup that runs too far ahead of the
+ * output shown is held by its peer (output.c).
  */
 #include <signal.h>
 #include <stdarg.h>
@@ -106,6 +109,7 @@ struct coord {
     int table_sent;
     uint32_t view; /* replicated MPI: the last membership view sent */
     uint64_t *suspect_ms; /* per process: first suspected at, or 0 */
+    struct progress *pg;  /* replicas: who falls behind */
     struct event *ev_sig[3], *ev_tick, *ev_timeout;
 };
 
@@ -117,7 +121,7 @@ static void co_replan(struct coord *);
 static void co_stop(struct coord *, int status);
 static void co_check_stopped(struct coord *);
 static void co_maybe_send_table(struct coord *);
-static void co_send_view(struct coord *);
+static void co_send_view(struct coord *, int force);
 
 static const struct channel_cbs pc_cbs = {
     .on_ready = pc_on_ready,
@@ -439,6 +443,7 @@ pc_launch(struct pconn *pc)
             l->procs[k].rank = (uint32_t)(i / js->r);
             l->procs[k].replica = (uint32_t)(i % js->r);
             co->rep[i] = REP_RUNNING;
+            progress_start(co->pg, i, monotime_ms());
             k++;
         }
     l->nprocs = (size_t)k;
@@ -600,7 +605,7 @@ static void co_maybe_done(struct coord *);
  * replica of each rank (replication/rep.c).  Before the address table
  * goes out, the table itself says who is missing. */
 static void
-co_send_view(struct coord *co)
+co_send_view(struct coord *co, int force)
 {
     struct msg m;
     size_t i;
@@ -608,7 +613,11 @@ co_send_view(struct coord *co)
 
     if (!co->table_sent) {
         co_maybe_send_table(co); /* it may have waited for that one */
-        return;
+        /* A process declared dead while it may still run must be killed
+         * by its peer even before (or without) an address table: the
+         * library skips views that come before its table. */
+        if (!force)
+            return;
     }
     memset(&m, 0, sizeof m);
     m.type = MSG_VIEW;
@@ -634,10 +643,11 @@ co_replica_end(struct coord *co, int rank, int replica, int status)
         return;
     co->rep[rank * r + replica] = status == 0 ? REP_OK : REP_FAILED;
     co->rep_status[rank * r + replica] = status;
+    progress_end(co->pg, rank * r + replica, status == 0, monotime_ms());
     if (status != 0) {
         output_replica_dead(co->out, rank, replica);
         if (r > 1 && co->mpi && co->phase != PH_STOP)
-            co_send_view(co);
+            co_send_view(co, 0);
     }
     for (i = 0; i < r; i++) {
         if (co->rep[rank * r + i] == REP_RUNNING ||
@@ -712,7 +722,7 @@ pc_proc_exit(struct pconn *pc, const struct msg_proc_exit *e)
         /* Not a crash: the owner took the machine back.  The rank goes on
          * with its other replicas, as for a lost host. */
         status = EVICTED_STATUS;
-        if (co->phase != PH_STOP)
+        if (co->phase != PH_STOP && co->rep[i] == REP_RUNNING)
             co_say(co, "rank %u%s evicted from %s: %s", e->rank,
                    co_replica_words(co, e->replica), pc_host(pc),
                    e->evict_reason[0] ? e->evict_reason : "owner active");
@@ -733,7 +743,10 @@ pc_proc_exit(struct pconn *pc, const struct msg_proc_exit *e)
                (unsigned long long)e->limit_value, pc_host(pc));
     if (e->signaled) {
         status = 128 + (int)(e->code & 0x7f);
-        if (co->phase != PH_STOP && e->limit != EXIT_LIMIT_MEMORY) {
+        /* One declared dead was killed by its peer: already said; one
+         * killed by its memory limit: said above. */
+        if (co->phase != PH_STOP && co->rep[i] == REP_RUNNING &&
+            e->limit != EXIT_LIMIT_MEMORY) {
             int k, live = 0;
 
             for (k = 0; k < co->js->r; k++)
@@ -795,6 +808,36 @@ co_check_suspects(struct coord *co, uint64_t now)
                i / r, i % r);
         co_replica_end(co, i / r, i % r, 1);
     }
+}
+
+/* Declare a live process dead, as a silent host's: its peer kills it
+ * when the view names it, and every other lag is measured afresh. */
+static void
+co_declare_dead(struct coord *co, int i)
+{
+    co_replica_end(co, i / co->js->r, i % co->js->r, 1);
+    if (co->phase != PH_STOP && !(co->mpi && co->table_sent))
+        co_send_view(co, 1);
+    progress_restart(co->pg, monotime_ms());
+}
+
+/* The progress rule: at most one laggard per tick (see progress.c). */
+static void
+co_check_progress(struct coord *co, uint64_t now)
+{
+    uint64_t lag;
+    int i, partner;
+
+    if (co->phase != PH_RUN && co->phase != PH_STAGE)
+        return;
+    if ((i = progress_laggard(co->pg, now, &partner, &lag)) < 0)
+        return;
+    co_say(co, "rank %d replica %d on %s: no progress for %.1f s while "
+               "replica %d went on; declared dead",
+           i / co->js->r, i % co->js->r,
+           co->peers[co->plan.slots[i]].host_label, (double)lag / 1000.0,
+           partner);
+    co_declare_dead(co, i);
 }
 
 static void
@@ -1050,6 +1093,23 @@ pc_on_msg(struct channel *ch, const struct msg *m, void *arg)
             break;
         output_data(co->out, (int)m->u.data.rank, (int)m->u.data.replica,
                     (int)m->u.data.stream, m->u.data.data, m->u.data.len);
+        progress_output(co->pg,
+                        (int)(m->u.data.rank * (uint32_t)co->js->r +
+                              m->u.data.replica),
+                        (int)m->u.data.stream, m->u.data.data, m->u.data.len,
+                        monotime_ms());
+        return;
+    case MSG_PROGRESS:
+        if (memcmp(m->u.note.job, co->job, WIRE_JOB_ID_LEN) != 0 ||
+            m->u.note.rank >= (uint32_t)co->js->n ||
+            m->u.note.replica >= (uint32_t)co->js->r ||
+            co->plan.slots[m->u.note.rank * (uint32_t)co->js->r +
+                           m->u.note.replica] != pc->idx)
+            break;
+        progress_count(co->pg,
+                       (int)(m->u.note.rank * (uint32_t)co->js->r +
+                             m->u.note.replica),
+                       m->u.note.value, monotime_ms());
         return;
     case MSG_PROC_EXIT:
         if (memcmp(m->u.exit.job, co->job, WIRE_JOB_ID_LEN) != 0)
@@ -1121,9 +1181,11 @@ co_tick(evutil_socket_t fd, short what, void *arg)
                    (double)(now - last_tick) / 1000.0);
         for (i = 0; i < co->npeers; i++)
             co->pc[i].last_heard_ms = now;
+        progress_restart(co->pg, now);
     }
     last_tick = now;
     co_check_suspects(co, now);
+    co_check_progress(co, now);
 
     if (now - last_ping >= (uint64_t)co->js->lease_ms / 4) {
         last_ping = now;
@@ -1189,6 +1251,29 @@ co_timeout(evutil_socket_t fd, short what, void *arg)
         return;
     }
     co_stop(co, 124);
+}
+
+/* output.c asks for a backup that runs too far ahead of the display to
+ * be held (or read again): tell the peer that runs it. */
+static void
+co_output_hold(void *arg, int rank, int replica, int on)
+{
+    struct coord *co = arg;
+    struct pconn *pc;
+    struct msg m;
+
+    pc = &co->pc[co->plan.slots[rank * co->js->r + replica]];
+    if (pc->state != PC_LAUNCHING && pc->state != PC_RUNNING)
+        return;
+    log_info("rank %d replica %d on %s: %s its output", rank, replica,
+             pc_host(pc), on ? "holding" : "reading again");
+    memset(&m, 0, sizeof m);
+    m.type = MSG_OUTPUT_HOLD;
+    memcpy(m.u.note.job, co->job, WIRE_JOB_ID_LEN);
+    m.u.note.rank = (uint32_t)rank;
+    m.u.note.replica = (uint32_t)replica;
+    m.u.note.value = on ? 1 : 0;
+    pc_send(pc, &m);
 }
 
 /* Candidates: peers that share and have a free slot. */
@@ -1268,6 +1353,9 @@ coord_run(const struct p2p_config *cfg, const struct p2p_group *g,
     co.ranks_left = js->n;
     co.out =
         output_new(js->n, js->r, js->tag_output, STDOUT_FILENO, STDERR_FILENO);
+    output_set_spool(co.out, js->spool_bytes, NULL, co_output_hold, &co);
+    co.pg = progress_new(js->n, js->r,
+                         (uint64_t)(js->lag_ms > 0 ? js->lag_ms : js->lease_ms));
     for (k = 0; k < 3; k++) {
         co.ev_sig[k] = evsignal_new(co.base, sigs[k], co_signal, &co);
         evsignal_add(co.ev_sig[k], NULL);
@@ -1301,6 +1389,13 @@ coord_run(const struct p2p_config *cfg, const struct p2p_group *g,
     event_base_loop(co.base, EVLOOP_NONBLOCK); /* reap the channels */
     event_base_free(co.base);
     status = co.status == -1 ? 1 : co.status;
+    /* Output missing is never a success (said when it happened). */
+    if (status == 0 && output_lost(co.out) > 0) {
+        fprintf(stderr, "p2prun: the output of %d rank%s is incomplete: "
+                        "exit status 1\n",
+                output_lost(co.out), output_lost(co.out) == 1 ? "" : "s");
+        status = 1;
+    }
     if (co.planned)
         alloc_plan_free(&co.plan);
     output_free(co.out);
@@ -1308,6 +1403,7 @@ coord_run(const struct p2p_config *cfg, const struct p2p_group *g,
     free(co.rep);
     free(co.rep_status);
     free(co.suspect_ms);
+    progress_free(co.pg);
     free(co.addrs);
     sec_wipe(co.key, sizeof co.key);
     free(co.peers);

@@ -920,6 +920,7 @@ ep_on_msg(struct channel *ch, const struct msg *m, void *arg)
         channel_pong(ch, m);
         return;
     case MSG_PONG:
+    case MSG_PROGRESS: /* a task that is an MPI program: not used here */
         return;
     case MSG_LAUNCH_REPLY:
         if (memcmp(m->u.reply.job, e->farm, WIRE_JOB_ID_LEN) == 0 &&

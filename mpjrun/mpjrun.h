@@ -81,6 +81,30 @@ struct local_cluster *local_start(struct p2p_config *, int npeers, int slots,
 /* Stop the daemons and remove every file; NULL is fine. */
 void local_stop(struct local_cluster *);
 
+/* progress.c: the progress rule of replicated jobs (pure) */
+struct progress;
+/* For n ranks of r replicas; a replica behind a current partner for
+ * more than lag_ms is a laggard.  NULL for a bad size. */
+struct progress *progress_new(int n, int r, uint64_t lag_ms);
+void progress_free(struct progress *);
+/* Process i (rank * r + replica) was launched. */
+void progress_start(struct progress *, int i, uint64_t now_ms);
+/* n bytes of its stream (1 stdout, 2 stderr) arrived; its lines count. */
+void progress_output(struct progress *, int i, int stream, const void *,
+                     size_t n, uint64_t now_ms);
+/* Its library reported this counter (it never goes down). */
+void progress_count(struct progress *, int i, uint64_t count,
+                    uint64_t now_ms);
+/* It ended: normally (ok) or not (including declared dead). */
+void progress_end(struct progress *, int i, int ok, uint64_t now_ms);
+/* Measure every lag afresh from now (a view changed the job, or we did
+ * not run for a while ourselves). */
+void progress_restart(struct progress *, uint64_t now_ms);
+/* The laggard to declare dead now, or -1; *partner gets the replica
+ * that is ahead of it and *lag_ms how long it has been behind. */
+int progress_laggard(struct progress *, uint64_t now_ms, int *partner,
+                     uint64_t *lag_ms);
+
 /* What p2prun was asked to run. */
 struct job_spec {
     int n, r;
@@ -101,6 +125,8 @@ struct job_spec {
     int retries;         /* re-runs of a failing task */
     int task_timeout_s;  /* 0: none */
     uint64_t mem_need;   /* bytes per task, 0: learn it */
+    int lag_ms;           /* progress rule: a replica this far behind goes */
+    uint64_t spool_bytes; /* a backup's output kept ahead, per stream */
 };
 
 /* stage.c: the files a job takes along */
@@ -155,11 +181,35 @@ int each_run(const struct p2p_config *, const struct p2p_group *,
              const uint8_t user_sk[SEC_SIGN_SK_LEN], const struct job_spec *);
 /* "2G", "512M", "1.5GiB", bytes; -1 if not a size. */
 int each_parse_mem(const char *, uint64_t *);
+/* spool.c: a replica's output kept on disk */
+struct spool;
+/* A new spool of nstreams queues (at most 2) of cap bytes each, in an
+ * unlinked temporary file in dir (NULL: $TMPDIR, else /tmp).  NULL with
+ * err. */
+struct spool *spool_open(const char *dir, int nstreams, uint64_t cap,
+                         char *err, size_t errlen);
+/* Append n bytes to a queue; -1 with errno (ENOSPC: beyond cap). */
+int spool_put(struct spool *, int stream, const void *, size_t n);
+/* Copy up to max bytes from the head of a queue, without dropping them;
+ * how many (0 on a read error, errno set). */
+size_t spool_get(struct spool *, int stream, void *, size_t max);
+/* Drop n bytes from the head (all of them if fewer); NULL is fine. */
+void spool_drop(struct spool *, int stream, uint64_t n);
+/* Bytes in a queue; 0 for NULL. */
+uint64_t spool_len(const struct spool *, int stream);
+/* Close; the file goes with it.  NULL is fine. */
+void spool_close(struct spool *);
 
 /* output.c: the job's stdout and stderr, once per rank (pure but for the
- * writes to the two descriptors) */
+ * writes to the two descriptors and the spool files) */
 
 struct output;
+/* What a backup may keep ahead of the display, per stream, unless
+ * output_set_spool says otherwise ([run] output_spool_mb). */
+#define OUTPUT_SPOOL_DEFAULT ((uint64_t)CONF_DEFAULT_OUTPUT_SPOOL_MB * 1024 * 1024)
+/* Ask the peer of (rank, replica) to stop (on) or resume reading its
+ * output pipes. */
+typedef void (*output_hold_fn)(void *arg, int rank, int replica, int on);
 
 /* Forward to fd_out and fd_err; tag non-zero prefixes every line with
  * "[rank] ". */
@@ -174,6 +224,13 @@ void output_data(struct output *, int rank, int replica, int stream,
 /* A replica is gone: if it was the master, the next live replica takes
  * over and whatever it has beyond the old master's last byte is shown. */
 void output_replica_dead(struct output *, int rank, int replica);
+/* Spool backups' output in dir (NULL: $TMPDIR or /tmp) up to quota bytes
+ * per stream (0: the default) before asking, through hold, for their
+ * pipes to be held. */
+void output_set_spool(struct output *, uint64_t quota, const char *dir,
+                      output_hold_fn hold, void *arg);
+/* How many ranks lost output (said on stderr when it happened). */
+int output_lost(const struct output *);
 /* The rank has finished: show any unterminated last line of its master. */
 void output_rank_done(struct output *, int rank);
 /* Free; NULL is fine.  Does not flush. */

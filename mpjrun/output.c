@@ -7,16 +7,25 @@
  * shown so far; only the master (the lowest live replica) is shown, a
  * whole line at a time, so that lines of different ranks never mix.  Each
  * replica keeps the bytes it has received beyond what was shown: for the
- * master that is its partial last line, for a backup whatever it has ahead
- * of the display, so that when the master dies the backup continues from
- * the exact byte where the display stopped, with nothing lost or repeated.
+ * master that is its partial last line (in memory), for a backup whatever
+ * it has ahead of the display (in its spool, on disk: spool.c), so that
+ * when the master dies the backup continues from the exact byte where the
+ * display stopped, with nothing lost or repeated.
  *
- * Limits.  A backup keeps at most OUTPUT_KEEP_MAX bytes per stream (its
- * buffer may take half as much again, for cheap compaction); if it runs
- * further ahead of the master, its oldest bytes are dropped but its offset
- * is still counted, so after a switch the display skips the dropped bytes
- * and continues at the right place.  A partial line longer than
- * OUTPUT_LINE_MAX is written out in pieces rather than held forever.
+ * Limits and back-pressure.  A backup's spool holds at most the quota
+ * plus a slack per stream (OUTPUT_SLACK: what is still on its way once
+ * the peer stops reading).  When a backup has a quota's worth of bytes
+ * ahead of the display in either stream, the hold hook asks its peer to
+ * stop reading that process's pipes (the process then blocks writing);
+ * once it is below half the quota again, or becomes the master, reading
+ * resumes.  The master is never held.  If a spool still overflows (a
+ * peer that does not hold) or cannot be written, the bytes kept so far
+ * are let go and the stream is marked with a gap; if that replica must
+ * take over before the display has passed the gap, the rank's output
+ * has a hole: it is said on stderr at once, naming the rank, and
+ * output_lost() counts it so that the job does not end with status 0.
+ * A partial line longer than OUTPUT_LINE_MAX is written out in pieces
+ * rather than held forever.
  *
  * With tagging, every line shown starts with "[rank] "; a piece written
  * before its newline (a long line's piece, or an unterminated last line at
@@ -34,9 +43,13 @@
 #include "mpjrun.h"
 #include "xmalloc.h"
 
-#define OUTPUT_KEEP_MAX (4 * 1024 * 1024)
 #define OUTPUT_LINE_MAX (64 * 1024)
 #define OUTPUT_NSTREAMS 2
+/* Beyond the quota, what may still arrive from a held replica: the
+ * peer's send backlog, socket buffers, a pipe. */
+#define OUTPUT_SLACK ((uint64_t)32 * 1024 * 1024)
+/* A spool is read back this much at a time when its replica takes over. */
+#define OUTPUT_DRAIN_CHUNK (1024 * 1024)
 
 /* Bytes data[head .. head + len). */
 struct obuf {
@@ -44,21 +57,28 @@ struct obuf {
     size_t head, len, cap;
 };
 
-/* One replica's copy of one stream: buf holds its bytes
- * [recv - buf.len, recv). */
+/* One replica's copy of one stream.  The master holds its bytes
+ * [recv - buf.len, recv) in buf; a backup holds [recv - spooled, recv) in
+ * its replica's spool.  Bytes below gap_to were received but could not
+ * be kept. */
 struct orstream {
     struct obuf buf;
     uint64_t recv;
+    uint64_t gap_to;
 };
 
 struct orep {
     int dead;
+    int held; /* its peer was asked to stop reading it */
+    struct spool *spool; /* made when first needed */
+    char why[160];       /* why bytes could not be kept */
     struct orstream st[OUTPUT_NSTREAMS];
 };
 
 struct orank {
     int master; /* lowest live replica, -1 when none is left */
     uint64_t shown[OUTPUT_NSTREAMS];
+    uint64_t lost; /* bytes that never reached the display */
     struct orep *reps;
 };
 
@@ -68,6 +88,11 @@ struct output {
     struct orank *ranks;
     char *scratch; /* tagged lines are assembled here */
     size_t scratch_cap;
+    uint64_t quota;
+    char *spool_dir;
+    output_hold_fn hold;
+    void *hold_arg;
+    int lost_ranks;
 };
 
 /* Drop n bytes from the front of a buffer. */
@@ -182,23 +207,93 @@ output_show(struct output *o, int rank, int stream, const char *p, size_t n,
     output_write_full(o->fds[stream], o->scratch, at);
 }
 
+/* Bytes a backup keeps ahead of the display in one stream. */
+static uint64_t
+output_kept(const struct orep *rp, int stream)
+{
+    return spool_len(rp->spool, stream);
+}
+
+/* Ask for a backup's pipes to be read again, or no longer. */
+static void
+output_set_hold(struct output *o, int rank, int replica, int on)
+{
+    struct orep *rp = &o->ranks[rank].reps[replica];
+
+    if (rp->held == on)
+        return;
+    rp->held = on;
+    if (o->hold != NULL)
+        o->hold(o->hold_arg, rank, replica, on);
+}
+
+/* A backup well below its quota again is read again. */
+static void
+output_maybe_release(struct output *o, int rank, int replica)
+{
+    struct orep *rp = &o->ranks[rank].reps[replica];
+    int i;
+
+    if (!rp->held)
+        return;
+    for (i = 0; i < OUTPUT_NSTREAMS; i++)
+        if (output_kept(rp, i) >= o->quota / 2)
+            return;
+    output_set_hold(o, rank, replica, 0);
+}
+
 /* Forget what every live backup holds below the shown offset. */
 static void
 output_trim_backups(struct output *o, int rank, int stream)
 {
     struct orank *rk = &o->ranks[rank];
+    struct orep *rp;
     struct orstream *s;
     uint64_t start;
     int i;
 
     for (i = 0; i < o->nreplicas; i++) {
-        if (rk->reps[i].dead || i == rk->master)
+        rp = &rk->reps[i];
+        if (rp->dead || i == rk->master)
             continue;
-        s = &rk->reps[i].st[stream];
-        start = s->recv - s->buf.len;
+        s = &rp->st[stream];
+        start = s->recv - output_kept(rp, stream);
         if (start < rk->shown[stream])
-            obuf_drop(&s->buf, (size_t)(rk->shown[stream] - start));
+            spool_drop(rp->spool, stream, rk->shown[stream] - start);
+        output_maybe_release(o, rank, i);
+        /* An empty spool goes (a job of many ranks must not hold a
+         * descriptor per backup); it comes back when needed. */
+        if (rp->spool != NULL && output_kept(rp, 0) == 0 &&
+            output_kept(rp, 1) == 0) {
+            spool_close(rp->spool);
+            rp->spool = NULL;
+        }
     }
+}
+
+/* A hole in a rank's output: one line on stderr, counted for the exit
+ * status. */
+static void
+output_say_lost(struct output *o, int rank, int stream, uint64_t n)
+{
+    struct orank *rk = &o->ranks[rank];
+    struct orep *rp = &rk->reps[rk->master];
+    char line[512];
+    int len;
+
+    if (rk->lost == 0)
+        o->lost_ranks++;
+    rk->lost += n;
+    len = snprintf(line, sizeof line,
+                   "p2prun: rank %d: %llu bytes of its %s are lost: replica "
+                   "%d took over but could not keep them (%s)\n",
+                   rank, (unsigned long long)n,
+                   stream == 0 ? "standard output" : "standard error",
+                   rk->master, rp->why[0] ? rp->why : "spool full");
+    if (len > 0)
+        output_write_full(o->fds[1], line,
+                          (size_t)len < sizeof line ? (size_t)len
+                                                    : sizeof line - 1);
 }
 
 /* Show what the master has: its complete lines, its partial line if it is
@@ -217,10 +312,13 @@ output_emit(struct output *o, int rank, int stream, size_t scan, int flush)
         return;
     s = &rk->reps[rk->master].st[stream];
     start = s->recv - s->buf.len;
-    /* A backup that had to drop bytes: they are lost, go on from its
-     * oldest. */
-    if (start > rk->shown[stream])
+    /* A replica whose spool overflowed took over before the display had
+     * passed the gap: those bytes are gone.  Say so; the job must not end
+     * as if nothing happened. */
+    if (start > rk->shown[stream]) {
+        output_say_lost(o, rank, stream, start - rk->shown[stream]);
         rk->shown[stream] = start;
+    }
     if (scan < s->buf.len) {
         base = s->buf.data + s->buf.head;
         nl = memrchr(base + scan, '\n', s->buf.len - scan);
@@ -254,6 +352,7 @@ output_new(int nranks, int nreplicas, int tag, int fd_out, int fd_err)
     o->tag = tag;
     o->fds[0] = fd_out;
     o->fds[1] = fd_err;
+    o->quota = OUTPUT_SPOOL_DEFAULT;
     o->ranks = xcalloc((size_t)nranks, sizeof *o->ranks);
     for (i = 0; i < nranks; i++) {
         o->ranks[i].master = 0;
@@ -263,10 +362,59 @@ output_new(int nranks, int nreplicas, int tag, int fd_out, int fd_err)
 }
 
 void
+output_set_spool(struct output *o, uint64_t quota, const char *dir,
+                 output_hold_fn hold, void *arg)
+{
+    if (o == NULL)
+        return;
+    if (quota > 0)
+        o->quota = quota;
+    free(o->spool_dir);
+    o->spool_dir = dir != NULL ? xstrdup(dir) : NULL;
+    o->hold = hold;
+    o->hold_arg = arg;
+}
+
+int
+output_lost(const struct output *o)
+{
+    return o == NULL ? 0 : o->lost_ranks;
+}
+
+/* A backup's bytes beyond the display go to its spool; when they cannot,
+ * what it kept is let go and the stream has a gap up to here. */
+static void
+output_keep(struct output *o, int rank, int replica, int stream,
+            const char *p, size_t n)
+{
+    struct orep *rp = &o->ranks[rank].reps[replica];
+    struct orstream *s = &rp->st[stream];
+    char err[128];
+
+    if (n == 0)
+        return;
+    if (rp->spool == NULL &&
+        (rp->spool = spool_open(o->spool_dir, OUTPUT_NSTREAMS,
+                                o->quota + OUTPUT_SLACK, err, sizeof err)) ==
+            NULL)
+        snprintf(rp->why, sizeof rp->why, "cannot spool: %s", err);
+    if (rp->spool != NULL && s->gap_to <= s->recv - n &&
+        spool_put(rp->spool, stream, p, n) == 0)
+        return;
+    if (rp->spool != NULL && rp->why[0] == '\0')
+        snprintf(rp->why, sizeof rp->why, "%s",
+                 errno == ENOSPC ? "more than its spool's quota and slack"
+                                 : strerror(errno));
+    spool_drop(rp->spool, stream, spool_len(rp->spool, stream));
+    s->gap_to = s->recv;
+}
+
+void
 output_data(struct output *o, int rank, int replica, int stream,
             const void *data, size_t len)
 {
     struct orank *rk;
+    struct orep *rp;
     struct orstream *s;
     const char *p = data;
     uint64_t shown;
@@ -278,28 +426,88 @@ output_data(struct output *o, int rank, int replica, int stream,
         return;
     stream--;
     rk = &o->ranks[rank];
-    if (rk->reps[replica].dead)
+    rp = &rk->reps[replica];
+    if (rp->dead)
         return;
-    s = &rk->reps[replica].st[stream];
+    s = &rp->st[stream];
     shown = rk->shown[stream];
 
     /* Keep only what lies beyond the display. */
     skip = 0;
     if (s->recv < shown)
         skip = shown - s->recv < len ? (size_t)(shown - s->recv) : len;
-    /* A backup never keeps more than its limit of the newest bytes. */
-    if (replica != rk->master && len - skip > OUTPUT_KEEP_MAX) {
-        skip = len - OUTPUT_KEEP_MAX;
-        obuf_drop(&s->buf, s->buf.len);
-    }
     s->recv += len;
+    if (replica != rk->master) {
+        /* A gap the display has passed is no gap. */
+        if (s->gap_to <= shown)
+            s->gap_to = 0;
+        output_keep(o, rank, replica, stream, p + skip, len - skip);
+        if (!rp->held && output_kept(rp, stream) >= o->quota)
+            output_set_hold(o, rank, replica, 1);
+        return;
+    }
     old = s->buf.len;
     obuf_append(&s->buf, p + skip, len - skip);
+    output_emit(o, rank, stream, old, 0);
+}
 
-    if (replica == rk->master)
-        output_emit(o, rank, stream, old, 0);
-    else if (s->buf.len > OUTPUT_KEEP_MAX)
-        obuf_drop(&s->buf, s->buf.len - OUTPUT_KEEP_MAX);
+/* A backup becomes the master: what it kept comes out of its spool,
+ * through the master's buffer, a chunk at a time. */
+static void
+output_take_over(struct output *o, int rank)
+{
+    struct orank *rk = &o->ranks[rank];
+    struct orep *rp = &rk->reps[rk->master];
+    struct orstream *s;
+    char *chunk;
+    uint64_t kept, start;
+    size_t n, old;
+    int i;
+
+    output_set_hold(o, rank, rk->master, 0);
+    chunk = xmalloc(OUTPUT_DRAIN_CHUNK);
+    for (i = 0; i < OUTPUT_NSTREAMS; i++) {
+        s = &rp->st[i];
+        kept = output_kept(rp, i);
+        start = s->recv - kept;
+        /* Its oldest kept byte is where the display must go on. */
+        if (kept == 0 && s->recv > rk->shown[i])
+            start = s->recv;
+        if (start > rk->shown[i]) {
+            output_say_lost(o, rank, i, start - rk->shown[i]);
+            rk->shown[i] = start;
+        } else if (start < rk->shown[i]) {
+            spool_drop(rp->spool, i, rk->shown[i] - start);
+            kept = output_kept(rp, i);
+        }
+        /* The master's buffer holds its bytes [recv - buf.len, recv):
+         * the spool's content is exactly that range. */
+        s->buf.head = s->buf.len = 0;
+        s->recv -= kept;
+        while (kept > 0) {
+            n = spool_get(rp->spool, i, chunk, OUTPUT_DRAIN_CHUNK);
+            if (n == 0) {
+                /* The spool cannot be read back: what is left is lost. */
+                snprintf(rp->why, sizeof rp->why, "reading its spool: %s",
+                         strerror(errno));
+                s->recv += kept;
+                output_say_lost(o, rank, i, kept);
+                rk->shown[i] = s->recv;
+                spool_drop(rp->spool, i, kept);
+                break;
+            }
+            spool_drop(rp->spool, i, n);
+            kept -= n;
+            s->recv += n;
+            old = s->buf.len;
+            obuf_append(&s->buf, chunk, n);
+            output_emit(o, rank, i, old, 0);
+        }
+        s->gap_to = 0;
+    }
+    free(chunk);
+    spool_close(rp->spool);
+    rp->spool = NULL;
 }
 
 void
@@ -317,8 +525,11 @@ output_replica_dead(struct output *o, int rank, int replica)
     if (rp->dead)
         return;
     rp->dead = 1;
+    rp->held = 0; /* nothing more to read from it */
     for (i = 0; i < OUTPUT_NSTREAMS; i++)
         obuf_free(&rp->st[i].buf);
+    spool_close(rp->spool);
+    rp->spool = NULL;
     if (replica != rk->master)
         return;
 
@@ -330,8 +541,8 @@ output_replica_dead(struct output *o, int rank, int replica)
             rk->master = i;
             break;
         }
-    for (i = 0; i < OUTPUT_NSTREAMS; i++)
-        output_emit(o, rank, i, 0, 0);
+    if (rk->master >= 0)
+        output_take_over(o, rank);
 }
 
 void
@@ -354,11 +565,15 @@ output_free(struct output *o)
         return;
     for (i = 0; i < o->nranks; i++) {
         for (j = 0; j < o->nreplicas; j++)
+        {
             for (k = 0; k < OUTPUT_NSTREAMS; k++)
                 obuf_free(&o->ranks[i].reps[j].st[k].buf);
+            spool_close(o->ranks[i].reps[j].spool);
+        }
         free(o->ranks[i].reps);
     }
     free(o->ranks);
     free(o->scratch);
+    free(o->spool_dir);
     free(o);
 }

@@ -15,6 +15,11 @@
 #include "mpjrun.h"
 #include "xmalloc.h"
 
+/* A peer takes messages of at most 4 MiB from an authenticated user
+ * (SVC_MAX_FRAME_USER in peerd/service.c); the launch carries arguments,
+ * variables, file names and the placement: keep a margin. */
+#define P2PRUN_MAX_LAUNCH (3 * 1024 * 1024)
+
 static void
 usage(FILE *f)
 {
@@ -23,7 +28,7 @@ usage(FILE *f)
             "[-x VAR[=VAL]]...\n"
             "              [--tag-output] [--supernode ADDR:PORT]... "
             "[--conf FILE]\n"
-            "              [--timeout SECONDS] [--verbose] [--] PROGRAM "
+            "              [--timeout SECONDS] [-v] [--] PROGRAM "
             "[ARGS...]\n"
             "       p2prun --each INPUTS [--unordered] [--results FILE] "
             "[--retries K]\n"
@@ -50,6 +55,11 @@ usage(FILE *f)
             "  --supernode ADDR:PORT ask this supernode (repeatable)\n"
             "  --timeout SECONDS     stop the job after this long (exit "
             "124)\n"
+            "  -v, --verbose         log what happens (connections, peers, "
+            "replicas) on\n"
+            "                        stderr; twice for debugging.  Without "
+            "it, one line\n"
+            "                        per problem\n"
             "\n"
             "  --each INPUTS         run PROGRAM once per line of INPUTS "
             "(- for stdin);\n"
@@ -103,6 +113,74 @@ export_arg(const char *arg)
     return out;
 }
 
+/* Free what main() allocated for the job's description. */
+static void
+spec_free(struct job_spec *js)
+{
+    int i;
+
+    for (i = 0; i < js->nenv; i++)
+        free(js->env[i]);
+    free(js->env);
+    free(js->files);
+}
+
+/* What a peer accepts in a launch (proto/wire.h, checked by the peer's
+ * decoder), said here where the user typed it rather than as a lost peer
+ * later.  One slot of the environment is kept for P2P_ENCRYPT. */
+static int
+check_limits(const struct job_spec *js)
+{
+    size_t len, total = 0;
+    int i;
+
+    if (js->nenv > WIRE_MAX_ENV - 1) {
+        fprintf(stderr, "p2prun: -x given %d times; a peer accepts at most "
+                        "%d variables\n",
+                js->nenv, WIRE_MAX_ENV - 1);
+        return -1;
+    }
+    if (js->nfiles > WIRE_MAX_FILES - 1) {
+        fprintf(stderr, "p2prun: -l given %d times; a job takes at most %d "
+                        "files besides its program\n",
+                js->nfiles, WIRE_MAX_FILES - 1);
+        return -1;
+    }
+    if (js->argc > WIRE_MAX_ARGS) {
+        fprintf(stderr, "p2prun: the program has %d arguments; a peer "
+                        "accepts at most %d\n",
+                js->argc - 1, WIRE_MAX_ARGS - 1);
+        return -1;
+    }
+    for (i = 0; i < js->nenv; i++) {
+        if ((len = strlen(js->env[i])) > WIRE_MAX_ARG) {
+            fprintf(stderr, "p2prun: -x %.*s: %zu bytes as NAME=VALUE; a "
+                            "peer accepts at most %d per variable\n",
+                    (int)strcspn(js->env[i], "="), js->env[i], len,
+                    WIRE_MAX_ARG);
+            return -1;
+        }
+        total += len + 8;
+    }
+    for (i = 0; i < js->argc; i++) {
+        if ((len = strlen(js->argv[i])) > WIRE_MAX_ARG) {
+            fprintf(stderr, "p2prun: %s %d is %zu bytes long; a peer "
+                            "accepts at most %d per argument\n",
+                    i == 0 ? "the program name, argument" : "argument", i,
+                    len, WIRE_MAX_ARG);
+            return -1;
+        }
+        total += len + 8;
+    }
+    if (total > P2PRUN_MAX_LAUNCH) {
+        fprintf(stderr, "p2prun: the program's arguments and -x variables "
+                        "come to %zu bytes; a peer accepts at most %d in all\n",
+                total, P2PRUN_MAX_LAUNCH);
+        return -1;
+    }
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -130,10 +208,12 @@ main(int argc, char **argv)
     const char *conf = NULL, *strategy = NULL, *sn[CONF_MAX_SUPERNODES];
     uint8_t pk[SEC_SIGN_PK_LEN], sk[SEC_SIGN_SK_LEN];
     char err[1024], *x;
-    int ch, nsn = 0, verbose = 0, status, created, i, npeers, slots;
+    int ch, nsn = 0, verbose = 0, status, created, npeers, slots;
     int no_encrypt = 0;
 
-    log_init("p2prun", 1, P2P_LOG_WARN);
+    /* Our own messages say what went wrong in one line each; the log
+     * lines behind them (connections, peers) only with -v. */
+    log_init("p2prun", 1, P2P_LOG_QUIET);
     /* A peer that vanishes mid-write must be an error on that connection,
      * not the end of this program; output to a closed pipe is dropped. */
     signal(SIGPIPE, SIG_IGN);
@@ -243,19 +323,21 @@ main(int argc, char **argv)
                             js.task_timeout_s || js.mem_need)) {
         fprintf(stderr, "p2prun: --unordered, --results, --retries, "
                         "--task-timeout and --mem go with --each\n");
+        spec_free(&js);
         return 2;
     }
     if (js.each != NULL && (js.n != 1 || js.r != 1)) {
         fprintf(stderr, "p2prun: --each runs one task per input line: -n and "
                         "-r are for jobs\n");
+        spec_free(&js);
         return 2;
     }
-    if (js.nenv > WIRE_MAX_ENV || js.nfiles > WIRE_MAX_FILES ||
-        js.argc > WIRE_MAX_ARGS) {
-        fprintf(stderr, "p2prun: too many arguments, -x or -l\n");
+    if (check_limits(&js) == -1) {
+        spec_free(&js);
         return 2;
     }
-    log_set_verbosity(P2P_LOG_WARN + verbose);
+    log_set_verbosity(verbose > 0 ? P2P_LOG_INFO + verbose - 1
+                                  : P2P_LOG_QUIET);
 
     if (config_load(&cfg, conf, err, sizeof err) == -1) {
         fprintf(stderr, "p2prun: %s\n", err);
@@ -276,6 +358,8 @@ main(int argc, char **argv)
         return 1;
     }
     js.lease_ms = cfg.lease_ms;
+    js.lag_ms = cfg.replica_lag_ms;
+    js.spool_bytes = (uint64_t)cfg.output_spool_mb * 1024 * 1024;
     /* MPI traffic between the ranks: sealed unless the job says not. */
     if (no_encrypt || !cfg.encrypt)
         js.env[js.nenv++] = xstrdup("P2P_ENCRYPT=0");
@@ -328,10 +412,7 @@ main(int argc, char **argv)
     group_wipe(&g);
     sec_wipe(sk, sizeof sk);
     local_stop(lc);
-    for (i = 0; i < js.nenv; i++)
-        free(js.env[i]);
-    free(js.env);
-    free(js.files);
+    spec_free(&js);
     config_free(&cfg);
     return status;
 }

@@ -24,6 +24,23 @@ struct stage_send {
     uint64_t sent;
 };
 
+/* What a path is, for a refusal. */
+static const char *
+stage_kind(mode_t mode)
+{
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "not a file";
+}
+
 /* Hash a file and note its size and whether it is executable. */
 static int
 stage_hash(struct stage_file *f, char *err, size_t errlen)
@@ -34,7 +51,19 @@ stage_hash(struct stage_file *f, char *err, size_t errlen)
     ssize_t n;
     int fd;
 
-    if ((fd = open(f->path, O_RDONLY | O_CLOEXEC)) == -1) {
+    /* Only regular files: opening a FIFO would wait for a writer
+     * forever, a device never ends.  Checked before opening, and again on
+     * what was opened (without blocking) in case it was swapped. */
+    if (stat(f->path, &st) == -1) {
+        snprintf(err, errlen, "%s: %s", f->path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file (%s)", f->path,
+                 stage_kind(st.st_mode));
+        return -1;
+    }
+    if ((fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1) {
         snprintf(err, errlen, "%s: %s", f->path, strerror(errno));
         return -1;
     }
@@ -43,6 +72,7 @@ stage_hash(struct stage_file *f, char *err, size_t errlen)
         close(fd);
         return -1;
     }
+    (void)fcntl(fd, F_SETFL, 0);
     f->executable = (st.st_mode & 0111) != 0;
     buf = xmalloc(1 << 20);
     sec_hasher_init(&h, NULL);

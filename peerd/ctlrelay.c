@@ -18,6 +18,7 @@
 
 #include "ctl.h"
 #include "log.h"
+#include "monotime.h"
 #include "peerd.h"
 #include "xmalloc.h"
 
@@ -27,12 +28,20 @@
 #define CTLRELAY_VIEW_MAX (CTL_MAX_ENTRIES * 8)
 /* Beyond this much output queued for the coordinator, hints are dropped. */
 #define CTLRELAY_BACKLOG_MAX (4 * 1024 * 1024)
+/* Progress counters go on at most this often per process, the latest
+ * value; the same value again after the beat says "alive, waiting". */
+#define CTLRELAY_PROGRESS_MS 200
+#define CTLRELAY_PROGRESS_BEAT_MS 500
 
 struct ctlrelay {
     struct job *job;
     uint32_t rank, replica;
     int fd; /* -1 once closed */
     struct event *ev;
+    uint64_t progress;      /* last counter reported by the process */
+    uint64_t progress_sent; /* last counter passed on */
+    uint64_t progress_ms;   /* when */
+    int progress_fresh;     /* reported since (alive, maybe waiting) */
 };
 
 static void ctlrelay_cb(evutil_socket_t, short, void *);
@@ -123,6 +132,60 @@ ctlrelay_suspect(struct ctlrelay *r, const uint8_t *buf, struct msg *m)
     return 0;
 }
 
+/* Pass the latest counter on, if it moved (or the beat is due), at most
+ * every CTLRELAY_PROGRESS_MS, and not while the connection is backed up:
+ * bounded whatever the process sends. */
+static void
+ctlrelay_progress_send(struct ctlrelay *r, uint64_t now)
+{
+    struct svc_conn *owner = job_owner(r->job);
+    struct msg m;
+
+    if (!r->progress_fresh || owner == NULL ||
+        now - r->progress_ms < (r->progress != r->progress_sent
+                                    ? CTLRELAY_PROGRESS_MS
+                                    : CTLRELAY_PROGRESS_BEAT_MS) ||
+        svc_conn_backlog(owner) > CTLRELAY_BACKLOG_MAX)
+        return;
+    memset(&m, 0, sizeof m);
+    m.type = MSG_PROGRESS;
+    memcpy(m.u.note.job, job_id(r->job), WIRE_JOB_ID_LEN);
+    m.u.note.rank = r->rank;
+    m.u.note.replica = r->replica;
+    m.u.note.value = r->progress;
+    svc_conn_send(owner, &m);
+    r->progress_sent = r->progress;
+    r->progress_ms = now;
+    r->progress_fresh = 0;
+}
+
+/* CTL_PROGRESS: the MPI library's counter (replication's progress rule). */
+static void
+ctlrelay_progress(struct ctlrelay *r, const uint8_t *buf, size_t n)
+{
+    struct ctl_progress cp;
+
+    if (n != sizeof cp || buf[1] != CTL_VERSION) {
+        log_warnx("job %.8s: rank %u: bad progress message (%zu bytes); "
+                  "control socket closed",
+                  job_hex(r->job), r->rank, n);
+        ctlrelay_close(r);
+        return;
+    }
+    memcpy(&cp, buf, sizeof cp);
+    if (cp.count > r->progress)
+        r->progress = cp.count;
+    r->progress_fresh = 1;
+    ctlrelay_progress_send(r, monotime_ms());
+}
+
+void
+ctlrelay_cron(struct ctlrelay *r, uint64_t now_ms)
+{
+    if (r != NULL)
+        ctlrelay_progress_send(r, now_ms);
+}
+
 static void
 ctlrelay_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -138,6 +201,10 @@ ctlrelay_cb(evutil_socket_t fd, short what, void *arg)
         return;
     if (n <= 0) {
         ctlrelay_close(r);
+        return;
+    }
+    if (buf[0] == CTL_PROGRESS) {
+        ctlrelay_progress(r, buf, (size_t)n);
         return;
     }
     memset(&m, 0, sizeof m);
@@ -205,6 +272,7 @@ ctlrelay_table(struct ctlrelay *const *relays, size_t n,
     memset(&h, 0, sizeof h);
     h.type = CTL_TABLE;
     h.version = CTL_VERSION;
+    h.flags = CTL_TF_PROGRESS;
     memcpy(h.key, t->key, sizeof h.key);
     h.n = (uint32_t)t->nprocs;
     memcpy(buf, &h, sizeof h);

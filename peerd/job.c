@@ -78,6 +78,7 @@ struct proc {
     struct proc_stream out[2];
     struct ctlrelay *ctl;
     struct cgroup *cg; /* its leaf, NULL without cgroups */
+    int held;          /* the coordinator holds its output: not read */
 };
 
 struct job {
@@ -109,6 +110,7 @@ struct job {
 };
 
 static void job_stream_cb(evutil_socket_t, short, void *);
+static void proc_hold(struct proc *, int hold);
 
 static const char *const proc_state_name[] = {"running", "dead", "done"};
 static const char *const job_state_name[] = {"running", "killing", "ended"};
@@ -409,7 +411,7 @@ job_pause(struct job *j, int pause)
             if (j->procs[i].out[s].fd != -1) {
                 if (pause)
                     event_del(j->procs[i].out[s].ev);
-                else
+                else if (!j->procs[i].held)
                     event_add(j->procs[i].out[s].ev, NULL);
             }
 }
@@ -839,6 +841,7 @@ job_orphan_owner(struct peerd *pd, struct svc_conn *c)
     for (j = pd->jobs; j != NULL; j = j->next)
         if (j->owner == c) {
             j->owner = NULL;
+            job_output_hold(j, UINT32_MAX, UINT32_MAX, 0);
             job_pause(j, 0); /* drain the pipes, nobody reads them */
             job_kill(j, "its coordinator went away");
         }
@@ -870,6 +873,7 @@ job_reaped(struct peerd *pd, pid_t pid, int status)
                 continue;
             /* Whatever it left behind goes too. */
             proc_kill_all(p);
+            proc_hold(p, 0); /* drain what it left */
             proc_set_state(p, PROC_DEAD);
             p->status = status;
             p->reaped_ms = monotime_ms();
@@ -1000,6 +1004,9 @@ job_cron(struct peerd *pd, uint64_t now_ms)
         job_kill_strays(pd);
     }
     job_cron_dying(pd, now_ms);
+    for (j = pd->jobs; j != NULL; j = j->next)
+        for (i = 0; i < j->nprocs; i++)
+            ctlrelay_cron(j->procs[i].ctl, now_ms);
     for (j = pd->jobs; j != NULL; j = j->next) {
         for (i = 0; i < j->nprocs; i++) {
             struct proc *p = &j->procs[i];
@@ -1186,4 +1193,47 @@ job_recover(struct peerd *pd)
                  "process%s, %d job director%s",
                  ncg, ncg == 1 ? "" : "s", nproc, nproc == 1 ? "" : "es", ndir,
                  ndir == 1 ? "y" : "ies");
+}
+
+/* --- output hold ----------------------------------------------------------
+ *
+ * The coordinator holds a replica whose output runs too far ahead of what
+ * it shows: its pipes are not read (the process then blocks writing) until
+ * it says so again, the process ends, or the coordinator goes.
+ */
+
+static void
+proc_hold(struct proc *p, int hold)
+{
+    int s;
+
+    if (p->held == hold)
+        return;
+    p->held = hold;
+    for (s = 0; s < 2; s++) {
+        if (p->out[s].fd == -1)
+            continue;
+        if (hold)
+            event_del(p->out[s].ev);
+        else if (!p->job->paused)
+            event_add(p->out[s].ev, NULL);
+    }
+}
+
+void
+job_output_hold(struct job *j, uint32_t rank, uint32_t replica, int hold)
+{
+    size_t i;
+
+    for (i = 0; i < j->nprocs; i++) {
+        struct proc *p = &j->procs[i];
+
+        if (rank != UINT32_MAX && (p->rank != rank || p->replica != replica))
+            continue;
+        if (rank != UINT32_MAX && p->held != hold)
+            log_debug("job %.8s: rank %u replica %u: output %s", j->hex,
+                      p->rank, p->replica, hold ? "held" : "read again");
+        /* A process that has ended is drained whatever was asked. */
+        proc_hold(p, hold && p->state == PROC_RUNNING);
+    }
 }

@@ -293,6 +293,8 @@ void ctlrelay_table(struct ctlrelay *const *, size_t n,
 int ctlrelay_view_ok(const struct job *, const struct msg_view *);
 void ctlrelay_view(struct ctlrelay *const *, size_t n,
                    const struct msg_view *);
+/* Pass on a progress counter that is due (NULL is fine). */
+void ctlrelay_cron(struct ctlrelay *, uint64_t now_ms);
 
 /* job.c: jobs running here */
 /* Can the job account pass through every directory above state_dir?
@@ -344,6 +346,10 @@ void job_cron(struct peerd *, uint64_t now_ms);
 /* Kill everything at shutdown and wait for it (bounded). */
 void job_shutdown(struct peerd *);
 int job_count(const struct peerd *);
+/* The coordinator asks to stop (hold) or resume reading the output of
+ * process (rank, replica) of the job; UINT32_MAX for both: every one. */
+void job_output_hold(struct job *, uint32_t rank, uint32_t replica,
+                     int hold);
 
 /* owner.c: the owner comes first */
 struct owner *owner_new(const struct p2p_config *, char *err, size_t errlen);

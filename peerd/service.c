@@ -389,6 +389,11 @@ svc_on_msg(struct channel *ch, const struct msg *m, void *arg)
         if ((j = job_find(pd, m->u.view.job)) != NULL && job_owner_is(j, c))
             job_view(j, &m->u.view);
         return;
+    case MSG_OUTPUT_HOLD:
+        if ((j = job_find(pd, m->u.note.job)) != NULL && job_owner_is(j, c))
+            job_output_hold(j, m->u.note.rank, m->u.note.replica,
+                            (int)m->u.note.value);
+        return;
     default:
         break;
     }

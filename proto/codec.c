@@ -21,7 +21,8 @@ msg_type_name(enum msg_type t)
         "file-offer",    "file-need",     "file-chunk",   "file-done",
         "launch",        "launch-reply",  "output",       "proc-exit",
         "proc-addr",     "table",         "job-abort",    "view",
-        "suspect",       "farm-open",     "task-started",
+        "suspect",       "farm-open",     "task-started", "output-hold",
+        "progress",
     };
     _Static_assert(sizeof names / sizeof names[0] == MSG__COUNT,
                    "a message type without a name");
@@ -264,6 +265,8 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
     P2p__Suspect susp = P2P__SUSPECT__INIT;
     P2p__FarmOpen farm = P2P__FARM_OPEN__INIT;
     P2p__TaskStarted tstart = P2P__TASK_STARTED__INIT;
+    P2p__OutputHold ohold = P2P__OUTPUT_HOLD__INIT;
+    P2p__Progress prog = P2P__PROGRESS__INIT;
     P2p__Resources res;
     P2p__PeerEntry *entries = NULL, **entryp = NULL;
     P2p__Resources *eres = NULL;
@@ -486,6 +489,22 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         pb.body_case = P2P__MESSAGE__BODY_SUSPECT;
         pb.suspect = &susp;
         break;
+    case MSG_OUTPUT_HOLD:
+        BYTES(ohold.job, m->u.note.job, WIRE_JOB_ID_LEN);
+        ohold.rank = m->u.note.rank;
+        ohold.replica = m->u.note.replica;
+        ohold.hold = m->u.note.value != 0;
+        pb.body_case = P2P__MESSAGE__BODY_OUTPUT_HOLD;
+        pb.output_hold = &ohold;
+        break;
+    case MSG_PROGRESS:
+        BYTES(prog.job, m->u.note.job, WIRE_JOB_ID_LEN);
+        prog.rank = m->u.note.rank;
+        prog.replica = m->u.note.replica;
+        prog.count = m->u.note.value;
+        pb.body_case = P2P__MESSAGE__BODY_PROGRESS;
+        pb.progress = &prog;
+        break;
     default:
         return -1;
     }
@@ -552,6 +571,22 @@ bytes_from_pb(const ProtobufCBinaryData *b, uint8_t *dst, size_t len,
     }
     memcpy(dst, b->data, len);
     return 0;
+}
+
+/* An output hold or a progress report: the process within the limits,
+ * then the job id. */
+static int
+note_from_pb(const ProtobufCBinaryData *job, struct msg *m, char *err,
+             size_t errlen)
+{
+    if (m->u.note.rank >= WIRE_MAX_RANKS ||
+        m->u.note.replica >= WIRE_MAX_REPLICAS) {
+        snprintf(err, errlen, "%s: process %u.%u out of range",
+                 msg_type_name(m->type), m->u.note.rank, m->u.note.replica);
+        return -1;
+    }
+    return bytes_from_pb(job, m->u.note.job, WIRE_JOB_ID_LEN, "job id", err,
+                         errlen);
 }
 
 static int
@@ -1001,6 +1036,18 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
         m->type = MSG_TASK_STARTED;
         return bytes_from_pb(&pb->task_started->job, m->u.job,
                              WIRE_JOB_ID_LEN, "job id", err, errlen);
+    case P2P__MESSAGE__BODY_OUTPUT_HOLD:
+        m->type = MSG_OUTPUT_HOLD;
+        m->u.note.rank = pb->output_hold->rank;
+        m->u.note.replica = pb->output_hold->replica;
+        m->u.note.value = pb->output_hold->hold ? 1 : 0;
+        return note_from_pb(&pb->output_hold->job, m, err, errlen);
+    case P2P__MESSAGE__BODY_PROGRESS:
+        m->type = MSG_PROGRESS;
+        m->u.note.rank = pb->progress->rank;
+        m->u.note.replica = pb->progress->replica;
+        m->u.note.value = pb->progress->count;
+        return note_from_pb(&pb->progress->job, m, err, errlen);
     case P2P__MESSAGE__BODY__NOT_SET:
     default:
         snprintf(err, errlen, "message without a known body");

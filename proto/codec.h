@@ -45,6 +45,8 @@ enum msg_type {
     MSG_SUSPECT, /* u.suspect: peer -> coordinator, a lost connection */
     MSG_FARM_OPEN,    /* u.farm: p2prun -> peer, a farm of tasks */
     MSG_TASK_STARTED, /* u.job: peer -> p2prun, a queued task started */
+    MSG_OUTPUT_HOLD, /* u.note: coordinator -> peer, value 1 hold, 0 read */
+    MSG_PROGRESS,    /* u.note: peer -> coordinator, value the counter */
     MSG__COUNT   /* keep last */
 };
 
@@ -226,6 +228,15 @@ struct msg_suspect {
     uint32_t proc;
 };
 
+/* One process of a job and a value: an output hold (1 hold, 0 read
+ * again) or a progress counter.  Decoding guarantees rank and replica
+ * within WIRE_MAX_RANKS and WIRE_MAX_REPLICAS, a hold of 0 or 1. */
+struct msg_note {
+    uint8_t job[WIRE_JOB_ID_LEN];
+    uint32_t rank, replica;
+    uint64_t value;
+};
+
 struct msg {
     enum msg_type type;
     union {
@@ -248,6 +259,7 @@ struct msg {
         struct msg_view view;
         struct msg_suspect suspect;
         struct msg_farm farm;
+        struct msg_note note; /* output hold, progress */
     } u;
 };
 

@@ -13,12 +13,23 @@
  *   peerd -> process   CTL_VIEW  {type, version, 0, 0, number (32), n (32),
  *                                 n x u32 dead process index}
  *   process -> peerd   CTL_SUSPECT {type, version, 0, 0, proc (32)}
+ *   process -> peerd   CTL_PROGRESS {type, version, 0, 0, 0 (32),
+ *                                    count (64)}
  *
  * A view is the coordinator's numbered, cumulative list of the job's
  * processes declared dead (index rank * R + replica); a process applies
  * views in order and ignores one not newer than what it has.  A suspicion
  * says "my connection to process proc broke"; only the coordinator
  * decides.
+ *
+ * A progress report carries a counter that grows as the process gets on
+ * (the MPI library counts the messages it has sent and accepted, which
+ * is the same sequence in every replica of a rank); peerd passes the
+ * latest value on to the coordinator, at a bounded rate, for its progress
+ * rule (docs/replication.md).  A process sends it only when the table
+ * came with CTL_TF_PROGRESS set: a peerd that predates it never sets the
+ * flag, and a program that predates it never sends one, so the version
+ * stays.
  */
 #ifndef P2P_CTL_H
 #define P2P_CTL_H
@@ -35,7 +46,11 @@ enum ctl_type {
     CTL_TABLE = 3,
     CTL_VIEW = 4,
     CTL_SUSPECT = 5,
+    CTL_PROGRESS = 6,
 };
+
+/* ctl_table_head.flags */
+#define CTL_TF_PROGRESS 0x01 /* peerd relays CTL_PROGRESS */
 
 struct ctl_addr {
     uint8_t type, version;
@@ -53,7 +68,7 @@ struct ctl_entry {
 };
 
 struct ctl_table_head {
-    uint8_t type, version, pad[2];
+    uint8_t type, version, flags, pad;
     uint8_t key[32];
     uint32_t n;
 };
@@ -67,6 +82,12 @@ struct ctl_view_head {
 struct ctl_suspect {
     uint8_t type, version, pad[2];
     uint32_t proc;
+};
+
+struct ctl_progress {
+    uint8_t type, version, pad[2];
+    uint32_t pad2;
+    uint64_t count;
 };
 
 /* A table larger than this cannot pass the socket in one message. */

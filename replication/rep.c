@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core.h"
 #include "ctl.h"
@@ -28,6 +29,10 @@
 #include "rep.h"
 
 #define REP_ACK_EVERY 16
+/* Progress reports to peerd: a new counter at most this often, the same
+ * one again (alive, waiting) at most every REP_BEAT_MS. */
+#define REP_PROGRESS_MS 100
+#define REP_BEAT_MS 250
 
 struct logent {
     struct logent *next;
@@ -71,7 +76,46 @@ static struct {
     struct source *src;        /* [size] */
     uint8_t *ctlbuf;           /* the largest view that can come */
     size_t ctlcap;
+    int progress;                /* peerd relays progress reports */
+    uint64_t progress_sent;      /* last counter reported */
+    uint64_t progress_ms;        /* when */
 } rp = {.ctl = -1};
+
+void
+rep_set_progress(int on)
+{
+    rp.progress = on;
+}
+
+/* Tell peerd how far we got: messages sent and accepted, the same
+ * sequence in every replica of this rank (the coordinator's progress
+ * rule compares them).  Rate-limited; never blocks. */
+static void
+rep_report_progress(void)
+{
+    struct ctl_progress m;
+    struct timespec ts;
+    uint64_t count = 0, now;
+    int b;
+
+    if (!rp.progress || rp.ctl == -1)
+        return;
+    for (b = 0; b < rp.size; b++)
+        count += rp.dst[b].tx + rp.src[b].rx;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+    if (now - rp.progress_ms <
+        (count != rp.progress_sent ? REP_PROGRESS_MS : REP_BEAT_MS))
+        return;
+    memset(&m, 0, sizeof m);
+    m.type = CTL_PROGRESS;
+    m.version = CTL_VERSION;
+    m.count = count;
+    if (send(rp.ctl, &m, sizeof m, MSG_NOSIGNAL | MSG_DONTWAIT) == sizeof m) {
+        rp.progress_sent = count;
+        rp.progress_ms = now;
+    }
+}
 
 int
 rep_active(void)
@@ -539,6 +583,7 @@ rep_poll_ctl(void)
 
     if (!rp.on || rp.ctl == -1)
         return;
+    rep_report_progress();
     while ((n = recv(rp.ctl, rp.ctlbuf, rp.ctlcap, MSG_DONTWAIT)) > 0) {
         if ((size_t)n < sizeof vh)
             continue;

@@ -56,8 +56,11 @@ void rep_incoming(struct conn *, const struct wire_hdr *, const void *payload);
 void rep_recv_done(int src, uint64_t lseq);
 /* A connection to proc broke: tell the coordinator (it decides). */
 void rep_suspect(int proc);
-/* Read and apply the coordinator's views, if any came. */
+/* Read and apply the coordinator's views, if any came; report our
+ * progress counter (rate-limited) when peerd relays it. */
 void rep_poll_ctl(void);
+/* peerd said (in the table) that it relays progress reports. */
+void rep_set_progress(int on);
 
 /* Finalize: FIN frames from every other rank, and everything we sent
  * acknowledged by every live replica of its destination (so no replica

@@ -70,12 +70,19 @@ env_wait_table(uint8_t **buf, size_t *len)
 
     if ((*buf = malloc(cap)) == NULL)
         return MPI_ERR_NO_MEM;
-    do
-        rc = poll(&pfd, 1, TABLE_WAIT_MS);
-    while (rc == -1 && errno == EINTR);
-    if (rc != 1 || (n = recv(ctl, *buf, cap, 0)) <= 0) {
-        free(*buf);
-        return MPI_ERR_OTHER;
+    for (;;) {
+        do
+            rc = poll(&pfd, 1, TABLE_WAIT_MS);
+        while (rc == -1 && errno == EINTR);
+        if (rc != 1 || (n = recv(ctl, *buf, cap, 0)) <= 0) {
+            free(*buf);
+            return MPI_ERR_OTHER;
+        }
+        /* A view may come first (a replica declared dead before every
+         * address was in): views are cumulative and the table leaves the
+         * dead out, so it can go. */
+        if ((*buf)[0] != CTL_VIEW)
+            break;
     }
     *len = (size_t)n;
     return MPI_SUCCESS;
@@ -198,6 +205,7 @@ env_wireup(int rank, int size)
                 tab[i].addr[0] != '\0')
                 dead[tab[i].rank * (uint32_t)nrep + tab[i].replica] = 0;
         rc = rep_init(rank, replica, size, nrep, dead, ctl);
+        rep_set_progress((h.flags & CTL_TF_PROGRESS) != 0);
         free(dead);
         if (rc != MPI_SUCCESS) {
             free(buf);

@@ -92,6 +92,13 @@ check_valid(const struct msg *m)
                 (uint32_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS)
                 abort();
         break;
+    case MSG_OUTPUT_HOLD:
+    case MSG_PROGRESS:
+        if (m->u.note.rank >= WIRE_MAX_RANKS ||
+            m->u.note.replica >= WIRE_MAX_REPLICAS ||
+            (m->type == MSG_OUTPUT_HOLD && m->u.note.value > 1))
+            abort();
+        break;
     case MSG_SUSPECT:
         if (m->u.suspect.rank >= WIRE_MAX_RANKS ||
             m->u.suspect.replica >= WIRE_MAX_REPLICAS ||
@@ -222,6 +229,12 @@ msg_eq(const struct msg *a, const struct msg *b)
                a->u.suspect.rank == b->u.suspect.rank &&
                a->u.suspect.replica == b->u.suspect.replica &&
                a->u.suspect.proc == b->u.suspect.proc;
+    case MSG_OUTPUT_HOLD:
+    case MSG_PROGRESS:
+        return memcmp(a->u.note.job, b->u.note.job, WIRE_JOB_ID_LEN) == 0 &&
+               a->u.note.rank == b->u.note.rank &&
+               a->u.note.replica == b->u.note.replica &&
+               a->u.note.value == b->u.note.value;
     default:
         return 1;
     }

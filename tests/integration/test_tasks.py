@@ -196,6 +196,10 @@ sleep 0.2; echo "$1"
                                 if p.addr == env.get("P2P_PEERD")]
                 return None
             (victim,) = wait_until(poisoned, 20, "the poison task to start")
+            # Its peer's "started" must reach p2prun before the peer dies:
+            # a task that only waited in a dead peer's queue was not
+            # running there, and does not count.
+            time.sleep(0.5)
             self.kill_peer_and_jobs(victim)
             dead.append(victim)
         self.assertEqual(run.wait(30), 1, run.describe())

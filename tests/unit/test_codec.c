@@ -1232,6 +1232,69 @@ pb_suspect(struct pbuf *out, size_t job_len, uint32_t rank, uint32_t replica,
     pb_sub(out, 29, &s);
 }
 
+/* An OutputHold (30) or a Progress (31) written by hand. */
+static void
+pb_note(struct pbuf *out, int field, size_t job_len, uint32_t rank,
+        uint32_t replica, uint64_t value)
+{
+    uint8_t job[WIRE_JOB_ID_LEN + 1];
+    struct pbuf s = {.n = 0};
+
+    memset(job, 0x6d, sizeof job);
+    out->n = 0;
+    pb_bytes(&s, 1, job, job_len);
+    pb_uint(&s, 2, rank);
+    pb_uint(&s, 3, replica);
+    pb_uint(&s, 4, value);
+    pb_sub(out, field, &s);
+}
+
+static void
+t_output_hold_and_progress(void)
+{
+    struct msg m = {.type = MSG_OUTPUT_HOLD}, d;
+    struct pbuf p;
+    char err[160];
+    int field;
+
+    memset(m.u.note.job, 0x6d, WIRE_JOB_ID_LEN);
+    m.u.note.rank = WIRE_MAX_RANKS - 1;
+    m.u.note.replica = WIRE_MAX_REPLICAS - 1;
+    m.u.note.value = 1;
+    if (roundtrip(&m, &d) == 0) {
+        CHECK_EQ_INT(d.type, MSG_OUTPUT_HOLD);
+        CHECK_MEM(d.u.note.job, m.u.note.job, WIRE_JOB_ID_LEN);
+        CHECK_EQ_INT(d.u.note.rank, WIRE_MAX_RANKS - 1);
+        CHECK_EQ_INT(d.u.note.replica, WIRE_MAX_REPLICAS - 1);
+        CHECK_EQ_INT(d.u.note.value, 1);
+        codec_msg_free(&d);
+    }
+    m.type = MSG_PROGRESS;
+    m.u.note.value = UINT64_MAX - 3;
+    if (roundtrip(&m, &d) == 0) {
+        CHECK_EQ_INT(d.type, MSG_PROGRESS);
+        CHECK(d.u.note.value == UINT64_MAX - 3);
+        codec_msg_free(&d);
+    }
+    CHECK_EQ_STR(msg_type_name(MSG_OUTPUT_HOLD), "output-hold");
+    CHECK_EQ_STR(msg_type_name(MSG_PROGRESS), "progress");
+    /* A hold of any non-zero value is a hold. */
+    pb_note(&p, 30, WIRE_JOB_ID_LEN, 2, 1, 7);
+    if (CHECK_EQ_INT(codec_decode(p.b, p.n, &d, err, sizeof err), 0)) {
+        CHECK_EQ_INT(d.type, MSG_OUTPUT_HOLD);
+        CHECK_EQ_INT(d.u.note.value, 1);
+        codec_msg_free(&d);
+    }
+    for (field = 30; field <= 31; field++) {
+        pb_note(&p, field, WIRE_JOB_ID_LEN - 1, 2, 1, 0);
+        expect_reject(p.b, p.n, "note with a 15-byte job id");
+        pb_note(&p, field, WIRE_JOB_ID_LEN, WIRE_MAX_RANKS, 1, 0);
+        expect_reject(p.b, p.n, "note from a rank out of range");
+        pb_note(&p, field, WIRE_JOB_ID_LEN, 2, WIRE_MAX_REPLICAS, 0);
+        expect_reject(p.b, p.n, "note from a replica out of range");
+    }
+}
+
 static void
 t_reject_suspect(void)
 {
@@ -1298,6 +1361,7 @@ static const struct test_case cases[] = {
     {"reject_view", t_reject_view},
     {"reject_view_count", t_reject_view_count},
     {"reject_suspect", t_reject_suspect},
+    {"output_hold_and_progress", t_output_hold_and_progress},
 };
 
 TEST_MAIN(cases)

@@ -3,11 +3,15 @@
  * mixing half lines, tags, stdout and stderr apart, backups hidden while
  * the master lives, failover continuing byte for byte where the master
  * stopped (checked over every pair of cut points), backups behind or far
- * ahead, dead replicas ignored, the last unterminated line, long lines,
- * and a slow non-blocking reader.
+ * ahead (kept on disk by the spool), the spool's quota asking for the
+ * leading replica to be held and released, a spool that overflows or
+ * cannot be made said on stderr and counted, the spool's ring itself,
+ * dead replicas ignored, the last unterminated line, long lines, and a
+ * slow non-blocking reader.
  */
 #include <sys/wait.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -407,62 +411,247 @@ t_long_line(void)
     free(big);
 }
 
-static void
-t_backup_far_ahead(void)
+/* Lines of 64 bytes, digits then a newline. */
+static char *
+lines(size_t len)
 {
-    const size_t len = 6 * 1024 * 1024;
     char *data = malloc(len);
-    struct cap c;
-    struct output *o = out_new(&c, 1, 2, 0);
-    size_t i, keep = 4 * 1024 * 1024;
+    size_t i;
 
     for (i = 0; i < len; i++)
         data[i] = i % 64 == 63 ? '\n' : (char)('0' + i % 10);
-    /* Ahead by less than the limit while the master keeps up: exact. */
+    return data;
+}
+
+/* Feed a replica len bytes in chunks as the peer sends them. */
+static void
+feed_mb(struct output *o, int rank, int replica, const char *data, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i < len; i += 60 * 1024)
+        output_data(o, rank, replica, 1, data + i,
+                    len - i < 60 * 1024 ? len - i : 60 * 1024);
+}
+
+static void
+t_backup_far_ahead(void)
+{
+    const size_t len = 12 * 1024 * 1024;
+    char *data = lines(len);
+    struct cap c;
+    struct output *o = out_new(&c, 1, 2, 0);
+
+    /* Ahead while the master keeps up: exact. */
     output_data(o, 0, 1, 1, data, 3 * 1024 * 1024);
     output_data(o, 0, 0, 1, data, 3 * 1024 * 1024 - 10);
     output_data(o, 0, 1, 1, data + 3 * 1024 * 1024, 3 * 1024 * 1024);
     output_replica_dead(o, 0, 0);
     cap_out(&c);
-    if (CHECK_EQ_INT(c.len, len))
-        CHECK_MEM(c.text, data, len);
+    if (CHECK_EQ_INT(c.len, 6 * 1024 * 1024))
+        CHECK_MEM(c.text, data, 6 * 1024 * 1024);
     output_free(o);
     cap_close(&c);
 
-    /* Ahead by more than the limit: its oldest bytes are gone, the rest
-     * continues at the right offset. */
+    /* Far ahead (the old in-memory limit was 4 MB): the spool keeps it
+     * all, the switch continues byte for byte (issue 10). */
     o = out_new(&c, 1, 2, 0);
     output_data(o, 0, 0, 1, data, 64);
-    for (i = 0; i < len; i += 60 * 1024)
-        output_data(o, 0, 1, 1, data + i,
-                    len - i < 60 * 1024 ? len - i : 60 * 1024);
+    feed_mb(o, 0, 1, data, len);
     output_replica_dead(o, 0, 0);
     cap_out(&c);
-    if (CHECK_EQ_INT(c.len, 64 + keep)) {
-        CHECK_MEM(c.text, data, 64);
-        CHECK_MEM(c.text + 64, data + len - keep, keep);
-    }
+    if (CHECK_EQ_INT(c.len, len))
+        CHECK_MEM(c.text, data, len);
+    CHECK_EQ_STR(cap_err(&c), "");
+    CHECK_EQ_INT(output_lost(o), 0);
     output_free(o);
     cap_close(&c);
 
-    /* The display stands at the far backup's offset after the switch: a
-     * third replica, behind, must not repeat what it skipped. */
+    /* A third replica, behind, takes over from the second: nothing
+     * repeated, nothing skipped. */
     o = out_new(&c, 1, 3, 0);
     output_data(o, 0, 0, 1, data, 64);
-    output_data(o, 0, 1, 1, data, len);
-    output_data(o, 0, 2, 1, data, len - 1024 * 1024);
+    feed_mb(o, 0, 1, data, len);
+    feed_mb(o, 0, 2, data, len - 1024 * 1024);
     output_replica_dead(o, 0, 0);
     output_replica_dead(o, 0, 1);
     output_data(o, 0, 2, 1, data + len - 1024 * 1024, 1024 * 1024);
     output_data(o, 0, 2, 1, "tail\n", 5);
     cap_out(&c);
-    if (CHECK_EQ_INT(c.len, 64 + keep + 5)) {
-        CHECK_MEM(c.text + 64, data + len - keep, keep);
-        CHECK_MEM(c.text + 64 + keep, "tail\n", 5);
+    if (CHECK_EQ_INT(c.len, len + 5)) {
+        CHECK_MEM(c.text, data, len);
+        CHECK_MEM(c.text + len, "tail\n", 5);
     }
     output_free(o);
     cap_close(&c);
     free(data);
+}
+
+/* What the hold hook was told. */
+struct holds {
+    int n, rank, replica, on;
+};
+
+static void
+record_hold(void *arg, int rank, int replica, int on)
+{
+    struct holds *h = arg;
+
+    h->n++;
+    h->rank = rank;
+    h->replica = replica;
+    h->on = on;
+}
+
+static void
+t_spool_quota_holds_the_leader(void)
+{
+    const size_t mb = 1024 * 1024, len = 8 * mb;
+    char *data = lines(len);
+    struct holds h = {0, -1, -1, -1};
+    struct cap c;
+    struct output *o = out_new(&c, 2, 2, 0);
+
+    output_set_spool(o, mb, NULL, record_hold, &h);
+    output_data(o, 0, 0, 1, data, 64);
+    /* Below the quota ahead of the display: no hold. */
+    output_data(o, 0, 1, 1, data, mb / 2);
+    CHECK_EQ_INT(h.n, 0);
+    /* The backup reaches the quota: its peer is asked to hold it, once;
+     * the master is never held. */
+    feed_mb(o, 0, 1, data + mb / 2, 3 * mb / 2);
+    CHECK_EQ_INT(h.n, 1);
+    CHECK_EQ_INT(h.rank, 0);
+    CHECK_EQ_INT(h.replica, 1);
+    CHECK_EQ_INT(h.on, 1);
+    feed_mb(o, 0, 0, data + 64, mb);
+    CHECK_EQ_INT(h.n, 1);
+    /* The master catches up to within half the quota: read again. */
+    output_data(o, 0, 0, 1, data + 64 + mb, mb / 2);
+    CHECK_EQ_INT(h.n, 2);
+    CHECK_EQ_INT(h.on, 0);
+    /* Ahead again, held again; then the master dies: the backup takes
+     * over, is read again, and the output is whole. */
+    feed_mb(o, 0, 1, data + 2 * mb, 3 * mb);
+    CHECK_EQ_INT(h.n, 3);
+    CHECK_EQ_INT(h.on, 1);
+    output_replica_dead(o, 0, 0);
+    CHECK_EQ_INT(h.n, 4);
+    CHECK_EQ_INT(h.on, 0);
+    feed_mb(o, 0, 1, data + 5 * mb, len - 5 * mb);
+    output_rank_done(o, 0);
+    cap_out(&c);
+    if (CHECK_EQ_INT(c.len, len))
+        CHECK_MEM(c.text, data, len);
+    CHECK_EQ_INT(output_lost(o), 0);
+    /* A dead backup is never held: nothing to ask. */
+    output_data(o, 1, 0, 1, "x\n", 2);
+    feed_mb(o, 1, 1, data, 2 * mb);
+    CHECK_EQ_INT(h.n, 5);
+    CHECK_EQ_INT(h.rank, 1);
+    output_replica_dead(o, 1, 1);
+    CHECK_EQ_INT(h.n, 5);
+    output_free(o);
+    cap_close(&c);
+    free(data);
+}
+
+static void
+t_spool_overflow_is_said(void)
+{
+    const size_t mb = 1024 * 1024, len = 40 * mb;
+    char *data = lines(len);
+    struct cap c;
+    struct output *o;
+    const char *err;
+
+    /* A peer that does not hold: the backup overflows its spool (quota
+     * plus slack), and takes over before the display passes the gap.
+     * The hole is said, naming the rank, and counted. */
+    o = out_new(&c, 2, 2, 0);
+    output_set_spool(o, mb, NULL, NULL, NULL);
+    output_data(o, 1, 0, 1, data, 64);
+    feed_mb(o, 1, 1, data, len);
+    output_replica_dead(o, 1, 0);
+    output_rank_done(o, 1);
+    cap_out(&c);
+    CHECK(c.len < len);
+    CHECK_EQ_INT(output_lost(o), 1);
+    err = cap_err(&c);
+    CHECK(strstr(err, "rank 1: ") != NULL);
+    CHECK(strstr(err, "lost") != NULL);
+    output_free(o);
+    cap_close(&c);
+
+    /* The same overflow, but the master passes the gap before it dies:
+     * nothing is missing and nothing is said. */
+    o = out_new(&c, 1, 2, 0);
+    output_set_spool(o, mb, NULL, NULL, NULL);
+    output_data(o, 0, 0, 1, data, 64);
+    feed_mb(o, 0, 1, data, len);
+    feed_mb(o, 0, 0, data + 64, len - 2 * mb - 64);
+    output_replica_dead(o, 0, 0);
+    output_rank_done(o, 0);
+    cap_out(&c);
+    if (CHECK_EQ_INT(c.len, len))
+        CHECK_MEM(c.text, data, len);
+    CHECK_EQ_STR(cap_err(&c), "");
+    CHECK_EQ_INT(output_lost(o), 0);
+    output_free(o);
+    cap_close(&c);
+
+    /* A spool that cannot be made is a gap too, said when it matters. */
+    o = out_new(&c, 1, 2, 0);
+    output_set_spool(o, mb, "/nonexistent/dir", NULL, NULL);
+    output_data(o, 0, 0, 1, data, 64);
+    output_data(o, 0, 1, 1, data, 128);
+    output_replica_dead(o, 0, 0);
+    CHECK_EQ_INT(output_lost(o), 1);
+    CHECK(strstr(cap_err(&c), "/nonexistent/dir") != NULL);
+    output_free(o);
+    cap_close(&c);
+    free(data);
+}
+
+static void
+t_spool_ring(void)
+{
+    char err[128], buf[64];
+    struct spool *sp;
+    int i;
+
+    sp = spool_open(NULL, 2, 10, err, sizeof err);
+    if (!CHECK(sp != NULL))
+        return;
+    CHECK_EQ_INT(spool_put(sp, 0, "abcdefgh", 8), 0);
+    CHECK_EQ_INT(spool_put(sp, 1, "XY", 2), 0);
+    CHECK_EQ_INT(spool_len(sp, 0), 8);
+    /* Beyond the capacity: refused, nothing changed. */
+    CHECK_EQ_INT(spool_put(sp, 0, "123", 3), -1);
+    CHECK_EQ_INT(errno, ENOSPC);
+    CHECK_EQ_INT(spool_len(sp, 0), 8);
+    spool_drop(sp, 0, 6);
+    /* Wraps around the end of the ring. */
+    CHECK_EQ_INT(spool_put(sp, 0, "ijklmnop", 8), 0);
+    CHECK_EQ_INT(spool_get(sp, 0, buf, sizeof buf), 10);
+    CHECK_MEM(buf, "ghijklmnop", 10);
+    CHECK_EQ_INT(spool_get(sp, 0, buf, 3), 3);
+    CHECK_MEM(buf, "ghi", 3);
+    /* The streams are apart. */
+    CHECK_EQ_INT(spool_get(sp, 1, buf, sizeof buf), 2);
+    CHECK_MEM(buf, "XY", 2);
+    spool_drop(sp, 0, 100);
+    CHECK_EQ_INT(spool_len(sp, 0), 0);
+    for (i = 0; i < 100; i++) {
+        CHECK_EQ_INT(spool_put(sp, 0, "0123456", 7), 0);
+        CHECK_EQ_INT(spool_get(sp, 0, buf, 7), 7);
+        CHECK_MEM(buf, "0123456", 7);
+        spool_drop(sp, 0, 7);
+    }
+    spool_close(sp);
+    spool_close(NULL);
+    CHECK(spool_open("/nonexistent/dir", 1, 10, err, sizeof err) == NULL);
+    CHECK(strstr(err, "/nonexistent/dir") != NULL);
 }
 
 static void
@@ -573,6 +762,9 @@ static const struct test_case cases[] = {
     {"rank_done_flushes", t_rank_done_flushes},
     {"long_line", t_long_line},
     {"backup_far_ahead", t_backup_far_ahead},
+    {"spool_quota_holds_the_leader", t_spool_quota_holds_the_leader},
+    {"spool_overflow_is_said", t_spool_overflow_is_said},
+    {"spool_ring", t_spool_ring},
     {"all_dead", t_all_dead},
     {"bad_arguments", t_bad_arguments},
     {"slow_nonblocking_reader", t_slow_nonblocking_reader},
