@@ -28,6 +28,7 @@ struct channel_params {
     int handshake_ms;         /* connect + handshake must finish in this */
     size_t max_frame;         /* largest sealed body accepted once ready */
     int idle_ms;              /* close after this long without input; 0 off */
+    int first_ms; /* accepted: the first frame must be whole in this; 0 off */
 };
 
 struct channel_cbs {

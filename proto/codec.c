@@ -21,7 +21,7 @@ msg_type_name(enum msg_type t)
         "file-offer",    "file-need",     "file-chunk",   "file-done",
         "launch",        "launch-reply",  "output",       "proc-exit",
         "proc-addr",     "table",         "job-abort",    "view",
-        "suspect",
+        "suspect",       "node-challenge", "node-proof",
     };
     _Static_assert(sizeof names / sizeof names[0] == MSG__COUNT,
                    "a message type without a name");
@@ -256,6 +256,9 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
     P2p__JobAbort jabort = P2P__JOB_ABORT__INIT;
     P2p__View view = P2P__VIEW__INIT;
     P2p__Suspect susp = P2P__SUSPECT__INIT;
+    P2p__NodeChallenge nchal = P2P__NODE_CHALLENGE__INIT;
+    P2p__NodeProof nproof = P2P__NODE_PROOF__INIT;
+    static const uint8_t zero_key[SEC_SIGN_PK_LEN];
     P2p__Resources res;
     P2p__PeerEntry *entries = NULL, **entryp = NULL;
     P2p__Resources *eres = NULL;
@@ -461,6 +464,19 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         susp.proc = m->u.suspect.proc;
         pb.body_case = P2P__MESSAGE__BODY_SUSPECT;
         pb.suspect = &susp;
+        break;
+    case MSG_NODE_CHALLENGE:
+        /* An all-zero key means "any": it is left out. */
+        if (memcmp(m->u.node.node_key, zero_key, sizeof zero_key) != 0)
+            BYTES(nchal.node_key, m->u.node.node_key, SEC_SIGN_PK_LEN);
+        pb.body_case = P2P__MESSAGE__BODY_NODE_CHALLENGE;
+        pb.node_challenge = &nchal;
+        break;
+    case MSG_NODE_PROOF:
+        BYTES(nproof.node_key, m->u.node.node_key, SEC_SIGN_PK_LEN);
+        BYTES(nproof.signature, m->u.node.signature, SEC_SIG_LEN);
+        pb.body_case = P2P__MESSAGE__BODY_NODE_PROOF;
+        pb.node_proof = &nproof;
         break;
     default:
         return -1;
@@ -946,6 +962,21 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
         m->u.suspect.proc = pb->suspect->proc;
         return bytes_from_pb(&pb->suspect->job, m->u.suspect.job,
                              WIRE_JOB_ID_LEN, "job id", err, errlen);
+    case P2P__MESSAGE__BODY_NODE_CHALLENGE:
+        m->type = MSG_NODE_CHALLENGE;
+        /* Empty: any key; else exactly one key. */
+        if (pb->node_challenge->node_key.len == 0)
+            return 0;
+        return bytes_from_pb(&pb->node_challenge->node_key,
+                             m->u.node.node_key, SEC_SIGN_PK_LEN, "node key",
+                             err, errlen);
+    case P2P__MESSAGE__BODY_NODE_PROOF:
+        m->type = MSG_NODE_PROOF;
+        if (bytes_from_pb(&pb->node_proof->node_key, m->u.node.node_key,
+                          SEC_SIGN_PK_LEN, "node key", err, errlen) == -1)
+            return -1;
+        return bytes_from_pb(&pb->node_proof->signature, m->u.node.signature,
+                             SEC_SIG_LEN, "signature", err, errlen);
     case P2P__MESSAGE__BODY__NOT_SET:
     default:
         snprintf(err, errlen, "message without a known body");
