@@ -108,6 +108,7 @@ struct coord {
     int backoffs;      /* times we let go of everything for another job */
     struct event *ev_backoff;
     struct event *ev_probe; /* reserve phase: hedged probes, proof deadline */
+    int unusable; /* peers found unreachable or unproved while reserving */
     int status; /* -1 until decided */
     uint64_t started_ms, stop_by_ms;
     uint64_t stage_total, staged;
@@ -240,6 +241,16 @@ pc_connect(struct pconn *pc)
     pc->last_heard_ms = pc->since_ms = monotime_ms();
 }
 
+/* Is the reservation slow, or were candidates found unusable?  Then the
+ * coordinator hedges: it probes beyond the plan, and plans on peers that
+ * proved themselves first.  Otherwise the plan is the strategy's alone. */
+static int
+co_hedging(const struct coord *co)
+{
+    return co->unusable > 0 ||
+           monotime_ms() - co->started_ms >= CO_PROBE_AFTER_MS;
+}
+
 /* Peers being connected to or proved now. */
 static int
 co_in_flight(const struct coord *co)
@@ -262,6 +273,8 @@ co_probe(struct coord *co)
     size_t i, best;
     int inflight = co_in_flight(co);
 
+    if (!co_hedging(co))
+        return;
     while (inflight < CO_PROBE_MAX) {
         best = co->npeers;
         for (i = 0; i < co->npeers; i++) {
@@ -306,8 +319,8 @@ pc_lost_in_reserve(struct pconn *pc, const char *why)
         snprintf(pc->why, sizeof pc->why, "%s", why);
     pc->avail = pc->reserved = pc->asking = 0;
     pc_close(pc);
-    if (co->ev_probe != NULL && co->phase == PH_RESERVE &&
-        monotime_ms() - co->started_ms >= CO_PROBE_AFTER_MS)
+    co->unusable++;
+    if (co->phase == PH_RESERVE)
         co_probe(co);
     if (asking)
         co_reserve_answered(co);
@@ -432,8 +445,8 @@ co_probe_tick(evutil_socket_t fd, short what, void *arg)
         if (co->phase != PH_RESERVE)
             return;
     }
-    if (now - co->started_ms >= CO_PROBE_AFTER_MS)
-        co_probe(co);
+    co_probe(co);
+    co_early_replan(co);
 }
 
 static void
@@ -500,7 +513,7 @@ co_replan(struct coord *co)
     for (i = 0; i < co->npeers; i++)
         proved |= co->pc[i].state >= PC_READY && co->pc[i].state != PC_GONE;
     rc = -1;
-    if (proved)
+    if (proved && co_hedging(co))
         rc = co_plan(co, 1, err, sizeof err);
     if (rc == -1)
         rc = co_plan(co, 0, err, sizeof err);
@@ -556,7 +569,7 @@ co_early_replan(struct coord *co)
     size_t i;
     int waiting = 0;
 
-    if (co->phase != PH_RESERVE || co->pending == 0)
+    if (co->phase != PH_RESERVE || co->pending == 0 || !co_hedging(co))
         return;
     for (i = 0; i < co->npeers; i++) {
         const struct pconn *pc = &co->pc[i];

@@ -171,6 +171,25 @@ admit_free(struct admit *adm)
     free(adm);
 }
 
+/* The connection to push out of a queue: the oldest that has not sent a
+ * whole first frame (a slow or silent client), else the oldest. */
+static struct channel *
+admit_victim(struct admit *adm, struct admit_src *src)
+{
+    struct admit_conn *ac;
+
+    if (src != NULL) {
+        TAILQ_FOREACH(ac, &src->conns, mine)
+        if (!channel_got_first(ac->ch))
+            return ac->ch;
+        return TAILQ_FIRST(&src->conns)->ch;
+    }
+    TAILQ_FOREACH(ac, &adm->conns, all)
+    if (!channel_got_first(ac->ch))
+        return ac->ch;
+    return TAILQ_FIRST(&adm->conns)->ch;
+}
+
 struct channel *
 admit_accept(struct admit *adm, int fd, const struct channel_params *cp,
              const struct channel_cbs *cbs, void *arg)
@@ -193,11 +212,11 @@ admit_accept(struct admit *adm, int fd, const struct channel_params *cp,
      * else of all.  Evicting calls the owner's on_close, which frees its
      * session; then the entry is gone from our queues too. */
     if (src != NULL && src->count >= adm->p.per_source)
-        channel_evict(TAILQ_FIRST(&src->conns)->ch, DROP_SOURCE,
+        channel_evict(admit_victim(adm, src), DROP_SOURCE,
                       "too many unauthenticated connections from this "
                       "address: the oldest goes");
     else if (adm->count >= adm->p.max)
-        channel_evict(TAILQ_FIRST(&adm->conns)->ch, DROP_CAP,
+        channel_evict(admit_victim(adm, NULL), DROP_CAP,
                       "too many unauthenticated connections: the oldest "
                       "goes");
     if ((ch = channel_accept(adm->base, fd, cp, cbs, arg)) == NULL)

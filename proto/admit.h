@@ -9,7 +9,9 @@
  *   - at most max of them in all: when one more comes, the oldest goes
  *     (never the newest: a legitimate client finishes its handshake in a
  *     round trip or two, so it is never the oldest for long, while a
- *     client that holds connections open pushes out only its own);
+ *     client that holds connections open pushes out only its own); the
+ *     oldest that has not yet sent a whole first frame goes first, as a
+ *     real client sends its first frame at once;
  *   - the first frame must be whole within first_ms, and the handshake
  *     done within the channel's handshake time (channel.c);
  *   - drops are logged through a droplog: a few lines, then one summary
@@ -63,6 +65,8 @@ void admit_leave(struct admit_conn *);
 /* The channel failed before authenticating: log (throttled) and count. */
 void admit_log_drop(struct admit_conn *, enum drop_why, const char *name,
                     const char *reason);
+/* Has the channel received a whole frame yet? */
+int channel_got_first(const struct channel *);
 /* Attach an accepted channel to its admission entry. */
 void channel_admit(struct channel *, struct admit_conn *);
 /* Admission pushes this channel out: fail it with why and reason. */

@@ -168,6 +168,12 @@ channel_admit(struct channel *ch, struct admit_conn *ac)
     ch->adm = ac;
 }
 
+int
+channel_got_first(const struct channel *ch)
+{
+    return ch->got_first;
+}
+
 void
 channel_evict(struct channel *ch, enum drop_why why, const char *reason)
 {
