@@ -890,6 +890,13 @@ class JobTestCase(ClusterTestCase):
             if replica is not None and env.get("P2P_REPLICA") != str(replica):
                 continue
             out[pid] = env
+        # A shell between fork and exec (of its next command) still has
+        # the script's command line: that child is not another process.
+        for pid in list(out):
+            stat = _read_proc(pid, "stat")
+            if stat is not None and int(
+                    stat[stat.rfind(b")") + 2:].split()[1]) in out:
+                del out[pid]
         return out
 
     def kill_peer_and_jobs(self, peer):
