@@ -559,9 +559,10 @@ co_replan(struct coord *co)
     }
 }
 
-/* A peer proved its key while the plan still waits for peers that have
- * not: if the proved peers alone can hold the job, stop waiting for the
- * others, whose timeout (a tarpit's, say) would otherwise be the job's. */
+/* The plan still waits for peers that have not proved their key after
+ * half a handshake time: if the proved peers alone can hold the job, stop
+ * waiting for the others, whose timeout (a tarpit's, say) would otherwise
+ * be the job's. */
 static void
 co_early_replan(struct coord *co)
 {
@@ -569,7 +570,10 @@ co_early_replan(struct coord *co)
     size_t i;
     int waiting = 0;
 
-    if (co->phase != PH_RESERVE || co->pending == 0 || !co_hedging(co))
+    /* Not before half a handshake time: a peer that is merely slow (a
+     * loaded machine) keeps its place in the strategy's plan. */
+    if (co->phase != PH_RESERVE || co->pending == 0 ||
+        monotime_ms() - co->started_ms < (uint64_t)co->group->handshake_ms / 2)
         return;
     for (i = 0; i < co->npeers; i++) {
         const struct pconn *pc = &co->pc[i];

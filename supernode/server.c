@@ -138,13 +138,13 @@ session_peer_addr(struct session *s, const char *reported, char *out,
     int port;
 
     snprintf(out, len, "%s", reported);
-    if (netaddr_parse(reported, 0, &na, err, sizeof err) == -1 ||
+    if (netaddr_parse_numeric(reported, 0, &na, err, sizeof err) == -1 ||
         !netaddr_is_any(&na))
         return;
     port = netaddr_port(&na);
     netaddr_format(channel_peer_addr(s->ch), host, sizeof host);
     memset(&na, 0, sizeof na);
-    if (netaddr_parse(host, 0, &na, err, sizeof err) == 0) {
+    if (netaddr_parse_numeric(host, 0, &na, err, sizeof err) == 0) {
         netaddr_set_port(&na, port);
         snprintf(out, len, "%s", na.text);
     }
@@ -334,7 +334,9 @@ session_register(struct session *s, const struct msg_register *reg)
     srv->nchecks++;
     snprintf(s->reg_addr, sizeof s->reg_addr, "%s", addr);
     session_set_state(s, SESS_CHECKING);
-    if (netaddr_parse(addr, 0, &na, err, sizeof err) == -1) {
+    /* Numeric only (peerd announces it so): a name to look up would
+     * block the supernode on a resolver a key holder may choose. */
+    if (netaddr_parse_numeric(addr, 0, &na, err, sizeof err) == -1) {
         session_check_failed(s, err);
         return;
     }
