@@ -890,12 +890,12 @@ class JobTestCase(ClusterTestCase):
             if replica is not None and env.get("P2P_REPLICA") != str(replica):
                 continue
             out[pid] = env
-        # A shell between fork and exec (of its next command) still has
-        # the script's command line: that child is not another process.
+        # A shell's child between fork and exec still looks like the
+        # shell: it is not another replica.
         for pid in list(out):
-            stat = _read_proc(pid, "stat")
-            if stat is not None and int(
-                    stat[stat.rfind(b")") + 2:].split()[1]) in out:
+            stat = _read_proc(pid, "stat") or b""
+            fields = stat[stat.rfind(b")") + 2:].split()
+            if len(fields) > 1 and int(fields[1]) in out:
                 del out[pid]
         return out
 

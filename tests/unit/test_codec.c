@@ -1278,26 +1278,26 @@ t_node_proof(void)
         memset(&sub, 0, sizeof sub);
         memset(&p, 0, sizeof p);
         pb_bytes(&sub, 1, big, bad_keys[i]);
-        pb_sub(&p, 40, &sub);
+        pb_sub(&p, 50, &sub);
         expect_reject(p.b, p.n, "challenge with a key of the wrong size");
         memset(&sub, 0, sizeof sub);
         memset(&p, 0, sizeof p);
         pb_bytes(&sub, 1, big, bad_keys[i]);
         pb_bytes(&sub, 2, big, SEC_SIG_LEN);
-        pb_sub(&p, 41, &sub);
+        pb_sub(&p, 51, &sub);
         expect_reject(p.b, p.n, "proof with a key of the wrong size");
     }
     /* A proof without a signature, or with a short one. */
     memset(&sub, 0, sizeof sub);
     memset(&p, 0, sizeof p);
     pb_bytes(&sub, 1, big, SEC_SIGN_PK_LEN);
-    pb_sub(&p, 41, &sub);
+    pb_sub(&p, 51, &sub);
     expect_reject(p.b, p.n, "proof without a signature");
     memset(&sub, 0, sizeof sub);
     memset(&p, 0, sizeof p);
     pb_bytes(&sub, 1, big, SEC_SIGN_PK_LEN);
     pb_bytes(&sub, 2, big, SEC_SIG_LEN - 1);
-    pb_sub(&p, 41, &sub);
+    pb_sub(&p, 51, &sub);
     expect_reject(p.b, p.n, "proof with a 63-byte signature");
     (void)err;
 }
