@@ -2,7 +2,8 @@
  * The channel: a bufferevent, a handshake, and two AEAD keys with their
  * counters.  Bytes are parsed as: fixed header, check against the limit in
  * force, wait for the whole body, open (or run the handshake), decode.
- * Every failure closes the channel with one log line naming the peer.
+ * Every failure closes the channel; the owner of a connection it made
+ * reports why, an accepted one logs it here (throttled by admission).
  */
 #include <sys/socket.h>
 
@@ -138,7 +139,9 @@ ch_kill(struct channel *ch)
 
 /* End the channel on our side of the owner: log, tell the owner, free.
  * Before authentication an accepted channel's drops are logged through
- * admission (throttled), classified by why. */
+ * admission (throttled), classified by why.  A connection we made is the
+ * owner's to report (it knows what the peer was for: p2prun skipping an
+ * unusable peer among hundreds should not print a line for each). */
 static void
 ch_fail_why(struct channel *ch, int fault, enum drop_why why,
             const char *reason)
@@ -147,7 +150,7 @@ ch_fail_why(struct channel *ch, int fault, enum drop_why why,
         return;
     if (ch->adm != NULL)
         admit_log_drop(ch->adm, why, ch->name, reason);
-    else if (fault)
+    else if (fault && ch->server)
         log_warnx("%s: dropped: %s", ch->name, reason);
     else
         log_debug("%s: closed: %s", ch->name, reason);
