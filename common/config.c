@@ -44,9 +44,13 @@ static const struct conf_key conf_keys[] = {
     {"network", "supernodes", CONF_LIST, 0, 0, 0},
     {"network", "handshake_timeout_ms", CONF_INT, F(handshake_timeout_ms), 100,
      60000},
+    {"network", "first_frame_ms", CONF_INT, F(first_frame_ms), 100, 60000},
+    {"network", "preauth_max", CONF_INT, F(preauth_max), 1, 65536},
+    {"network", "preauth_per_host", CONF_INT, F(preauth_per_host), 1, 65536},
     {"supernode", "listen", CONF_STR, F(sn_listen), 0, 0},
     {"supernode", "expire", CONF_INT, F(sn_expire), 1, 3600},
     {"supernode", "pid_file", CONF_PATH, F(sn_pid_file), 0, 0},
+    {"supernode", "check_peers", CONF_BOOL, F(sn_check_peers), 0, 0},
     {"peer", "listen", CONF_STR, F(peer_listen), 0, 0},
     {"peer", "state_dir", CONF_PATH, F(state_dir), 0, 0},
     {"peer", "slots", CONF_INT, F(slots), 0, 4096},
@@ -318,8 +322,12 @@ config_defaults(struct p2p_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     cfg->group = xstrdup("p2pmpi");
     cfg->handshake_timeout_ms = 5000;
+    cfg->first_frame_ms = 1000;
+    cfg->preauth_max = 256;
+    cfg->preauth_per_host = 16;
     cfg->sn_listen = xstrdup("0.0.0.0:9700");
     cfg->sn_expire = 10;
+    cfg->sn_check_peers = 1;
     cfg->peer_listen = xstrdup("0.0.0.0:9897");
     cfg->heartbeat_ms = 1000;
     cfg->sharing = SHARE_ALWAYS;

@@ -39,11 +39,15 @@ struct p2p_config {
     char *supernodes[CONF_MAX_SUPERNODES];
     int nsupernodes;
     int handshake_timeout_ms; /* a handshake must finish within this */
+    int first_frame_ms;       /* accepted: the first frame, whole, in this */
+    int preauth_max;          /* daemons: connections still in handshake */
+    int preauth_per_host;     /* daemons: of them from one address */
 
     /* [supernode] */
     char *sn_listen;
     int sn_expire; /* seconds of silence before a peer is dropped */
     char *sn_pid_file;
+    int sn_check_peers; /* list a peer once its address proves its key */
 
     /* [peer] */
     char *peer_listen;

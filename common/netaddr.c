@@ -17,9 +17,9 @@
 
 #include "netaddr.h"
 
-int
-netaddr_parse(const char *s, int default_port, struct netaddr *na, char *err,
-              size_t errlen)
+static int
+netaddr_parse_flags(const char *s, int default_port, struct netaddr *na,
+                    int numeric, char *err, size_t errlen)
 {
     char host[256], port[24];
     const char *colon, *end;
@@ -81,7 +81,7 @@ netaddr_parse(const char *s, int default_port, struct netaddr *na, char *err,
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICSERV;
+    hints.ai_flags = AI_NUMERICSERV | (numeric ? AI_NUMERICHOST : 0);
     if ((rc = getaddrinfo(host, port, &hints, &res)) != 0) {
         snprintf(err, errlen, "%s: %s", s, gai_strerror(rc));
         return -1;
@@ -95,6 +95,20 @@ netaddr_parse(const char *s, int default_port, struct netaddr *na, char *err,
 toolong:
     snprintf(err, errlen, "address too long");
     return -1;
+}
+
+int
+netaddr_parse(const char *s, int default_port, struct netaddr *na, char *err,
+              size_t errlen)
+{
+    return netaddr_parse_flags(s, default_port, na, 0, err, errlen);
+}
+
+int
+netaddr_parse_numeric(const char *s, int default_port, struct netaddr *na,
+                      char *err, size_t errlen)
+{
+    return netaddr_parse_flags(s, default_port, na, 1, err, errlen);
 }
 
 const char *

@@ -19,6 +19,10 @@ struct netaddr {
  * or -1 with a message in err. */
 int netaddr_parse(const char *, int default_port, struct netaddr *, char *err,
                   size_t errlen);
+/* The same for a numeric host only ("10.0.0.7:9897", "[::1]:9700"): no
+ * name is looked up, so a daemon never blocks on an address it was sent. */
+int netaddr_parse_numeric(const char *, int default_port, struct netaddr *,
+                          char *err, size_t errlen);
 /* Format a socket address as numeric "host:port". */
 const char *netaddr_format(const struct sockaddr *, char *, size_t);
 /* Non-zero for 0.0.0.0 or ::. */

@@ -30,10 +30,20 @@
 #include "log.h"
 #include "monotime.h"
 #include "mpjrun.h"
+#include "nodeproof.h"
 #include "xmalloc.h"
 
 #define CO_ALLOC_MS 15000 /* allocation must succeed or fail by then */
-#define CO_MAX_REPLANS 64
+/* Re-plans at most (each follows a refusal or a lost peer, so a network
+ * of n candidates needs about n; more means something is looping). */
+#define CO_MAX_REPLANS(npeers) (64 + 4 * (int)(npeers))
+/* Peers being connected to and proved at once, at most; when the plan
+ * does not hold after CO_PROBE_AFTER_MS, candidates beyond it are probed
+ * too, so that many unusable peers cost one timeout, not one each. */
+#define CO_PROBE_MAX 64
+#define CO_PROBE_AFTER_MS 200
+#define CO_PROBE_TICK_MS 50
+#define CO_REFUSALS_SHOWN 4 /* peers named in a final refusal */
 #define CO_CONTENTION_RETRIES 4 /* back off this often when others hold slots */
 #define CO_STOP_MS 2000 /* stopping waits this long for the exits */
 #define CO_TICK_MS 100
@@ -49,7 +59,8 @@ enum co_phase {
 enum pc_state {
     PC_IDLE,       /* not contacted */
     PC_CONNECTING, /* handshake under way */
-    PC_READY,      /* authenticated: reservations and staging */
+    PC_PROVING,    /* asked to prove the node key it registered */
+    PC_READY,      /* proved: reservations and staging */
     PC_LAUNCHING,  /* launch sent */
     PC_RUNNING,    /* its processes are started */
     PC_GONE,       /* closed, lost or refused for good */
@@ -73,6 +84,7 @@ struct pconn {
     int sending; /* file being streamed, -1 none */
     struct stage_send *ss;
     uint64_t last_heard_ms;
+    uint64_t since_ms; /* connect started (PC_CONNECTING, PC_PROVING) */
 };
 
 struct coord {
@@ -99,6 +111,8 @@ struct coord {
     int replans;
     int backoffs;      /* times we let go of everything for another job */
     struct event *ev_backoff;
+    struct event *ev_probe; /* reserve phase: hedged probes, proof deadline */
+    int unusable; /* peers found unreachable or unproved while reserving */
     int status; /* -1 until decided */
     uint64_t started_ms, stop_by_ms;
     uint64_t stage_total, staged;
@@ -118,6 +132,9 @@ static void pc_on_msg(struct channel *, const struct msg *, void *);
 static void pc_on_close(struct channel *, const char *, int, void *);
 static void pc_on_drain(struct channel *, void *);
 static void co_replan(struct coord *);
+static void co_early_replan(struct coord *);
+static void co_probe_arm(struct coord *);
+static void pc_lost_in_reserve(struct pconn *, const char *);
 static void co_stop(struct coord *, int status);
 static void co_check_stopped(struct coord *);
 static void co_maybe_send_table(struct coord *);
@@ -224,7 +241,66 @@ pc_connect(struct pconn *pc)
     group_params(co->group, FRAME_MAX_REQUEST, 0, &cp);
     pc->ch = channel_connect(co->base, &na, NULL, &cp, &pc_cbs, pc);
     pc->state = pc->ch != NULL ? PC_CONNECTING : PC_GONE;
-    pc->last_heard_ms = monotime_ms();
+    if (pc->ch == NULL)
+        snprintf(pc->why, sizeof pc->why, "cannot create a socket");
+    pc->last_heard_ms = pc->since_ms = monotime_ms();
+}
+
+/* Is the reservation slow, or were candidates found unusable?  Then the
+ * coordinator hedges: it probes beyond the plan, and plans on peers that
+ * proved themselves first.  Otherwise the plan is the strategy's alone. */
+static int
+co_hedging(const struct coord *co)
+{
+    return co->unusable > 0 ||
+           monotime_ms() - co->started_ms >= CO_PROBE_AFTER_MS;
+}
+
+/* Peers being connected to or proved now. */
+static int
+co_in_flight(const struct coord *co)
+{
+    size_t i;
+    int n = 0;
+
+    for (i = 0; i < co->npeers; i++)
+        if (co->pc[i].state == PC_CONNECTING || co->pc[i].state == PC_PROVING)
+            n++;
+    return n;
+}
+
+/* Hedge: connect to candidates the plan does not use yet, best first, so
+ * that when planned peers turn out unusable the next plan finds peers
+ * already proved.  Bounded: CO_PROBE_MAX in flight. */
+static void
+co_probe(struct coord *co)
+{
+    size_t i, best;
+    int inflight = co_in_flight(co);
+
+    if (!co_hedging(co))
+        return;
+    while (inflight < CO_PROBE_MAX) {
+        best = co->npeers;
+        for (i = 0; i < co->npeers; i++) {
+            const struct pconn *pc = &co->pc[i];
+
+            if (pc->state != PC_IDLE || pc->avail == 0)
+                continue;
+            /* Known round trip first (0 is unknown), then more slots. */
+            if (best == co->npeers ||
+                (co->peers[i].rtt_us != 0 &&
+                 (co->peers[best].rtt_us == 0 ||
+                  co->peers[i].rtt_us < co->peers[best].rtt_us)) ||
+                (co->peers[i].rtt_us == co->peers[best].rtt_us &&
+                 pc->avail > co->pc[best].avail))
+                best = i;
+        }
+        if (best == co->npeers)
+            return;
+        pc_connect(&co->pc[best]);
+        inflight++;
+    }
 }
 
 /* A reservation answered, refused or lost: re-plan once all are in. */
@@ -233,6 +309,8 @@ co_reserve_answered(struct coord *co)
 {
     if (--co->pending == 0 && co->phase == PH_RESERVE)
         co_replan(co);
+    else
+        co_early_replan(co);
 }
 
 /* The peer can no longer give us anything. */
@@ -246,6 +324,9 @@ pc_lost_in_reserve(struct pconn *pc, const char *why)
         snprintf(pc->why, sizeof pc->why, "%s", why);
     pc->avail = pc->reserved = pc->asking = 0;
     pc_close(pc);
+    co->unusable++;
+    if (co->phase == PH_RESERVE)
+        co_probe(co);
     if (asking)
         co_reserve_answered(co);
 }
@@ -255,17 +336,30 @@ static void
 co_refusals(struct coord *co, char *buf, size_t len)
 {
     size_t i, used = 0;
-    int n;
+    int n, shown = 0, more = 0;
 
     buf[0] = '\0';
     for (i = 0; i < co->npeers && used + 1 < len; i++) {
         if (co->pc[i].why[0] == '\0')
             continue;
+        /* Hundreds of unusable peers make one line, not a page. */
+        if (shown == CO_REFUSALS_SHOWN) {
+            more++;
+            continue;
+        }
         n = snprintf(buf + used, len - used, "%s%s: %s", used ? "; " : " (",
                      pc_host(&co->pc[i]), co->pc[i].why);
-        if (n < 0)
+        if (n < 0 || (size_t)n >= len - used) {
+            used = len - 1;
             break;
+        }
         used += (size_t)n;
+        shown++;
+    }
+    if (more > 0 && used + 1 < len) {
+        n = snprintf(buf + used, len - used, "; and %d more", more);
+        if (n > 0 && (size_t)n < len - used)
+            used += (size_t)n;
     }
     if (used > 0 && used + 2 < len)
         strcat(buf, ")");
@@ -331,16 +425,88 @@ co_backoff(struct coord *co)
     return 1;
 }
 
+
+/* The reserve phase's own tick: probes beyond the plan once it is slow to
+ * hold, and the deadline of node proofs. */
 static void
-co_replan(struct coord *co)
+co_probe_tick(evutil_socket_t fd, short what, void *arg)
+{
+    struct coord *co = arg;
+    uint64_t now = monotime_ms();
+    int ms = co->group->handshake_ms;
+    size_t i;
+
+    if (co->phase != PH_RESERVE) {
+        evtimer_del(co->ev_probe);
+        return;
+    }
+    for (i = 0; i < co->npeers; i++) {
+        struct pconn *pc = &co->pc[i];
+
+        /* Connect and handshake are bounded by the channel; the proof
+         * gets as long again. */
+        if (pc->state == PC_PROVING && now - pc->since_ms > 2 * (uint64_t)ms)
+            pc_lost_in_reserve(pc, "no node key proof in time");
+        if (co->phase != PH_RESERVE)
+            return;
+    }
+    co_probe(co);
+    co_early_replan(co);
+}
+
+static void
+co_probe_arm(struct coord *co)
+{
+    struct timeval tv = {0, CO_PROBE_TICK_MS * 1000};
+
+    if (co->phase != PH_RESERVE)
+        return;
+    if (co->ev_probe == NULL)
+        co->ev_probe = event_new(co->base, -1, EV_PERSIST, co_probe_tick, co);
+    if (!evtimer_pending(co->ev_probe, NULL))
+        evtimer_add(co->ev_probe, &tv);
+}
+
+/* A placement over the candidates that are not gone; with proved_only,
+ * over the peers that proved their node key.  0, or -1 with err. */
+static int
+co_plan(struct coord *co, int proved_only, char *err, size_t errlen)
 {
     struct alloc_cand *cand;
-    uint32_t *counts;
-    char err[256], refusals[768], msg[1400];
     size_t i;
     int rc;
 
-    if (++co->replans > CO_MAX_REPLANS ||
+    cand = xcalloc(co->npeers ? co->npeers : 1, sizeof *cand);
+    for (i = 0; i < co->npeers; i++) {
+        const struct pconn *pc = &co->pc[i];
+
+        snprintf(cand[i].host, sizeof cand[i].host, "%s",
+                 co->peers[i].host_label);
+        cand[i].slots_free =
+            pc->state == PC_GONE || (proved_only && pc->state < PC_READY)
+                ? 0
+                : pc->avail;
+        cand[i].rtt_us = co->peers[i].rtt_us;
+        cand[i].mem_free = co->peers[i].res.mem_free;
+    }
+    if (co->planned)
+        alloc_plan_free(&co->plan);
+    rc = alloc_plan(cand, co->npeers, co->js->n, co->js->r, co->js->strategy,
+                    &co->plan, err, errlen);
+    free(cand);
+    co->planned = rc == 0;
+    return rc;
+}
+
+static void
+co_replan(struct coord *co)
+{
+    uint32_t *counts;
+    char err[256], refusals[768], msg[1400];
+    size_t i;
+    int rc, proved = 0;
+
+    if (++co->replans > CO_MAX_REPLANS(co->npeers) ||
         monotime_ms() - co->started_ms > CO_ALLOC_MS) {
         co_refusals(co, refusals, sizeof refusals);
         snprintf(msg, sizeof msg, "could not reserve slots in time%s",
@@ -348,20 +514,14 @@ co_replan(struct coord *co)
         co_fail_early(co, 1, msg);
         return;
     }
-    cand = xcalloc(co->npeers ? co->npeers : 1, sizeof *cand);
-    for (i = 0; i < co->npeers; i++) {
-        snprintf(cand[i].host, sizeof cand[i].host, "%s",
-                 co->peers[i].host_label);
-        cand[i].slots_free = co->pc[i].state == PC_GONE ? 0 : co->pc[i].avail;
-        cand[i].rtt_us = co->peers[i].rtt_us;
-        cand[i].mem_free = co->peers[i].res.mem_free;
-    }
-    if (co->planned)
-        alloc_plan_free(&co->plan);
-    rc = alloc_plan(cand, co->npeers, co->js->n, co->js->r, co->js->strategy,
-                    &co->plan, err, sizeof err);
-    free(cand);
-    co->planned = rc == 0;
+    /* Peers that proved themselves first; the others only if needed. */
+    for (i = 0; i < co->npeers; i++)
+        proved |= co->pc[i].state >= PC_READY && co->pc[i].state != PC_GONE;
+    rc = -1;
+    if (proved && co_hedging(co))
+        rc = co_plan(co, 1, err, sizeof err);
+    if (rc == -1)
+        rc = co_plan(co, 0, err, sizeof err);
     if (rc == -1 && co_backoff(co))
         return;
     if (rc == -1) {
@@ -392,6 +552,7 @@ co_replan(struct coord *co)
         }
     }
     free(counts);
+    co_probe_arm(co);
     if (co->pending == 0) {
         /* Either everything is held, or a peer failed at once. */
         for (i = 0; i < co->npeers; i++)
@@ -401,6 +562,65 @@ co_replan(struct coord *co)
             }
         co_stage_start(co);
     }
+}
+
+/* The plan still waits for peers that have not proved their key after
+ * half a handshake time: if the proved peers alone can hold the job, stop
+ * waiting for the others, whose timeout (a tarpit's, say) would otherwise
+ * be the job's. */
+static void
+co_early_replan(struct coord *co)
+{
+    char err[256];
+    size_t i;
+    int waiting = 0;
+
+    /* Not before half a handshake time: a peer that is merely slow (a
+     * loaded machine) keeps its place in the strategy's plan. */
+    if (co->phase != PH_RESERVE || co->pending == 0 ||
+        monotime_ms() - co->started_ms < (uint64_t)co->group->handshake_ms / 2)
+        return;
+    for (i = 0; i < co->npeers; i++) {
+        const struct pconn *pc = &co->pc[i];
+
+        if (pc->asking == 0)
+            continue;
+        if (pc->state == PC_READY)
+            return; /* a reservation is in flight: its answer comes first */
+        waiting = 1;
+    }
+    if (!waiting || co_plan(co, 1, err, sizeof err) == -1)
+        return;
+    for (i = 0; i < co->npeers; i++) {
+        struct pconn *pc = &co->pc[i];
+
+        if (pc->asking > 0 && pc->state < PC_READY) {
+            pc->asking = 0; /* it may still prove itself, for later plans */
+            co->pending--;
+        }
+    }
+    if (co->pending == 0)
+        co_replan(co);
+}
+
+/* The peer answered the node-key challenge. */
+static void
+pc_proved(struct pconn *pc, const struct msg_node *p)
+{
+    char why[WIRE_MAX_TEXT + 1];
+
+    if (nodeproof_check(pc->ch, p, pc->co->peers[pc->idx].id, why,
+                        sizeof why) == -1) {
+        log_debug("peer %s (%s): %s", pc_host(pc), pc->co->peers[pc->idx].addr,
+                  why);
+        pc_lost_in_reserve(pc, why);
+        return;
+    }
+    pc->state = PC_READY;
+    if (pc->asking > 0)
+        pc_reserve(pc, pc->asking);
+    else
+        co_early_replan(pc->co);
 }
 
 static void
@@ -1004,21 +1224,15 @@ pc_on_ready(struct channel *ch, void *arg)
 {
     struct pconn *pc = arg;
     struct msg m;
-    uint8_t buf[16 + SEC_HASH_LEN];
-    const char *user = getenv("USER");
 
-    memset(&m, 0, sizeof m);
-    m.type = MSG_USER_AUTH;
-    memcpy(m.u.auth.user_key, pc->co->user_pk, SEC_SIGN_PK_LEN);
-    memcpy(buf, "p2p-user\0\0\0\0\0\0\0\0", 16);
-    memcpy(buf + 16, channel_session_id(ch), SEC_HASH_LEN);
-    sec_sign(m.u.auth.signature, buf, sizeof buf, pc->co->user_sk);
-    if (user != NULL && codec_valid_token(user, WIRE_MAX_LABEL))
-        snprintf(m.u.auth.user, sizeof m.u.auth.user, "%s", user);
+    userkey_auth(&m, ch, pc->co->user_pk, pc->co->user_sk);
     channel_send(ch, &m);
-    pc->state = PC_READY;
-    if (pc->asking > 0)
-        pc_reserve(pc, pc->asking);
+    /* Anyone with the group key may register any address: the peer here
+     * must prove the node key the supernode listed before we reserve. */
+    nodeproof_challenge(pc->co->peers[pc->idx].id, &m);
+    channel_send(ch, &m);
+    pc->state = PC_PROVING;
+    pc->since_ms = monotime_ms();
 }
 
 static void
@@ -1048,8 +1262,14 @@ pc_on_msg(struct channel *ch, const struct msg *m, void *arg)
         return;
     case MSG_PONG:
         return;
+    case MSG_NODE_PROOF:
+        if (pc->state != PC_PROVING)
+            break;
+        pc_proved(pc, &m->u.node);
+        return;
     case MSG_RESERVE_REPLY:
-        if (memcmp(m->u.reply.job, co->job, WIRE_JOB_ID_LEN) != 0)
+        if (memcmp(m->u.reply.job, co->job, WIRE_JOB_ID_LEN) != 0 ||
+            pc->state != PC_READY)
             break;
         pc_reserve_reply(pc, &m->u.reply);
         return;
@@ -1386,6 +1606,8 @@ coord_run(const struct p2p_config *cfg, const struct p2p_group *g,
         event_free(co.ev_timeout);
     if (co.ev_backoff != NULL)
         event_free(co.ev_backoff);
+    if (co.ev_probe != NULL)
+        event_free(co.ev_probe);
     event_base_loop(co.base, EVLOOP_NONBLOCK); /* reap the channels */
     event_base_free(co.base);
     status = co.status == -1 ? 1 : co.status;

@@ -32,6 +32,7 @@
 #include "log.h"
 #include "monotime.h"
 #include "mpjrun.h"
+#include "nodeproof.h"
 #include "xmalloc.h"
 
 #define EACH_TICK_MS 100
@@ -48,6 +49,7 @@
 enum ep_state {
     EP_IDLE,       /* not contacted */
     EP_CONNECTING, /* handshake under way */
+    EP_PROVING,    /* asked to prove the node key it registered */
     EP_OPENING,    /* farm asked for */
     EP_STAGING,    /* files on their way */
     EP_READY,      /* takes tasks */
@@ -876,11 +878,32 @@ ep_on_ready(struct channel *ch, void *arg)
 
     userkey_auth(&m, ch, e->user_pk, e->user_sk);
     channel_send(ch, &m);
+    /* Only the node the supernode listed gets our program and tasks. */
+    nodeproof_challenge(p->pe.id, &m);
+    channel_send(ch, &m);
+    p->state = EP_PROVING;
+}
+
+/* The peer proved its node key: the farm opens there. */
+static void
+ep_proved(struct epeer *p, const struct msg_node *proof)
+{
+    struct each *e = p->e;
+    char why[WIRE_MAX_TEXT + 1];
+    struct msg m;
+
+    if (p->state != EP_PROVING)
+        return;
+    if (nodeproof_check(p->ch, proof, p->pe.id, why, sizeof why) == -1) {
+        log_info("peer %s (%s): %s", ep_host(p), p->pe.addr, why);
+        ep_lost(p, why);
+        return;
+    }
     memset(&m, 0, sizeof m);
     m.type = MSG_FARM_OPEN;
     memcpy(m.u.farm.farm, e->farm, WIRE_JOB_ID_LEN);
     m.u.farm.lease_ms = (uint32_t)e->js->lease_ms;
-    channel_send(ch, &m);
+    channel_send(p->ch, &m);
     p->state = EP_OPENING;
 }
 
@@ -965,6 +988,9 @@ ep_on_msg(struct channel *ch, const struct msg *m, void *arg)
             return;
         }
         ep_pump(p);
+        return;
+    case MSG_NODE_PROOF:
+        ep_proved(p, &m->u.node);
         return;
     case MSG_TASK_STARTED:
         if ((a = each_attempt_find(e, m->u.job)) != NULL && a->p == p &&
@@ -1158,7 +1184,7 @@ each_tick(evutil_socket_t fd, short what, void *arg)
             ep_lost(p, "silent for a whole lease");
             continue;
         }
-        if (p->state >= EP_OPENING) {
+        if (p->state >= EP_PROVING) {
             memset(&m, 0, sizeof m);
             m.type = MSG_PING;
             m.u.stamp = now;

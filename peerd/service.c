@@ -14,23 +14,26 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "admit.h"
 #include "channel.h"
 #include "listener.h"
 #include "log.h"
+#include "nodeproof.h"
 #include "peerd.h"
 #include "xmalloc.h"
 
 #define SERVICE_IDLE_MS 60000
+/* Authenticated connections at most; those still in their handshake are
+ * admitted by their own rules (admit.h), so that strangers cannot lock
+ * out the coordinators. */
 #define SERVICE_MAX_CONNS 256
-/* Connections that have not yet proved a user: a flood of them must not
- * lock out the coordinators. */
-#define SERVICE_MAX_PREAUTH 64
 /* An authenticated user may send address tables of large jobs. */
 #define SVC_MAX_FRAME_USER (4 * 1024 * 1024)
 
 enum svc_state {
-    SVC_OPEN, /* authenticated channel, user unknown */
-    SVC_USER, /* the user proved its key */
+    SVC_HANDSHAKE, /* under admission control: no group key proved yet */
+    SVC_OPEN,      /* authenticated channel, user unknown */
+    SVC_USER,      /* the user proved its key */
 };
 
 /* A file arriving on a connection. */
@@ -57,16 +60,18 @@ struct svc_conn {
 struct service {
     struct peerd *pd;
     struct listener *listener;
+    struct admit *admit;
     LIST_HEAD(, svc_conn) conns;
-    int nconns;
-    int npreauth; /* not yet SVC_USER */
+    int nconns; /* past the handshake */
 };
 
+static void svc_on_ready(struct channel *, void *);
 static void svc_on_msg(struct channel *, const struct msg *, void *);
 static void svc_on_close(struct channel *, const char *, int, void *);
 static void svc_on_drain(struct channel *, void *);
 
 static const struct channel_cbs svc_cbs = {
+    .on_ready = svc_on_ready,
     .on_msg = svc_on_msg,
     .on_close = svc_on_close,
     .on_drain = svc_on_drain,
@@ -113,9 +118,8 @@ svc_conn_free(struct svc_conn *c)
     farm_drop_owner(pd, c);
     job_orphan_owner(pd, c);
     LIST_REMOVE(c, entry);
-    c->svc->nconns--;
-    if (c->state != SVC_USER)
-        c->svc->npreauth--;
+    if (c->state != SVC_HANDSHAKE)
+        c->svc->nconns--;
     free(c);
 }
 
@@ -139,9 +143,9 @@ svc_user_auth(struct svc_conn *c, const struct msg_user_auth *a)
         return;
     }
     c->state = SVC_USER;
-    c->svc->npreauth--;
     sec_hex(c->user_key, a->user_key, SEC_SIGN_PK_LEN);
     channel_set_max_frame(c->ch, SVC_MAX_FRAME_USER);
+    channel_set_idle(c->ch, SERVICE_IDLE_MS);
     /* access_user() names the user even when it refuses. */
     c->user_ok = access_user(pd->cfg, a->user_key, c->user, sizeof c->user,
                              c->user_why, sizeof c->user_why) &&
@@ -346,6 +350,16 @@ svc_on_msg(struct channel *ch, const struct msg *m, void *arg)
         job_heard(pd, c);
         return;
     }
+    if (m->type == MSG_NODE_CHALLENGE) {
+        struct msg proof;
+
+        /* Anyone holding the group key may ask who we are: p2prun before
+         * it reserves, a supernode checking our registered address.  We
+         * have one key; an asker expecting another learns which. */
+        nodeproof_make(ch, pd->node_pk, pd->node_sk, &proof);
+        channel_send(ch, &proof);
+        return;
+    }
     if (c->state == SVC_OPEN) {
         if (m->type == MSG_USER_AUTH) {
             svc_user_auth(c, &m->u.auth);
@@ -416,6 +430,27 @@ svc_on_drain(struct channel *ch, void *arg)
     job_resume_output(c->svc->pd, c);
 }
 
+/* The handshake is done: the other side holds the group key. */
+static void
+svc_on_ready(struct channel *ch, void *arg)
+{
+    struct svc_conn *c = arg;
+    struct service *svc = c->svc;
+    int ms = svc->pd->group.handshake_ms;
+
+    if (svc->nconns >= SERVICE_MAX_CONNS) {
+        log_warnx("service: %d connections open; refusing %s", svc->nconns,
+                  channel_name(ch));
+        channel_reject(ch, "peer busy: too many connections");
+        svc_conn_free(c);
+        return;
+    }
+    c->state = SVC_OPEN;
+    svc->nconns++;
+    /* Until a user proves its key, a connection may not idle for long. */
+    channel_set_idle(ch, ms > 1000 ? ms : 1000);
+}
+
 static void
 svc_accept(int fd, void *arg)
 {
@@ -423,34 +458,30 @@ svc_accept(int fd, void *arg)
     struct channel_params cp;
     struct svc_conn *c;
 
-    if (svc->nconns >= SERVICE_MAX_CONNS ||
-        svc->npreauth >= SERVICE_MAX_PREAUTH) {
-        log_warnx("service: connection limit reached (%d open, %d not yet "
-                  "authenticated); refusing",
-                  svc->nconns, svc->npreauth);
-        close(fd);
-        return;
-    }
+    /* Listed first: making room may close older connections. */
     c = xcalloc(1, sizeof *c);
     c->svc = svc;
-    group_params(&svc->pd->group, FRAME_MAX_REQUEST, SERVICE_IDLE_MS, &cp);
-    if ((c->ch = channel_accept(svc->pd->base, fd, &cp, &svc_cbs, c)) == NULL) {
-        free(c);
-        return;
-    }
+    c->state = SVC_HANDSHAKE;
     LIST_INSERT_HEAD(&svc->conns, c, entry);
-    svc->nconns++;
-    svc->npreauth++;
+    group_params(&svc->pd->group, FRAME_MAX_REQUEST, SERVICE_IDLE_MS, &cp);
+    if ((c->ch = admit_accept(svc->admit, fd, &cp, &svc_cbs, c)) == NULL) {
+        LIST_REMOVE(c, entry);
+        free(c);
+    }
 }
 
 struct service *
 service_new(struct peerd *pd, int fd)
 {
+    struct admit_params ap;
     struct service *svc;
 
     svc = xcalloc(1, sizeof *svc);
     svc->pd = pd;
     LIST_INIT(&svc->conns);
+    ap.max = pd->cfg->preauth_max;
+    ap.per_source = pd->cfg->preauth_per_host;
+    svc->admit = admit_new(pd->base, &ap);
     svc->listener = listener_new(pd->base, fd, svc_accept, svc);
     return svc;
 }
@@ -467,5 +498,6 @@ service_free(struct service *svc)
         channel_close(c->ch);
         svc_conn_free(c);
     }
+    admit_free(svc->admit);
     free(svc);
 }

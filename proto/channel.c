@@ -2,7 +2,8 @@
  * The channel: a bufferevent, a handshake, and two AEAD keys with their
  * counters.  Bytes are parsed as: fixed header, check against the limit in
  * force, wait for the whole body, open (or run the handshake), decode.
- * Every failure closes the channel with one log line naming the peer.
+ * Every failure closes the channel; the owner of a connection it made
+ * reports why, an accepted one logs it here (throttled by admission).
  */
 #include <sys/socket.h>
 
@@ -16,10 +17,12 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 
+#include "admit.h"
 #include "channel.h"
 #include "frame.h"
 #include "handshake.h"
 #include "log.h"
+#include "monotime.h"
 #include "xmalloc.h"
 
 /* The server's first sealed frame; lets the client tell "wrong key" from
@@ -48,6 +51,10 @@ struct channel {
     char *group;
     size_t max_frame;
     int handshake_ms, idle_ms;
+    int first_ms;       /* server: deadline of the first frame, 0 none */
+    int got_first;      /* server: a whole frame has arrived */
+    uint64_t start_ms;  /* when the connection was made */
+    struct admit_conn *adm; /* server: still under admission control */
     int frame_pending; /* a started frame is being waited for */
     int connect_errno; /* connect() failed before the loop ran */
     int stalled;       /* the other end stopped reading */
@@ -120,25 +127,64 @@ ch_kill(struct channel *ch)
     if (ch->state == CH_DEAD)
         return;
     ch_set_state(ch, CH_DEAD);
+    if (ch->adm != NULL) {
+        admit_leave(ch->adm);
+        ch->adm = NULL;
+    }
     bufferevent_setcb(ch->bev, NULL, NULL, NULL, NULL);
     bufferevent_disable(ch->bev, EV_READ | EV_WRITE);
     evtimer_del(ch->deadline);
     event_base_once(ch->base, -1, EV_TIMEOUT, ch_reap, ch, &now);
 }
 
-/* End the channel on our side of the owner: log, tell the owner, free. */
+/* End the channel on our side of the owner: log, tell the owner, free.
+ * Before authentication an accepted channel's drops are logged through
+ * admission (throttled), classified by why.  A connection we made is the
+ * owner's to report (it knows what the peer was for: p2prun skipping an
+ * unusable peer among hundreds should not print a line for each). */
 static void
-ch_fail(struct channel *ch, int fault, const char *reason)
+ch_fail_why(struct channel *ch, int fault, enum drop_why why,
+            const char *reason)
 {
     if (ch->state == CH_DEAD)
         return;
-    if (fault)
+    if (ch->adm != NULL)
+        admit_log_drop(ch->adm, why, ch->name, reason);
+    else if (fault && ch->server)
         log_warnx("%s: dropped: %s", ch->name, reason);
+    else if (fault)
+        /* Ours: the owner reports it in its words; the detail is for
+         * whoever asks for it (p2prun -v). */
+        log_info("%s: closed: %s", ch->name, reason);
     else
         log_debug("%s: closed: %s", ch->name, reason);
     ch_kill(ch);
     if (ch->cbs.on_close != NULL)
         ch->cbs.on_close(ch, reason, fault, ch->arg);
+}
+
+static void
+ch_fail(struct channel *ch, int fault, const char *reason)
+{
+    ch_fail_why(ch, fault, DROP_BAD, reason);
+}
+
+void
+channel_admit(struct channel *ch, struct admit_conn *ac)
+{
+    ch->adm = ac;
+}
+
+int
+channel_got_first(const struct channel *ch)
+{
+    return ch->got_first;
+}
+
+void
+channel_evict(struct channel *ch, enum drop_why why, const char *reason)
+{
+    ch_fail_why(ch, 1, why, reason);
 }
 
 static void
@@ -173,6 +219,10 @@ ch_ready(struct channel *ch)
     ch->frame_pending = 0;
     handshake_free(ch->hs);
     ch->hs = NULL;
+    if (ch->adm != NULL) {
+        admit_leave(ch->adm);
+        ch->adm = NULL;
+    }
     ch_set_state(ch, CH_READY);
     if (ch->cbs.on_drain != NULL)
         bufferevent_setwatermark(ch->bev, EV_WRITE, CHANNEL_DRAIN_LOW, 0);
@@ -189,6 +239,10 @@ ch_handshake_frame(struct channel *ch, const uint8_t *body, size_t len)
     size_t outlen;
     enum hs_status st;
 
+    /* A server makes its key pair only for a client that sent a whole
+     * first frame: connections that send nothing cost no cryptography. */
+    if (ch->hs == NULL)
+        ch->hs = handshake_new(HS_SERVER, ch->group_key, ch->group);
     st = handshake_input(ch->hs, body, len, out, &outlen);
     if (outlen > 0)
         ch_write_frame(ch, FRAME_HANDSHAKE, out, outlen);
@@ -260,9 +314,24 @@ ch_reject_frame(struct channel *ch, const uint8_t *body, size_t len)
 static void
 ch_frame_done(struct channel *ch)
 {
+    uint64_t spent;
+
     if (ch->frame_pending && ch->state == CH_READY)
         evtimer_del(ch->deadline);
     ch->frame_pending = 0;
+    if (ch->server && !ch->got_first) {
+        /* The first-frame deadline is over: the handshake's own applies
+         * for the rest of it. */
+        ch->got_first = 1;
+        if (ch->first_ms > 0 && ch->first_ms < ch->handshake_ms &&
+            ch->state == CH_HANDSHAKE) {
+            spent = monotime_ms() - ch->start_ms;
+            evtimer_del(ch->deadline);
+            ch_arm(ch, spent >= (uint64_t)ch->handshake_ms
+                           ? 0
+                           : ch->handshake_ms - (int)spent);
+        }
+    }
 }
 
 /* Parse as many whole frames as the input holds. */
@@ -294,7 +363,10 @@ ch_read_cb(struct bufferevent *bev, void *arg)
                          h.version, P2P_WIRE_VERSION);
                 ch_write_frame(ch, FRAME_REJECT, (const uint8_t *)why,
                                strlen(why));
-                log_warnx("%s: dropped: %s", ch->name, why);
+                if (ch->adm != NULL)
+                    admit_log_drop(ch->adm, DROP_BAD, ch->name, why);
+                else
+                    log_warnx("%s: dropped: %s", ch->name, why);
                 channel_close_after(ch, NULL);
                 if (ch->cbs.on_close != NULL)
                     ch->cbs.on_close(ch, why, 1, ch->arg);
@@ -403,10 +475,10 @@ ch_event_cb(struct bufferevent *bev, short what, void *arg)
         if (ch->state == CH_READY)
             ch_fail(ch, 0, "connection closed by peer");
         else if (ch->state == CH_HANDSHAKE || ch->state == CH_WELCOME)
-            ch_fail(ch, 1,
-                    ch->server ? "connection closed during handshake"
-                               : "connection closed during handshake "
-                                 "(wrong group key or group name?)");
+            ch_fail_why(ch, 1, DROP_CLOSED,
+                        ch->server ? "connection closed during handshake"
+                                   : "connection closed during handshake "
+                                     "(wrong group key or group name?)");
         else
             ch_fail(ch, 1, "connection closed");
         return;
@@ -434,9 +506,14 @@ ch_deadline_cb(evutil_socket_t fd, short what, void *arg)
         break;
     case CH_HANDSHAKE:
     case CH_WELCOME:
-        snprintf(why, sizeof why, "handshake not finished within %d ms",
-                 ch->handshake_ms);
-        ch_fail(ch, 1, why);
+        if (ch->server && !ch->got_first && ch->first_ms > 0 &&
+            ch->first_ms < ch->handshake_ms)
+            snprintf(why, sizeof why, "no whole first frame within %d ms",
+                     ch->first_ms);
+        else
+            snprintf(why, sizeof why, "handshake not finished within %d ms",
+                     ch->handshake_ms);
+        ch_fail_why(ch, 1, DROP_DEADLINE, why);
         break;
     case CH_READY:
         if (ch->stalled)
@@ -470,15 +547,19 @@ ch_new(struct event_base *base, struct bufferevent *bev, int server,
     ch->max_frame = p->max_frame;
     ch->handshake_ms = p->handshake_ms;
     ch->idle_ms = p->idle_ms;
-    ch->hs =
-        handshake_new(server ? HS_SERVER : HS_CLIENT, p->group_key, p->group);
+    ch->first_ms = server ? p->first_ms : 0;
+    ch->start_ms = monotime_ms();
+    /* A server's handshake is made when the first frame arrives. */
+    ch->hs = server ? NULL : handshake_new(HS_CLIENT, p->group_key, p->group);
     ch->cbs = *cbs;
     ch->arg = arg;
     snprintf(ch->name, sizeof ch->name, "?");
     ch->deadline = evtimer_new(base, ch_deadline_cb, ch);
     bufferevent_setcb(bev, ch_read_cb, ch_write_cb, ch_event_cb, ch);
     bufferevent_enable(bev, EV_READ | EV_WRITE);
-    ch_arm(ch, p->handshake_ms);
+    ch_arm(ch, ch->first_ms > 0 && ch->first_ms < p->handshake_ms
+                   ? ch->first_ms
+                   : p->handshake_ms);
     return ch;
 }
 

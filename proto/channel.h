@@ -28,6 +28,7 @@ struct channel_params {
     int handshake_ms;         /* connect + handshake must finish in this */
     size_t max_frame;         /* largest sealed body accepted once ready */
     int idle_ms;              /* close after this long without input; 0 off */
+    int first_ms; /* accepted: the first frame must be whole in this; 0 off */
 };
 
 struct channel_cbs {
@@ -36,8 +37,11 @@ struct channel_cbs {
     /* One validated message; the channel frees it after the call. */
     void (*on_msg)(struct channel *, const struct msg *, void *arg);
     /* The channel ended; fault is non-zero for protocol violations,
-     * authentication failures and timeouts (logged by the channel), zero
-     * for an orderly close by the other side. */
+     * authentication failures and timeouts, zero for an orderly close by
+     * the other side.  The channel logs faults of accepted connections
+     * (before authentication, throttled: admit.h); for one made with
+     * channel_connect() it only logs at debug level: the owner says why,
+     * in its own words. */
     void (*on_close)(struct channel *, const char *reason, int fault,
                      void *arg);
     /* Optional: queued output has fallen to CHANNEL_DRAIN_LOW bytes or

@@ -22,7 +22,7 @@ msg_type_name(enum msg_type t)
         "launch",        "launch-reply",  "output",       "proc-exit",
         "proc-addr",     "table",         "job-abort",    "view",
         "suspect",       "farm-open",     "task-started", "output-hold",
-        "progress",
+        "progress",      "node-challenge", "node-proof",
     };
     _Static_assert(sizeof names / sizeof names[0] == MSG__COUNT,
                    "a message type without a name");
@@ -267,6 +267,9 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
     P2p__TaskStarted tstart = P2P__TASK_STARTED__INIT;
     P2p__OutputHold ohold = P2P__OUTPUT_HOLD__INIT;
     P2p__Progress prog = P2P__PROGRESS__INIT;
+    P2p__NodeChallenge nchal = P2P__NODE_CHALLENGE__INIT;
+    P2p__NodeProof nproof = P2P__NODE_PROOF__INIT;
+    static const uint8_t zero_key[SEC_SIGN_PK_LEN];
     P2p__Resources res;
     P2p__PeerEntry *entries = NULL, **entryp = NULL;
     P2p__Resources *eres = NULL;
@@ -504,6 +507,19 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         prog.count = m->u.note.value;
         pb.body_case = P2P__MESSAGE__BODY_PROGRESS;
         pb.progress = &prog;
+        break;
+    case MSG_NODE_CHALLENGE:
+        /* An all-zero key means "any": it is left out. */
+        if (memcmp(m->u.node.node_key, zero_key, sizeof zero_key) != 0)
+            BYTES(nchal.node_key, m->u.node.node_key, SEC_SIGN_PK_LEN);
+        pb.body_case = P2P__MESSAGE__BODY_NODE_CHALLENGE;
+        pb.node_challenge = &nchal;
+        break;
+    case MSG_NODE_PROOF:
+        BYTES(nproof.node_key, m->u.node.node_key, SEC_SIGN_PK_LEN);
+        BYTES(nproof.signature, m->u.node.signature, SEC_SIG_LEN);
+        pb.body_case = P2P__MESSAGE__BODY_NODE_PROOF;
+        pb.node_proof = &nproof;
         break;
     default:
         return -1;
@@ -1048,6 +1064,21 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
         m->u.note.replica = pb->progress->replica;
         m->u.note.value = pb->progress->count;
         return note_from_pb(&pb->progress->job, m, err, errlen);
+    case P2P__MESSAGE__BODY_NODE_CHALLENGE:
+        m->type = MSG_NODE_CHALLENGE;
+        /* Empty: any key; else exactly one key. */
+        if (pb->node_challenge->node_key.len == 0)
+            return 0;
+        return bytes_from_pb(&pb->node_challenge->node_key,
+                             m->u.node.node_key, SEC_SIGN_PK_LEN, "node key",
+                             err, errlen);
+    case P2P__MESSAGE__BODY_NODE_PROOF:
+        m->type = MSG_NODE_PROOF;
+        if (bytes_from_pb(&pb->node_proof->node_key, m->u.node.node_key,
+                          SEC_SIGN_PK_LEN, "node key", err, errlen) == -1)
+            return -1;
+        return bytes_from_pb(&pb->node_proof->signature, m->u.node.signature,
+                             SEC_SIG_LEN, "signature", err, errlen);
     case P2P__MESSAGE__BODY__NOT_SET:
     default:
         snprintf(err, errlen, "message without a known body");

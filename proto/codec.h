@@ -43,11 +43,13 @@ enum msg_type {
     MSG_JOB_ABORT,
     MSG_VIEW,    /* u.view: coordinator -> peer, membership change */
     MSG_SUSPECT, /* u.suspect: peer -> coordinator, a lost connection */
-    MSG_FARM_OPEN,    /* u.farm: p2prun -> peer, a farm of tasks */
-    MSG_TASK_STARTED, /* u.job: peer -> p2prun, a queued task started */
-    MSG_OUTPUT_HOLD, /* u.note: coordinator -> peer, value 1 hold, 0 read */
-    MSG_PROGRESS,    /* u.note: peer -> coordinator, value the counter */
-    MSG__COUNT   /* keep last */
+    MSG_FARM_OPEN,      /* u.farm: p2prun -> peer, a farm of tasks */
+    MSG_TASK_STARTED,   /* u.job: peer -> p2prun, a queued task started */
+    MSG_OUTPUT_HOLD,    /* u.note: coordinator -> peer, value 1 hold, 0 read */
+    MSG_PROGRESS,       /* u.note: peer -> coordinator, value the counter */
+    MSG_NODE_CHALLENGE, /* u.node: prove your node key (key may be zero) */
+    MSG_NODE_PROOF,     /* u.node: node key and signature */
+    MSG__COUNT          /* keep last */
 };
 
 enum peer_state {
@@ -221,6 +223,12 @@ struct msg_view {
     uint32_t *dead; /* owned when decoded, borrowed to encode */
 };
 
+/* A node proof, or a challenge (key all zero: any key; no signature). */
+struct msg_node {
+    uint8_t node_key[SEC_SIGN_PK_LEN];
+    uint8_t signature[SEC_SIG_LEN]; /* proof */
+};
+
 /* Process (rank, replica) lost its connection to process index proc. */
 struct msg_suspect {
     uint8_t job[WIRE_JOB_ID_LEN];
@@ -260,6 +268,7 @@ struct msg {
         struct msg_suspect suspect;
         struct msg_farm farm;
         struct msg_note note; /* output hold, progress */
+        struct msg_node node; /* node challenge, node proof */
     } u;
 };
 

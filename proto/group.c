@@ -22,6 +22,7 @@ group_load(const struct p2p_config *cfg, struct p2p_group *g, char *err,
     }
     snprintf(g->name, sizeof g->name, "%s", cfg->group);
     g->handshake_ms = cfg->handshake_timeout_ms;
+    g->first_ms = cfg->first_frame_ms;
     if (cfg->key_file == NULL || cfg->key_file[0] == '\0') {
         snprintf(err, errlen,
                  "no group key: set [network] key_file in %s "
@@ -45,6 +46,7 @@ group_params(const struct p2p_group *g, size_t max_frame, int idle_ms,
     p->group_key = g->key;
     p->group = g->name;
     p->handshake_ms = g->handshake_ms;
+    p->first_ms = g->first_ms;
     p->max_frame = max_frame;
     p->idle_ms = idle_ms;
 }

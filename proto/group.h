@@ -15,6 +15,7 @@ struct p2p_group {
     uint8_t key[SEC_KEY_LEN];
     char name[WIRE_MAX_LABEL + 1];
     int handshake_ms;
+    int first_ms; /* an accepted connection's first frame, whole */
 };
 
 /* Read [network] group and key_file; -1 with a message a user can act on. */

@@ -145,7 +145,13 @@ main(int argc, char **argv)
     sp.rtt_every_ms = 2000;
     v = net_raise_nofile();
     sp.max_sessions = v > 64 ? (int)(v - 32) : 32;
-    sp.max_preauth = sp.max_sessions / 4 < 1024 ? sp.max_sessions / 4 : 1024;
+    sp.max_preauth = sp.max_sessions / 4 < cfg.preauth_max
+                         ? sp.max_sessions / 4
+                         : cfg.preauth_max;
+    sp.preauth_per_host = cfg.preauth_per_host;
+    sp.check_peers = cfg.sn_check_peers;
+    /* Descriptors: authenticated sessions get what admission leaves. */
+    sp.max_sessions -= sp.max_preauth;
 
     if (netaddr_parse(cfg.sn_listen, CONF_DEFAULT_SUPERNODE_PORT, &na, err,
                       sizeof err) == -1)

@@ -12,28 +12,30 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "admit.h"
 #include "channel.h"
 #include "listener.h"
 #include "log.h"
 #include "monotime.h"
 #include "netaddr.h"
+#include "nodeproof.h"
 #include "supernode.h"
 #include "xmalloc.h"
 
 #define SESSION_CLIENT_IDLE_MS 30000
+/* Registrations whose address is being checked at once, at most. */
+#define SERVER_MAX_CHECKS 256
 
 enum session_state {
     SESS_HANDSHAKE, /* channel not yet authenticated */
     SESS_OPEN,      /* authenticated, no request yet */
     SESS_PEER,      /* a registered peer: heartbeats, pongs */
     SESS_CLIENT,    /* a tool asking for lists (mpihost, p2prun) */
+    SESS_CHECKING,  /* registration held until its address proves the key */
 };
 
 static const char *session_state_names[] = {
-    "handshake",
-    "open",
-    "peer",
-    "client",
+    "handshake", "open", "peer", "client", "checking",
 };
 
 struct session {
@@ -43,16 +45,23 @@ struct session {
     struct reg_peer *peer; /* SESS_PEER */
     uint64_t ping_stamp;   /* outstanding probe, 0 when none */
     uint64_t next_ping_ms;
+    /* SESS_CHECKING: the registration, and our connection to its address */
+    struct msg_register *reg;
+    char reg_addr[WIRE_MAX_ADDR + 1];
+    struct channel *check;
+    struct event *check_timer;
     TAILQ_ENTRY(session) entry;
 };
 
 struct server {
     struct event_base *base;
     struct listener *listener;
+    struct admit *admit; /* connections still in their handshake */
     struct server_params p;
     struct registry *reg;
     TAILQ_HEAD(, session) sessions;
-    int nsessions, npreauth;
+    int nsessions; /* authenticated */
+    int nchecks;   /* sessions in SESS_CHECKING */
     uint64_t refused; /* connections turned away at the limits */
 };
 
@@ -72,8 +81,24 @@ session_set_state(struct session *s, enum session_state st)
     log_debug("%s: session %s -> %s", channel_name(s->ch),
               session_state_names[s->state], session_state_names[st]);
     if (s->state == SESS_HANDSHAKE)
-        s->srv->npreauth--;
+        s->srv->nsessions++;
     s->state = st;
+}
+
+/* Stop checking a registration's address (no callback follows). */
+static void
+session_check_end(struct session *s)
+{
+    if (s->check != NULL)
+        channel_close(s->check);
+    s->check = NULL;
+    if (s->check_timer != NULL)
+        event_free(s->check_timer);
+    s->check_timer = NULL;
+    if (s->reg != NULL)
+        s->srv->nchecks--;
+    free(s->reg);
+    s->reg = NULL;
 }
 
 /* Forget a session whose channel is already closed or closing. */
@@ -82,15 +107,15 @@ session_free(struct session *s)
 {
     struct server *srv = s->srv;
 
-    if (s->state == SESS_HANDSHAKE)
-        srv->npreauth--;
+    if (s->state != SESS_HANDSHAKE)
+        srv->nsessions--;
+    session_check_end(s);
     if (s->peer != NULL) {
         log_info("peer %s (%s) left", reg_peer_label(s->peer),
                  reg_peer_addr(s->peer));
         registry_remove(srv->reg, s->peer);
     }
     TAILQ_REMOVE(&srv->sessions, s, entry);
-    srv->nsessions--;
     free(s);
 }
 
@@ -113,13 +138,13 @@ session_peer_addr(struct session *s, const char *reported, char *out,
     int port;
 
     snprintf(out, len, "%s", reported);
-    if (netaddr_parse(reported, 0, &na, err, sizeof err) == -1 ||
+    if (netaddr_parse_numeric(reported, 0, &na, err, sizeof err) == -1 ||
         !netaddr_is_any(&na))
         return;
     port = netaddr_port(&na);
     netaddr_format(channel_peer_addr(s->ch), host, sizeof host);
     memset(&na, 0, sizeof na);
-    if (netaddr_parse(host, 0, &na, err, sizeof err) == 0) {
+    if (netaddr_parse_numeric(host, 0, &na, err, sizeof err) == 0) {
         netaddr_set_port(&na, port);
         snprintf(out, len, "%s", na.text);
     }
@@ -138,24 +163,17 @@ session_probe(struct session *s, uint64_t now_ms)
     channel_send(s->ch, &ping);
 }
 
+/* The registration is good (signed, and its address proved the key):
+ * list the peer. */
 static void
-session_register(struct session *s, const struct msg_register *reg)
+session_accept_peer(struct session *s, const struct msg_register *reg,
+                    const char *addr)
 {
     struct server *srv = s->srv;
     struct msg ack;
-    uint8_t signed_buf[16 + SEC_HASH_LEN];
-    char addr[WIRE_MAX_ADDR + 1], idhex[17];
+    char idhex[17];
     void *old;
 
-    /* The signature binds the node key to this very connection. */
-    memcpy(signed_buf, "p2p-register\0\0\0\0", 16);
-    memcpy(signed_buf + 16, channel_session_id(s->ch), SEC_HASH_LEN);
-    if (sec_verify(reg->signature, signed_buf, sizeof signed_buf,
-                   reg->node_key) == -1) {
-        session_violation(s, "registration signature does not verify");
-        return;
-    }
-    session_peer_addr(s, reg->addr, addr, sizeof addr);
     s->peer = registry_upsert(srv->reg, reg, addr, s, monotime_ms(), &old);
     if (old != NULL) {
         /* The same node registered again (restart, or a new connection
@@ -183,6 +201,157 @@ session_register(struct session *s, const struct msg_register *reg)
      * decides when silence is too long, the channel only backs it up. */
     channel_set_idle(s->ch, srv->p.expire_s * 2000 + 1000);
     session_probe(s, monotime_ms()); /* measure the round trip at once */
+}
+
+/* The registration cannot be listed: tell the peer why, and close. */
+static void
+session_check_failed(struct session *s, const char *why)
+{
+    struct msg m;
+    char idhex[17];
+
+    sec_hex(idhex, s->reg->node_key, 8);
+    log_warnx("%s: registration of %s (id %s) refused: %s does not answer "
+              "for its node key: %s",
+              channel_name(s->ch), s->reg->host_label, idhex, s->reg_addr,
+              why);
+    memset(&m, 0, sizeof m);
+    m.type = MSG_ERROR;
+    m.u.error.code = 2;
+    snprintf(m.u.error.text, sizeof m.u.error.text,
+             "registration refused: %.64s does not answer for this node "
+             "key (%.120s)",
+             s->reg_addr, why);
+    session_check_end(s);
+    channel_close_after(s->ch, &m);
+    session_free(s);
+}
+
+static void
+check_on_ready(struct channel *ch, void *arg)
+{
+    struct session *s = arg;
+    struct msg m;
+
+    nodeproof_challenge(s->reg->node_key, &m);
+    channel_send(ch, &m);
+}
+
+static void
+check_on_msg(struct channel *ch, const struct msg *m, void *arg)
+{
+    struct session *s = arg;
+    struct msg_register *reg;
+    char why[160], addr[WIRE_MAX_ADDR + 1];
+
+    if (m->type == MSG_PING) {
+        channel_pong(ch, m);
+        return;
+    }
+    if (m->type != MSG_NODE_PROOF) {
+        snprintf(why, sizeof why, "answered %.100s instead of a node proof",
+                 m->type == MSG_ERROR ? m->u.error.text
+                                      : msg_type_name(m->type));
+        session_check_failed(s, why);
+        return;
+    }
+    if (nodeproof_check(ch, &m->u.node, s->reg->node_key, why, sizeof why) ==
+        -1) {
+        session_check_failed(s, why);
+        return;
+    }
+    /* Proved: take the registration over before the check goes. */
+    reg = s->reg;
+    s->reg = NULL;
+    s->srv->nchecks--;
+    snprintf(addr, sizeof addr, "%s", s->reg_addr);
+    session_check_end(s);
+    session_accept_peer(s, reg, addr);
+    free(reg);
+}
+
+static void
+check_on_close(struct channel *ch, const char *reason, int fault, void *arg)
+{
+    struct session *s = arg;
+
+    s->check = NULL;
+    session_check_failed(s, reason);
+}
+
+static void
+check_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    session_check_failed(arg, "no node proof in time");
+}
+
+static const struct channel_cbs check_cbs = {
+    .on_ready = check_on_ready,
+    .on_msg = check_on_msg,
+    .on_close = check_on_close,
+};
+
+static void
+session_register(struct session *s, const struct msg_register *reg)
+{
+    struct server *srv = s->srv;
+    struct channel_params cp;
+    struct netaddr na;
+    struct msg m;
+    uint8_t signed_buf[16 + SEC_HASH_LEN];
+    char addr[WIRE_MAX_ADDR + 1], err[160];
+    int ms = srv->p.group.handshake_ms;
+    struct timeval tv;
+
+    /* The signature binds the node key to this very connection. */
+    memcpy(signed_buf, "p2p-register\0\0\0\0", 16);
+    memcpy(signed_buf + 16, channel_session_id(s->ch), SEC_HASH_LEN);
+    if (sec_verify(reg->signature, signed_buf, sizeof signed_buf,
+                   reg->node_key) == -1) {
+        session_violation(s, "registration signature does not verify");
+        return;
+    }
+    session_peer_addr(s, reg->addr, addr, sizeof addr);
+    if (!srv->p.check_peers) {
+        session_accept_peer(s, reg, addr);
+        return;
+    }
+    /* Whoever holds the group key could register any address: list it
+     * only once the node answers there and proves the key it registered
+     * (docs/protocol.md, "Registration"). */
+    if (srv->nchecks >= SERVER_MAX_CHECKS) {
+        memset(&m, 0, sizeof m);
+        m.type = MSG_ERROR;
+        m.u.error.code = 3;
+        snprintf(m.u.error.text, sizeof m.u.error.text,
+                 "supernode busy checking registrations; try again");
+        channel_close_after(s->ch, &m);
+        session_free(s);
+        return;
+    }
+    s->reg = xmalloc(sizeof *s->reg);
+    *s->reg = *reg;
+    srv->nchecks++;
+    snprintf(s->reg_addr, sizeof s->reg_addr, "%s", addr);
+    session_set_state(s, SESS_CHECKING);
+    /* Numeric only (peerd announces it so): a name to look up would
+     * block the supernode on a resolver a key holder may choose. */
+    if (netaddr_parse_numeric(addr, 0, &na, err, sizeof err) == -1) {
+        session_check_failed(s, err);
+        return;
+    }
+    group_params(&srv->p.group, FRAME_MAX_REQUEST, 0, &cp);
+    if ((s->check = channel_connect(srv->base, &na, NULL, &cp, &check_cbs,
+                                    s)) == NULL) {
+        session_check_failed(s, "cannot create a socket");
+        return;
+    }
+    /* The channel bounds connect and handshake; this, the whole check. */
+    s->check_timer = evtimer_new(srv->base, check_timeout, s);
+    ms += 1000;
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
+    evtimer_add(s->check_timer, &tv);
 }
 
 static void
@@ -216,6 +385,16 @@ session_on_ready(struct channel *ch, void *arg)
 {
     struct session *s = arg;
 
+    if (s->srv->nsessions >= s->srv->p.max_sessions) {
+        /* Authenticated, but we are full: say so rather than hang. */
+        if (s->srv->refused++ % 1000 == 0)
+            log_warnx("session limit reached (%d open); refusing "
+                      "(%llu so far)",
+                      s->srv->nsessions, (unsigned long long)s->srv->refused);
+        channel_reject(ch, "supernode full: too many sessions");
+        session_free(s);
+        return;
+    }
     session_set_state(s, SESS_OPEN);
     channel_set_idle(ch, SESSION_CLIENT_IDLE_MS);
 }
@@ -289,35 +468,27 @@ server_accept(int fd, void *arg)
     struct channel_params cp;
     struct session *s;
 
-    /* Limits first: a flood of unauthenticated connections must not
-     * crowd out the peers that are already registered. */
-    if (srv->nsessions >= srv->p.max_sessions ||
-        srv->npreauth >= srv->p.max_preauth) {
-        if (srv->refused++ % 1000 == 0)
-            log_warnx("connection limit reached (%d open, %d in handshake); "
-                      "refusing (%llu so far)",
-                      srv->nsessions, srv->npreauth,
-                      (unsigned long long)srv->refused);
-        close(fd);
-        return;
-    }
+    /* Unauthenticated connections are admitted by their own rules (a
+     * share per address, the oldest pushed out when full: admit.h), so
+     * that a flood can neither crowd out the registered peers nor keep
+     * new ones from registering.  The session is listed before the
+     * channel exists: making room may close older sessions. */
     s = xcalloc(1, sizeof *s);
     s->srv = srv;
     s->state = SESS_HANDSHAKE;
-    group_params(&srv->p.group, FRAME_MAX_REQUEST, 0, &cp);
-    s->ch = channel_accept(srv->base, fd, &cp, &session_cbs, s);
-    if (s->ch == NULL) {
-        free(s);
-        return;
-    }
     TAILQ_INSERT_TAIL(&srv->sessions, s, entry);
-    srv->nsessions++;
-    srv->npreauth++;
+    group_params(&srv->p.group, FRAME_MAX_REQUEST, 0, &cp);
+    s->ch = admit_accept(srv->admit, fd, &cp, &session_cbs, s);
+    if (s->ch == NULL) {
+        TAILQ_REMOVE(&srv->sessions, s, entry);
+        free(s);
+    }
 }
 
 struct server *
 server_new(struct event_base *base, int fd, const struct server_params *p)
 {
+    struct admit_params ap;
     struct server *srv;
 
     srv = xcalloc(1, sizeof *srv);
@@ -325,6 +496,9 @@ server_new(struct event_base *base, int fd, const struct server_params *p)
     srv->p = *p;
     srv->reg = registry_new();
     TAILQ_INIT(&srv->sessions);
+    ap.max = p->max_preauth;
+    ap.per_source = p->preauth_per_host;
+    srv->admit = admit_new(base, &ap);
     srv->listener = listener_new(base, fd, server_accept, srv);
     return srv;
 }
@@ -377,6 +551,7 @@ server_free(struct server *srv)
         channel_close(s->ch);
         session_free(s);
     }
+    admit_free(srv->admit);
     registry_free(srv->reg);
     free(srv);
 }

@@ -58,8 +58,10 @@ struct server_params {
     int expire_s;
     int heartbeat_ms; /* asked of peers: well inside the expiry */
     int rtt_every_ms; /* round-trip measurement period per peer */
-    int max_sessions; /* open connections at most */
+    int max_sessions; /* authenticated connections at most */
     int max_preauth;  /* connections still in their handshake at most */
+    int preauth_per_host; /* of them from one address at most */
+    int check_peers;  /* list a peer only once its address proves its key */
 };
 
 struct server;

@@ -82,6 +82,8 @@ check_valid(const struct msg *m)
     case MSG_FILE_NEED:
     case MSG_PROC_EXIT:
     case MSG_JOB_ABORT:
+    case MSG_NODE_CHALLENGE:
+    case MSG_NODE_PROOF:
         break;
     case MSG_VIEW:
         if (m->u.view.ndead > (size_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS ||
@@ -235,6 +237,9 @@ msg_eq(const struct msg *a, const struct msg *b)
                a->u.note.rank == b->u.note.rank &&
                a->u.note.replica == b->u.note.replica &&
                a->u.note.value == b->u.note.value;
+    case MSG_NODE_CHALLENGE:
+    case MSG_NODE_PROOF:
+        return memcmp(&a->u.node, &b->u.node, sizeof a->u.node) == 0;
     default:
         return 1;
     }

@@ -903,6 +903,8 @@ t_names(void)
     CHECK_EQ_STR(msg_type_name(MSG_JOB_ABORT), "job-abort");
     CHECK_EQ_STR(msg_type_name(MSG_VIEW), "view");
     CHECK_EQ_STR(msg_type_name(MSG_SUSPECT), "suspect");
+    CHECK_EQ_STR(msg_type_name(MSG_NODE_CHALLENGE), "node-challenge");
+    CHECK_EQ_STR(msg_type_name(MSG_NODE_PROOF), "node-proof");
     CHECK_EQ_STR(msg_type_name((enum msg_type)(MSG__COUNT)), "?");
     CHECK_EQ_STR(msg_type_name((enum msg_type) - 1), "?");
     for (t = MSG_REGISTER; t <= MSG_ERROR; t++)
@@ -1325,6 +1327,69 @@ t_reject_suspect(void)
     expect_reject(p.b, p.n, "suspect of process 2^32-1");
 }
 
+/* Node challenges (key or none) and proofs survive; wrong key or
+ * signature sizes are refused. */
+static void
+t_node_proof(void)
+{
+    struct msg m, d;
+    struct pbuf p, sub;
+    char err[160];
+    static const size_t bad_keys[] = {1, SEC_SIGN_PK_LEN - 1,
+                                      SEC_SIGN_PK_LEN + 1, 200};
+    uint8_t big[256];
+    size_t i;
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_NODE_CHALLENGE; /* no key: any */
+    if (roundtrip(&m, &d) == 0) {
+        CHECK_EQ_INT(d.type, MSG_NODE_CHALLENGE);
+        memset(big, 0, SEC_SIGN_PK_LEN);
+        CHECK_MEM(d.u.node.node_key, big, SEC_SIGN_PK_LEN);
+        codec_msg_free(&d);
+    }
+    memset(m.u.node.node_key, 0x42, SEC_SIGN_PK_LEN);
+    if (roundtrip(&m, &d) == 0) {
+        CHECK_MEM(d.u.node.node_key, m.u.node.node_key, SEC_SIGN_PK_LEN);
+        codec_msg_free(&d);
+    }
+    m.type = MSG_NODE_PROOF;
+    memset(m.u.node.signature, 0x17, SEC_SIG_LEN);
+    if (roundtrip(&m, &d) == 0) {
+        CHECK_EQ_INT(d.type, MSG_NODE_PROOF);
+        CHECK_MEM(d.u.node.node_key, m.u.node.node_key, SEC_SIGN_PK_LEN);
+        CHECK_MEM(d.u.node.signature, m.u.node.signature, SEC_SIG_LEN);
+        codec_msg_free(&d);
+    }
+    memset(big, 0x33, sizeof big);
+    for (i = 0; i < sizeof bad_keys / sizeof bad_keys[0]; i++) {
+        memset(&sub, 0, sizeof sub);
+        memset(&p, 0, sizeof p);
+        pb_bytes(&sub, 1, big, bad_keys[i]);
+        pb_sub(&p, 50, &sub);
+        expect_reject(p.b, p.n, "challenge with a key of the wrong size");
+        memset(&sub, 0, sizeof sub);
+        memset(&p, 0, sizeof p);
+        pb_bytes(&sub, 1, big, bad_keys[i]);
+        pb_bytes(&sub, 2, big, SEC_SIG_LEN);
+        pb_sub(&p, 51, &sub);
+        expect_reject(p.b, p.n, "proof with a key of the wrong size");
+    }
+    /* A proof without a signature, or with a short one. */
+    memset(&sub, 0, sizeof sub);
+    memset(&p, 0, sizeof p);
+    pb_bytes(&sub, 1, big, SEC_SIGN_PK_LEN);
+    pb_sub(&p, 51, &sub);
+    expect_reject(p.b, p.n, "proof without a signature");
+    memset(&sub, 0, sizeof sub);
+    memset(&p, 0, sizeof p);
+    pb_bytes(&sub, 1, big, SEC_SIGN_PK_LEN);
+    pb_bytes(&sub, 2, big, SEC_SIG_LEN - 1);
+    pb_sub(&p, 51, &sub);
+    expect_reject(p.b, p.n, "proof with a 63-byte signature");
+    (void)err;
+}
+
 static const struct test_case cases[] = {
     {"launch with empty arguments", t_launch_empty_argument},
     {"register", t_register},
@@ -1362,6 +1427,7 @@ static const struct test_case cases[] = {
     {"reject_view_count", t_reject_view_count},
     {"reject_suspect", t_reject_suspect},
     {"output_hold_and_progress", t_output_hold_and_progress},
+    {"node_proof", t_node_proof},
 };
 
 TEST_MAIN(cases)

@@ -262,6 +262,38 @@ t_listen(void)
     close(fd);
 }
 
+/* Numeric parsing takes addresses as peerd announces them and never
+ * looks a name up. */
+static void
+t_numeric(void)
+{
+    static const struct {
+        const char *in;
+        int ok;
+        const char *text;
+    } cases[] = {
+        {"127.0.0.2:9897", 1, "127.0.0.2:9897"},
+        {"[::1]:9700", 1, "[::1]:9700"},
+        {"0.0.0.0:1", 1, "0.0.0.0:1"},
+        {"localhost:9897", 0, NULL},
+        {"ws17.lab:9897", 0, NULL},
+        {"127.0.0.2:x", 0, NULL},
+        {"", 0, NULL},
+    };
+    struct netaddr na;
+    char err[160];
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = netaddr_parse_numeric(cases[i].in, 9, &na, err, sizeof err);
+
+        if (!CHECK_EQ_INT(rc, cases[i].ok ? 0 : -1))
+            fprintf(stderr, "  input %s\n", cases[i].in);
+        if (rc == 0 && cases[i].text != NULL)
+            CHECK_EQ_STR(na.text, cases[i].text);
+    }
+}
+
 static const struct test_case cases[] = {
     {"ipv4", t_ipv4},
     {"ipv6", t_ipv6},
@@ -276,6 +308,7 @@ static const struct test_case cases[] = {
     {"set_port", t_set_port},
     {"format", t_format},
     {"listen", t_listen},
+    {"numeric", t_numeric},
 };
 
 TEST_MAIN(cases)
