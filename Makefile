@@ -80,7 +80,7 @@ uninstall:
 	DESTDIR="$(DESTDIR)" cmake --build $(BUILD) --target uninstall
 
 $(DEBBUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(DEBBUILD) -DCMAKE_BUILD_TYPE=Release \
+	cmake -S . -B $(DEBBUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DCMAKE_INSTALL_PREFIX=/usr -DBUILD_TESTING=OFF
 
 deb: deps $(DEBBUILD)/CMakeCache.txt
