@@ -78,8 +78,17 @@ for p in runSuperNode peerd p2prun mpihost p2pcc p2p-keygen; do
 done
 
 unit() { sed -n "s/^$2=//p" /lib/systemd/system/$1.service; }
+# CapabilityBoundingSet=CAP_A CAP_B as setpriv's -all,+a,+b ("" : -all).
+bounding() {
+    printf -- '-all'
+    for c in $(unit $1 CapabilityBoundingSet); do
+        printf ',+%s' "$(echo "${c#CAP_}" | tr A-Z a-z)"
+    done
+}
 sn_cmd=$(unit p2p-supernode ExecStart) sn_user=$(unit p2p-supernode User)
 pd_cmd=$(unit p2p-peerd ExecStart)
+[ "$(unit p2p-supernode NoNewPrivileges)$(unit p2p-peerd NoNewPrivileges)" = yesyes ] \
+    || fail "units without NoNewPrivileges: update this script"
 
 # First run: no key yet.
 if out=$(setpriv --reuid="$sn_user" --regid="$sn_user" --init-groups $sn_cmd 2>&1); then
@@ -92,10 +101,15 @@ echo "first run: $out"
 # What an administrator does (docs/install.md), then the services' commands.
 p2p-keygen --group /etc/p2p/group.key >/dev/null
 chown p2p: /etc/p2p/group.key
+# As the units run them: the user, no new privileges, the capability
+# bounding set (what systemd's sandboxing adds beyond that is not
+# reproduced here).
 setpriv --reuid="$sn_user" --regid="$sn_user" --init-groups --no-new-privs \
+    --bounding-set "$(bounding p2p-supernode)" \
     $sn_cmd 2>/tmp/sn.log & pids="$pids $!"
 install -d -m 0700 /var/lib/p2p              # StateDirectory=p2p
-$pd_cmd 2>/tmp/peerd.log & pids="$pids $!"
+setpriv --no-new-privs --bounding-set "$(bounding p2p-peerd)" \
+    $pd_cmd 2>/tmp/peerd.log & pids="$pids $!"
 i=0
 until mpihost 2>/dev/null | grep -q available; do
     i=$((i + 1)); [ $i -lt 100 ] || { cat /tmp/sn.log /tmp/peerd.log; fail "peer not listed"; }
