@@ -97,7 +97,7 @@ class TestManPages(unittest.TestCase):
     def help_text(self, prog):
         r = subprocess.run([self.tree.path("bin", prog), "--help"],
                            capture_output=True, text=True, timeout=30,
-                           stdin=subprocess.DEVNULL)
+                           stdin=subprocess.DEVNULL, env=pkgtools.QUIET_ENV)
         self.assertEqual(r.returncode, 0, "%s --help: %s" % (prog, r.stderr))
         return r.stdout
 

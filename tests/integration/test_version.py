@@ -40,7 +40,8 @@ class TestVersion(unittest.TestCase):
             with self.subTest(prog=prog):
                 r = subprocess.run([self.tree.path("bin", prog), "--version"],
                                    capture_output=True, text=True, timeout=30,
-                                   stdin=subprocess.DEVNULL)
+                                   stdin=subprocess.DEVNULL,
+                                   env=pkgtools.QUIET_ENV)
                 self.assertEqual(r.returncode, 0, r.stderr)
                 self.assertEqual(r.stdout, "%s (p2pmpi) %s\n"
                                  % (prog, self.version))
