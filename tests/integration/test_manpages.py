@@ -139,10 +139,10 @@ class TestManPages(unittest.TestCase):
                     documented |= options_in(t)
                 missing = sorted(helped - documented)
                 extra = sorted(documented - helped)
-                self.assertFalse(missing, "%s --help lists %s, not defined "
+                self.assertEqual(missing, [], "%s --help lists %s, not defined "
                                  "under OPTIONS in docs/man/%s.1.scd"
                                  % (prog, ", ".join(missing), prog))
-                self.assertFalse(extra, "docs/man/%s.1.scd defines %s, which "
+                self.assertEqual(extra, [], "docs/man/%s.1.scd defines %s, which "
                                  "%s --help does not list"
                                  % (prog, ", ".join(extra), prog))
                 # And the rendered, installed page says so too.
@@ -172,17 +172,17 @@ class TestManPages(unittest.TestCase):
             for sec in sorted(keys):
                 for key in sorted(keys[sec]):
                     with self.subTest(source=what, key="[%s] %s" % (sec, key)):
-                        self.assertIn(key, page.get(sec, set()),
+                        self.assertTrue(key in page.get(sec, set()),
                                       "[%s] %s (in %s) is not documented in "
                                       "docs/man/p2p.conf.5.scd"
                                       % (sec, key, what))
         for sec in sorted(page):
             for key in sorted(page[sec]):
                 with self.subTest(page_key="[%s] %s" % (sec, key)):
-                    self.assertIn(key, conf.get(sec, set()),
+                    self.assertTrue(key in conf.get(sec, set()),
                                   "p2p.conf(5) documents [%s] %s, which "
                                   "conf/p2p.conf lacks" % (sec, key))
-                    self.assertIn(key, parser.get(sec, set()),
+                    self.assertTrue(key in parser.get(sec, set()),
                                   "p2p.conf(5) documents [%s] %s, which the "
                                   "parser (common/config.c) does not know"
                                   % (sec, key))

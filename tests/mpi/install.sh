@@ -20,7 +20,11 @@ pc=$(find "$p" -name p2pmpi.pc)
 pcdir=$(dirname "$pc") libdir=$(dirname "$(dirname "$pc")")
 cc $(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags p2pmpi) \
     -o "$dir/hello_pc" "$src/tests/mpi/hello_install.c" \
-    $(PKG_CONFIG_PATH="$pcdir" pkg-config --libs p2pmpi) -Wl,-rpath,"$libdir"
+    $(PKG_CONFIG_PATH="$pcdir" pkg-config --libs p2pmpi) \
+    -Wl,-rpath,"$libdir":'$ORIGIN'
+# In a job, a prefix under /tmp is hidden by the job's private /tmp: the
+# library also travels with the program (-l), found through $ORIGIN.
+so="$libdir/$(readlink "$libdir/libp2pmpi.so")"
 ldd "$dir/hello" | grep -q libp2pmpi && {
     echo "FAIL: p2pcc linked libp2pmpi dynamically"; exit 1; }
 ldd "$dir/hello_pc" | grep -q "libp2pmpi.so.* => $libdir/" || {
@@ -31,7 +35,7 @@ cd "$dir"
 out=$(HOME="$dir/home" P2P_CONF= "$p/bin/p2prun" -n 3 --timeout 60 ./hello 2>/dev/null)
 [ "$(printf '%s\n' "$out" | grep -c '^sum 3$')" = 3 ] || {
     echo "FAIL: unexpected output:"; echo "$out"; exit 1; }
-out=$(HOME="$dir/home" P2P_CONF= "$p/bin/p2prun" -n 2 --timeout 60 ./hello_pc 2>/dev/null)
+out=$(HOME="$dir/home" P2P_CONF= "$p/bin/p2prun" -n 2 --timeout 60 -l "$so" ./hello_pc 2>/dev/null)
 [ "$(printf '%s\n' "$out" | grep -c '^sum 2$')" = 2 ] || {
     echo "FAIL: pkg-config build: unexpected output:"; echo "$out"; exit 1; }
 echo "ok install"
