@@ -907,6 +907,13 @@ class JobTestCase(ClusterTestCase):
             if replica is not None and env.get("P2P_REPLICA") != str(replica):
                 continue
             out[pid] = env
+        # A shell's child between fork and exec still looks like the
+        # shell: it is not another replica.
+        for pid in list(out):
+            stat = _read_proc(pid, "stat") or b""
+            fields = stat[stat.rfind(b")") + 2:].split()
+            if len(fields) > 1 and int(fields[1]) in out:
+                del out[pid]
         return out
 
     def kill_peer_and_jobs(self, peer):
