@@ -3,18 +3,29 @@
 # ASan+UBSan build with the fuzz targets), `make demo` runs the demo.
 # Missing Debian packages are installed first (apt-get when root, otherwise
 # the exact command is printed and make stops).
+#
+#   make install [PREFIX=/usr] [DESTDIR=/tmp/root]   programs, library,
+#        headers, pkg-config file, manual pages, systemd units, and
+#        /etc/p2p/p2p.conf (never over an existing one); PREFIX is kept
+#        by build/ for the next install
+#   make uninstall [DESTDIR=...]   removes what the last install wrote
+#   make deb        build-deb/p2pmpi_VERSION_ARCH.deb (prefix /usr)
 
 JOBS    ?= 2
 BUILD   ?= build
 SANBUILD ?= build-asan
+DEBBUILD ?= build-deb
 
-# Everything the project needs from Debian, in one place.
+# Everything the project needs from Debian, in one place.  scdoc renders
+# the manual pages (docs/man); dpkg-dev (dpkg-shlibdeps) and file are what
+# CPack needs for the .deb's dependencies.
 DEBIAN_PACKAGES = cmake make gcc pkg-config python3 \
 	libevent-dev libprotobuf-c-dev protobuf-c-compiler libsodium-dev \
 	libhwloc-dev libinih-dev libjansson-dev uthash-dev \
-	clang libclang-rt-14-dev iproute2 procps
+	clang libclang-rt-14-dev iproute2 procps \
+	scdoc dpkg-dev file
 
-.PHONY: all deps build test test-plain test-sanitize demo install clean fuzz
+.PHONY: all deps build test test-plain test-sanitize demo install uninstall deb clean fuzz
 
 all: build
 
@@ -57,8 +68,25 @@ test: test-plain test-sanitize
 demo: build
 	@sh examples/demo.sh $(BUILD)/bin
 
-install: build
-	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
+# The prefix is set at configure time, so that everything derived from it
+# agrees: the libdir (lib/x86_64-linux-gnu under /usr), /etc for /usr,
+# the paths in the units.
+install: deps $(BUILD)/CMakeCache.txt
+	$(if $(PREFIX),cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null)
+	cmake --build $(BUILD) -j$(JOBS)
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD)
+
+uninstall:
+	DESTDIR="$(DESTDIR)" cmake --build $(BUILD) --target uninstall
+
+$(DEBBUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(DEBBUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCMAKE_INSTALL_PREFIX=/usr -DBUILD_TESTING=OFF
+
+deb: deps $(DEBBUILD)/CMakeCache.txt
+	cmake --build $(DEBBUILD) -j$(JOBS)
+	cd $(DEBBUILD) && cpack -G DEB
+	@ls -l $(DEBBUILD)/*.deb
 
 clean:
-	rm -rf $(BUILD) $(SANBUILD)
+	rm -rf $(BUILD) $(SANBUILD) $(DEBBUILD)

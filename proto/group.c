@@ -1,8 +1,10 @@
 /*
  * Loading the group key named by the configuration.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "group.h"
 
@@ -32,7 +34,15 @@ group_load(const struct p2p_config *cfg, struct p2p_group *g, char *err,
     }
     if (sec_keyfile_read(cfg->key_file, g->key, sizeof g->key, 1, why,
                          sizeof why) == -1) {
-        snprintf(err, errlen, "group key: %s", why);
+        if (access(cfg->key_file, F_OK) == -1 && errno == ENOENT)
+            /* The first run after an install: say what to do. */
+            snprintf(err, errlen,
+                     "no group key at %s: make the network's key once "
+                     "(p2p-keygen --group %s) or copy it here from a "
+                     "machine of the network, mode 0600; see p2p.conf(5)",
+                     cfg->key_file, cfg->key_file);
+        else
+            snprintf(err, errlen, "group key: %s", why);
         return -1;
     }
     return 0;
