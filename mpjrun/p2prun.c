@@ -377,8 +377,13 @@ main(int argc, char **argv)
         if (slots < (int)sysconf(_SC_NPROCESSORS_ONLN))
             slots = (int)sysconf(_SC_NPROCESSORS_ONLN);
         if (js.each != NULL) {
+            const char *ls = getenv("P2P_LOCAL_SLOTS");
+
             slots = ((int)sysconf(_SC_NPROCESSORS_ONLN) + npeers - 1) /
                     npeers;
+            /* Benchmarks: a given number of slots per embedded peer. */
+            if (ls != NULL && atoi(ls) > 0 && atoi(ls) <= 1024)
+                slots = atoi(ls);
             if (slots < 1)
                 slots = 1;
         }
