@@ -2,7 +2,8 @@
 # make demo: a supernode and three workstations on loopback, as a user
 # would start them; mpihost; a replicated job through p2prun; a replicated
 # job surviving a killed replica; an MPI job surviving replicas lost in both
-# replica sets; a job on p2prun's embedded cluster; then
+# replica sets; a bag of tasks (p2prun --each); a job on p2prun's
+# embedded cluster; then
 # everything stopped again.
 # Usage: demo.sh BINDIR
 set -eu
@@ -111,6 +112,13 @@ done
 wait "$run"
 echo "(exit status $?: every rank's lines are complete and in order; the"
 echo " survivors were fed by the other replicas, which replayed what was missing)"
+
+cp "$examples/score.sh" .
+say "printf '0.1 1\\n0.5 2\\n1 3\\n2 4\\n' | p2prun --conf p2p.conf --each - --results sweep.json -- ./score.sh {}"
+printf '0.1 1\n0.5 2\n1 3\n2 4\n' |
+    "$bin/p2prun" --conf p2p.conf --each - --results sweep.json -- ./score.sh {}
+echo "(a bag of tasks: one per input line, output in input order; sweep.json:)"
+head -n 1 sweep.json
 
 say "p2prun -n 2 ./hello.sh   (no configuration: an embedded cluster)"
 HOME="$dir/empty" P2P_CONF= "$bin/p2prun" -n 2 ./hello.sh
