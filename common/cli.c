@@ -41,3 +41,13 @@ cli_version(void)
 {
     printf("%s (p2pmpi) %s\n", log_progname(), P2P_VERSION);
 }
+
+const char *
+cli_bytes(char *buf, size_t len, uint64_t n)
+{
+    if (n >= (uint64_t)1 << 30)
+        snprintf(buf, len, "%.1f GiB", (double)n / (double)(1ULL << 30));
+    else
+        snprintf(buf, len, "%llu MiB", (unsigned long long)(n >> 20));
+    return buf;
+}

@@ -27,6 +27,7 @@
 
 #include <event2/event.h>
 
+#include "cli.h"
 #include "log.h"
 #include "monotime.h"
 #include "mpjrun.h"
@@ -916,17 +917,6 @@ co_replica_words(const struct coord *co, uint32_t replica)
     return buf;
 }
 
-/* A size for people: 3.9 GiB, 512 MiB. */
-static const char *
-co_bytes(char *buf, size_t len, uint64_t n)
-{
-    if (n >= (uint64_t)1 << 30)
-        snprintf(buf, len, "%.1f GiB", (double)n / (double)(1ULL << 30));
-    else
-        snprintf(buf, len, "%llu MiB", (unsigned long long)(n >> 20));
-    return buf;
-}
-
 static void
 pc_proc_exit(struct pconn *pc, const struct msg_proc_exit *e)
 {
@@ -953,7 +943,7 @@ pc_proc_exit(struct pconn *pc, const struct msg_proc_exit *e)
         char size[32];
 
         co_say(co, "rank %u%s killed: memory limit %s reached on %s", e->rank,
-               co_replica_words(co, e->replica), co_bytes(size, sizeof size,
+               co_replica_words(co, e->replica), cli_bytes(size, sizeof size,
                                                            e->limit_value),
                pc_host(pc));
     } else if (e->limit == EXIT_LIMIT_PROCS && co->phase != PH_STOP &&

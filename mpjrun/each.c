@@ -29,6 +29,7 @@
 #include <event2/event.h>
 #include <jansson.h>
 
+#include "cli.h"
 #include "log.h"
 #include "monotime.h"
 #include "mpjrun.h"
@@ -215,16 +216,6 @@ int
 each_parse_mem(const char *s, uint64_t *out)
 {
     return each_size(s, out);
-}
-
-static const char *
-each_bytes(char *buf, size_t len, uint64_t n)
-{
-    if (n >= (uint64_t)1 << 30)
-        snprintf(buf, len, "%.1f GiB", (double)n / (double)(1ULL << 30));
-    else
-        snprintf(buf, len, "%llu MiB", (unsigned long long)(n >> 20));
-    return buf;
 }
 
 /* --- tasks -------------------------------------------------------------- */
@@ -1161,8 +1152,8 @@ each_maybe_end(struct each *e)
     }
     if (e->mem_need > 0 && largest > 0 && e->mem_need > largest) {
         each_say(e, "no peer has %s free for a task; the largest has %s",
-                 each_bytes(mem, sizeof mem, e->mem_need),
-                 each_bytes(big, sizeof big, largest));
+                 cli_bytes(mem, sizeof mem, e->mem_need),
+                 cli_bytes(big, sizeof big, largest));
         each_finish(e, 1);
     }
 }
