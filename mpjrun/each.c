@@ -46,6 +46,7 @@
 #define EACH_DURATIONS 1024     /* recent durations kept for the median */
 #define EACH_STOP_MS 2000
 #define EACH_SILENT_MS 1500     /* a peer not heard of this long is slow */
+#define EACH_REST_MS 5000       /* a peer that said "not now" rests */
 
 enum ep_state {
     EP_IDLE,       /* not contacted */
@@ -101,6 +102,7 @@ struct epeer {
     enum ep_state state;
     struct stage_peer *sp;
     int inflight;
+    uint64_t resting_until; /* refused "not now": nothing until then */
     uint64_t mem_committed;
     uint64_t last_heard_ms;
     char why[WIRE_MAX_TEXT + 1];
@@ -126,6 +128,7 @@ struct each {
     uint64_t next_report;               /* ordered output: the next one */
     struct eattempt *attempts;
     uint64_t ndone, nfailed, nrunning_tasks;
+    uint64_t total; /* lines of INPUTS when it is a file, else 0 */
     uint64_t mem_need, mem_learned;
     double durations[EACH_DURATIONS];
     size_t ndur, durpos;
@@ -670,7 +673,8 @@ each_pick(struct each *e, const struct epeer *not)
     for (i = 0; i < e->npeers; i++) {
         p = &e->peers[i];
         if (p->state != EP_READY || p == not || p->inflight >= ep_depth(p) ||
-            monotime_ms() - p->last_heard_ms > EACH_SILENT_MS)
+            monotime_ms() - p->last_heard_ms > EACH_SILENT_MS ||
+            monotime_ms() < p->resting_until)
             continue;
         avail = p->pe.res.mem_free > p->mem_committed
                     ? p->pe.res.mem_free - p->mem_committed
@@ -952,6 +956,15 @@ ep_on_msg(struct channel *ch, const struct msg *m, void *arg)
         }
         if ((a = each_attempt_find(e, m->u.reply.job)) == NULL || a->p != p)
             return;
+        /* Not there, not now (its owner is back): elsewhere, and that
+         * peer gets nothing more for a while. */
+        if (strncmp(m->u.reply.reason, WIRE_NOT_NOW,
+                    strlen(WIRE_NOT_NOW)) == 0) {
+            p->resting_until = monotime_ms() + EACH_REST_MS;
+            each_attempt_lost(e, a, 0, m->u.reply.reason);
+            each_dispatch(e);
+            return;
+        }
         /* The peer could not start it ("command not found on ws3"): the
          * task fails as a shell's would, with 127 (retries apply). */
         if (a->t->state != ET_DONE) {
@@ -1095,15 +1108,25 @@ each_show_progress(struct each *e, uint64_t now)
     uint64_t running = 0;
     struct eattempt *a;
 
+    double rate;
+    uint64_t queued = 0, left;
+
     if (!isatty(STDERR_FILENO) || e->stopping)
         return;
-    for (a = e->attempts; a != NULL; a = a->next)
+    for (a = e->attempts; a != NULL; a = a->next) {
         running += a->started_ms != 0;
-    fprintf(stderr, "\r\033[Kp2prun: %llu done, %llu running, %llu failed, "
-                    "%.1f tasks/s",
+        queued += a->started_ms == 0;
+    }
+    rate = secs > 0 ? (double)e->ndone / secs : 0.0;
+    fprintf(stderr, "\r\033[Kp2prun: %llu done, %llu running, %llu queued, "
+                    "%llu failed, %.1f tasks/s",
             (unsigned long long)e->ndone, (unsigned long long)running,
-            (unsigned long long)e->nfailed,
-            secs > 0 ? (double)e->ndone / secs : 0.0);
+            (unsigned long long)queued, (unsigned long long)e->nfailed, rate);
+    if (e->total > e->ndone && rate > 0) {
+        left = (uint64_t)((double)(e->total - e->ndone) / rate);
+        fprintf(stderr, ", %llu:%02llu left", (unsigned long long)(left / 60),
+                (unsigned long long)(left % 60));
+    }
     e->progress = 1;
 }
 
@@ -1247,6 +1270,16 @@ each_run(const struct p2p_config *cfg, const struct p2p_group *g,
     else if ((e.in = fopen(js->each, "re")) == NULL) {
         fprintf(stderr, "p2prun: --each %s: %s\n", js->each, strerror(errno));
         return 2;
+    }
+    if (e.in != stdin && isatty(STDERR_FILENO)) {
+        /* A file: its lines are counted once, for the time left. */
+        char buf[65536];
+        size_t n, c;
+
+        while ((n = fread(buf, 1, sizeof buf, e.in)) > 0)
+            for (c = 0; c < n; c++)
+                e.total += buf[c] == '\n';
+        rewind(e.in);
     }
     if (js->results != NULL &&
         (e.results = fopen(js->results, "we")) == NULL) {

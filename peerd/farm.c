@@ -31,6 +31,8 @@
 #define FARM_QUEUE_MAX 256      /* tasks queued per farm */
 #define FARM_USERS_MAX 4096     /* users remembered in the usage table */
 #define FARM_SAVE_EVERY_MS 1000 /* usage written at most this often */
+/* A refusal that says "not here, not now": the task goes elsewhere. */
+#define FARM_NOT_NOW WIRE_NOT_NOW
 
 struct task {
     struct msg_launch l; /* owned copy */
@@ -323,6 +325,12 @@ farm_task(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
         snprintf(why, whylen, "no such farm here");
         return -1;
     }
+    /* Not now: the coordinator sends it elsewhere. */
+    if (!owner_welcome(pd, why + strlen(FARM_NOT_NOW),
+                       whylen - strlen(FARM_NOT_NOW))) {
+        memcpy(why, FARM_NOT_NOW, strlen(FARM_NOT_NOW));
+        return -1;
+    }
     if (f->nqueued >= FARM_QUEUE_MAX) {
         snprintf(why, whylen, "the farm's queue here is full (%d tasks)",
                  FARM_QUEUE_MAX);
@@ -365,6 +373,32 @@ farm_cancel(struct peerd *pd, struct svc_conn *c, const uint8_t job[16])
             }
     }
     return 0;
+}
+
+void
+farm_refuse_all(struct peerd *pd, const char *why)
+{
+    struct farm *f;
+    struct task *t;
+    struct msg m;
+
+    if (pd->farms == NULL)
+        return;
+    for (f = pd->farms->list; f != NULL; f = f->next)
+        while ((t = f->head) != NULL) {
+            f->head = t->next;
+            f->nqueued--;
+            memset(&m, 0, sizeof m);
+            m.type = MSG_LAUNCH_REPLY;
+            memcpy(m.u.reply.job, t->l.job, WIRE_JOB_ID_LEN);
+            snprintf(m.u.reply.reason, sizeof m.u.reply.reason, "%s%s on %s",
+                     FARM_NOT_NOW, why, pd->host_label);
+            svc_conn_send(f->owner, &m);
+            launch_free(&t->l);
+            free(t);
+        }
+    for (f = pd->farms->list; f != NULL; f = f->next)
+        f->tail = &f->head;
 }
 
 void

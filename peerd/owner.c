@@ -354,6 +354,7 @@ owner_cron(struct peerd *pd, uint64_t now_ms)
             break;
         o->since_ms = now_ms;
         owner_set_state(pd, OWNER_BACK);
+        farm_refuse_all(pd, o->why);
         job_suspend_all(pd, 1);
         /* suspend_s = 0: straight on to eviction */
         if (pd->cfg->suspend_s == 0) {

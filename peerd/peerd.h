@@ -383,6 +383,9 @@ int farm_task(struct peerd *, struct svc_conn *, const struct msg_launch *,
               char *why, size_t whylen);
 /* Take a queued task out; 1 if it was there. */
 int farm_cancel(struct peerd *, struct svc_conn *, const uint8_t job[16]);
+/* Guests are not welcome any more: every queued task goes back to its
+ * coordinator (a "not now" refusal), to run elsewhere. */
+void farm_refuse_all(struct peerd *, const char *why);
 /* The connection is gone: its farms and queued tasks go. */
 void farm_drop_owner(struct peerd *, struct svc_conn *);
 /* Start queued tasks while slots are free, fairest user first. */

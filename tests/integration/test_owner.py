@@ -152,6 +152,31 @@ class TestOwner(harness.JobTestCase):
         self.owner_leaves()
         self.assert_job_over(self.sn, self.peers, timeout=10)
 
+    def test_evicted_task_runs_elsewhere(self):
+        # Two peers; the owner of host2 comes back and stays: its tasks
+        # are evicted and run again on host3, each reported once.
+        self.sn, peers = self.start_jobnet(
+            2, slots=2, peer_confs={0: self.idle_conf(suspend_s=1)})
+        inp = self.c.path("in")
+        with open(inp, "w") as f:
+            f.write("".join("%d\n" % i for i in range(1, 13)))
+        prog = self.script("t.sh", 'sleep 0.4; echo "done $1"\n')
+        res = self.c.path("r.json")
+        run = self.start_p2prun(["--each", inp, "--results", res, "--", prog])
+        wait_until(lambda: len(self.c.job_processes([peers[0]])) > 0, 20,
+                   "a task on host2")
+        self.owner_types()
+        self.assertEqual(run.wait(60), 0, run.describe())
+        self.assertEqual(run.stdout, "".join("done %d\n" % i
+                                             for i in range(1, 13)))
+        self.assertIn("evicted from host2", run.stderr)
+        with open(res) as f:
+            rows = [json.loads(l) for l in f]
+        self.assertEqual([r["task"] for r in rows], list(range(1, 13)))
+        # An eviction is not a retry and not a death: nothing failed.
+        self.assertTrue(all(r["status"] == 0 for r in rows))
+        self.owner_leaves()
+
     def test_p2pshare(self):
         self.sn, (peer,) = self.start_jobnet(1)
         r = self.p2pshare(peer, "status")
