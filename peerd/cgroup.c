@@ -102,7 +102,11 @@ cg_write(const struct cgroups *cgs, const char *dir, const char *file,
               0644);
     if (fd == -1)
         return -1;
-    n = write(fd, value, len);
+    /* A limit being set may have to reclaim memory first, and a signal
+     * (SIGCHLD) can interrupt that: try again. */
+    do
+        n = write(fd, value, len);
+    while (n == -1 && errno == EINTR);
     if (close(fd) == -1 || n != (ssize_t)len)
         return -1;
     return 0;
@@ -617,18 +621,31 @@ cgroup_free(struct cgroup *cg)
 static int
 cg_walk_pids(const char *dir, int depth, void (*fn)(pid_t))
 {
-    char path[PATH_MAX], buf[4096], *p, *end;
+    char path[PATH_MAX], *buf = NULL, *p, *end;
+    size_t len = 0, cap = 0;
     struct dirent *de;
     int n = 0, fd;
     ssize_t r;
     DIR *d;
     long pid;
 
-    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
-        /* Whole lines only: a pid cut by the buffer is read again. */
-        while ((r = read(fd, buf, sizeof buf - 1)) > 0) {
-            buf[r] = '\0';
+    if (cg_path(path, sizeof path, dir, "cgroup.procs") == 0 &&
+        (fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
+        /* The whole list first: a pid cut at a buffer's edge would be
+         * two wrong pids, and these are killed. */
+        for (;;) {
+            if (cap - len < 4096) {
+                cap = cap ? cap * 2 : 8192;
+                buf = xreallocarray(buf, cap, 1);
+            }
+            r = read(fd, buf + len, cap - len - 1);
+            if (r <= 0)
+                break;
+            len += (size_t)r;
+        }
+        close(fd);
+        if (buf != NULL) {
+            buf[len] = '\0';
             for (p = buf; *p != '\0'; p = end) {
                 pid = strtol(p, &end, 10);
                 if (end == p)
@@ -641,8 +658,8 @@ cg_walk_pids(const char *dir, int depth, void (*fn)(pid_t))
                 while (*end == '\n' || *end == ' ')
                     end++;
             }
+            free(buf);
         }
-        close(fd);
     }
     if (depth > 4 || (d = opendir(dir)) == NULL)
         return n;

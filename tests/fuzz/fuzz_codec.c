@@ -17,7 +17,7 @@ check_res(const struct resources *r)
 {
     if (r->mem_free > r->mem_total || r->slots_free > r->slots_total ||
         (int)r->state < PEER_STATE_UNKNOWN ||
-        (int)r->state > PEER_STATE_NOT_SHARING)
+        (int)r->state > PEER_STATE_OWNER_BUSY)
         abort();
 }
 

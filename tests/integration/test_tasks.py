@@ -192,8 +192,12 @@ sleep 0.2; echo "$1"
                 for pid, (argv, env, uid) in \
                         self.c.job_processes(peers).items():
                     if argv == ["sleep", mark]:
-                        return [p for p in peers
-                                if p.addr == env.get("P2P_PEERD")]
+                        # Not the one just killed, still on its way out.
+                        found = [p for p in peers
+                                 if p.addr == env.get("P2P_PEERD") and
+                                 p not in dead]
+                        if found:
+                            return found
                 return None
             (victim,) = wait_until(poisoned, 20, "the poison task to start")
             # Its peer's "started" must reach p2prun before the peer dies:
