@@ -55,7 +55,8 @@ coll_check_buf(const void *buf, int count, MPI_Datatype dt,
         return MPI_ERR_TYPE;
     if (buf == MPI_IN_PLACE)
         return MPI_ERR_BUFFER;
-    if (buf == NULL && count > 0 && mpii_type_size(*t) > 0)
+    if (buf == NULL && count > 0 && mpii_type_size(*t) > 0 &&
+        mpii_type_is_builtin(*t))
         return MPI_ERR_BUFFER;
     return MPI_SUCCESS;
 }
@@ -93,12 +94,12 @@ coll_copy(const void *sbuf, int scount, const struct mpii_type *st, void *rbuf,
     if (n == 0)
         return MPI_SUCCESS;
     if (mpii_type_contiguous(st) && mpii_type_contiguous(rt)) {
-        memmove((char *)rbuf + mpii_type_lb(rt),
-                (const char *)sbuf + mpii_type_lb(st), n);
+        memmove((char *)((uintptr_t)rbuf + (uintptr_t)mpii_type_lb(rt)),
+                (const char *)((uintptr_t)sbuf + (uintptr_t)mpii_type_lb(st)), n);
     } else if (mpii_type_contiguous(st)) {
-        mpii_unpack((const char *)sbuf + mpii_type_lb(st), n, rbuf, rcount, rt);
+        mpii_unpack((const char *)((uintptr_t)sbuf + (uintptr_t)mpii_type_lb(st)), n, rbuf, rcount, rt);
     } else if (mpii_type_contiguous(rt)) {
-        mpii_pack(sbuf, scount, st, (char *)rbuf + mpii_type_lb(rt));
+        mpii_pack(sbuf, scount, st, (char *)((uintptr_t)rbuf + (uintptr_t)mpii_type_lb(rt)));
     } else {
         if ((tmp = malloc(n)) == NULL)
             return MPI_ERR_NO_MEM;
@@ -259,7 +260,7 @@ bcast_long(void *buf, int count, const struct mpii_type *t, int root,
     int nreq = 0, left = (c->rank - 1 + p) % p, right = (c->rank + 1) % p;
 
     if (mpii_type_contiguous(t)) {
-        data = (char *)buf + mpii_type_lb(t);
+        data = (char *)((uintptr_t)buf + (uintptr_t)mpii_type_lb(t));
     } else {
         if ((tmp = malloc(n)) == NULL)
             return MPI_ERR_NO_MEM;

@@ -91,7 +91,58 @@ typedef void(MPI_Comm_errhandler_function)(MPI_Comm *, int *, ...);
 #define MPI_C_FLOAT_COMPLEX P2P_DT(36)
 #define MPI_C_DOUBLE_COMPLEX P2P_DT(37)
 #define MPI_C_COMPLEX MPI_C_FLOAT_COMPLEX
-#define P2P_DT_BUILTIN_MAX 37
+#define MPI_C_LONG_DOUBLE_COMPLEX P2P_DT(38)
+#define MPI_CXX_BOOL P2P_DT(39)
+#define MPI_CXX_FLOAT_COMPLEX P2P_DT(40)
+#define MPI_CXX_DOUBLE_COMPLEX P2P_DT(41)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX P2P_DT(42)
+/* Fortran types, for C code that exchanges data with Fortran. */
+#define MPI_CHARACTER P2P_DT(43)
+#define MPI_LOGICAL P2P_DT(44)
+#define MPI_INTEGER P2P_DT(45)
+#define MPI_REAL P2P_DT(46)
+#define MPI_DOUBLE_PRECISION P2P_DT(47)
+#define MPI_COMPLEX P2P_DT(48)
+#define MPI_DOUBLE_COMPLEX P2P_DT(49)
+#define MPI_INTEGER1 P2P_DT(50)
+#define MPI_INTEGER2 P2P_DT(51)
+#define MPI_INTEGER4 P2P_DT(52)
+#define MPI_INTEGER8 P2P_DT(53)
+#define MPI_REAL4 P2P_DT(54)
+#define MPI_REAL8 P2P_DT(55)
+#define MPI_2REAL P2P_DT(56)
+#define MPI_2DOUBLE_PRECISION P2P_DT(57)
+#define MPI_2INTEGER P2P_DT(58)
+#define P2P_DT_BUILTIN_MAX 58
+
+/* Type constructors (Type_get_envelope). */
+#define MPI_COMBINER_NAMED 1
+#define MPI_COMBINER_DUP 2
+#define MPI_COMBINER_CONTIGUOUS 3
+#define MPI_COMBINER_VECTOR 4
+#define MPI_COMBINER_HVECTOR_INTEGER 5
+#define MPI_COMBINER_HVECTOR 6
+#define MPI_COMBINER_INDEXED 7
+#define MPI_COMBINER_HINDEXED_INTEGER 8
+#define MPI_COMBINER_HINDEXED 9
+#define MPI_COMBINER_INDEXED_BLOCK 10
+#define MPI_COMBINER_STRUCT_INTEGER 11
+#define MPI_COMBINER_STRUCT 12
+#define MPI_COMBINER_SUBARRAY 13
+#define MPI_COMBINER_DARRAY 14
+#define MPI_COMBINER_F90_REAL 15
+#define MPI_COMBINER_F90_COMPLEX 16
+#define MPI_COMBINER_F90_INTEGER 17
+#define MPI_COMBINER_RESIZED 18
+#define MPI_COMBINER_HINDEXED_BLOCK 19
+
+/* Array orders and distributions (subarray, darray). */
+#define MPI_ORDER_C 56
+#define MPI_ORDER_FORTRAN 57
+#define MPI_DISTRIBUTE_BLOCK 121
+#define MPI_DISTRIBUTE_CYCLIC 122
+#define MPI_DISTRIBUTE_NONE 123
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
 
 #define MPI_OP_NULL ((MPI_Op)0x18000000)
 #define P2P_OP(n) ((MPI_Op)(0x58000000 + (n)))
@@ -326,6 +377,74 @@ int MPI_Type_free(MPI_Datatype *datatype);
 int MPI_Type_size(MPI_Datatype datatype, int *size);
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb,
                         MPI_Aint *extent);
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb,
+                          MPI_Count *extent);
+int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb,
+                             MPI_Aint *true_extent);
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
+                               MPI_Count *true_extent);
+int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
+                            MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride,
+                     MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_hindexed(int count, const int blocklengths[],
+                             const MPI_Aint displacements[],
+                             MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_hindexed(int count, int blocklengths[], MPI_Aint displacements[],
+                      MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_indexed_block(int count, int blocklength,
+                                  const int displacements[],
+                                  MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_hindexed_block(int count, int blocklength,
+                                   const MPI_Aint displacements[],
+                                   MPI_Datatype oldtype,
+                                   MPI_Datatype *newtype);
+int MPI_Type_create_struct(int count, const int blocklengths[],
+                           const MPI_Aint displacements[],
+                           const MPI_Datatype types[], MPI_Datatype *newtype);
+int MPI_Type_struct(int count, int blocklengths[], MPI_Aint displacements[],
+                    MPI_Datatype types[], MPI_Datatype *newtype);
+int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb,
+                            MPI_Aint extent, MPI_Datatype *newtype);
+int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_subarray(int ndims, const int sizes[],
+                             const int subsizes[], const int starts[],
+                             int order, MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+int MPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[],
+                           const int distribs[], const int dargs[],
+                           const int psizes[], int order,
+                           MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers,
+                          int *num_addresses, int *num_datatypes,
+                          int *combiner);
+int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
+                          int max_addresses, int max_datatypes,
+                          int integers[], MPI_Aint addresses[],
+                          MPI_Datatype datatypes[]);
+int MPI_Type_set_name(MPI_Datatype datatype, const char *name);
+int MPI_Type_get_name(MPI_Datatype datatype, char *name, int *resultlen);
+int MPI_Get_address(const void *location, MPI_Aint *address);
+int MPI_Address(void *location, MPI_Aint *address);
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype,
+                       MPI_Count *count);
+int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype,
+             void *outbuf, int outsize, int *position, MPI_Comm comm);
+int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf,
+               int outcount, MPI_Datatype datatype, MPI_Comm comm);
+int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm,
+                  int *size);
+int MPI_Pack_external(const char datarep[], const void *inbuf, int incount,
+                      MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
+                      MPI_Aint *position);
+int MPI_Unpack_external(const char datarep[], const void *inbuf,
+                        MPI_Aint insize, MPI_Aint *position, void *outbuf,
+                        int outcount, MPI_Datatype datatype);
+int MPI_Pack_external_size(const char datarep[], int incount,
+                           MPI_Datatype datatype, MPI_Aint *size);
 int MPI_Op_create(MPI_User_function *function, int commute, MPI_Op *op);
 int MPI_Op_free(MPI_Op *op);
 

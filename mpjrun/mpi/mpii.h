@@ -9,7 +9,10 @@
  *   errh.c      error classes, strings, error handlers
  *   comm.c      communicators (world, self, dup, split, free, compare)
  *   handles.c   tables of objects behind checked integer handles
- *   datatype.c  datatypes: sizes, extents, pack and unpack
+ *   datatype.c  datatypes: layout, builtin table, sizes, extents, pack and
+ *               unpack, envelope and contents, names
+ *   datatype_create.c  the type constructors
+ *   pack.c      MPI_Pack/Unpack, external32, Get_elements
  *   op.c        reduction operations
  *   transport.c TCP connections between ranks, framing, progress engine
  *   match.c     matching of incoming messages to posted receives: every
@@ -83,6 +86,16 @@ void mpii_pack(const void *buf, int count, const struct mpii_type *,
                void *out);
 void mpii_unpack(const void *in, size_t bytes, void *buf, int count,
                  const struct mpii_type *);
+/* A pending request (or a type built from it) keeps a derived type
+ * alive after MPI_Type_free; no-ops on builtin types. */
+void mpii_type_hold(const struct mpii_type *);
+void mpii_type_release(const struct mpii_type *);
+/* Non-zero for a builtin type (a null buffer is then not MPI_BOTTOM). */
+int mpii_type_is_builtin(const struct mpii_type *);
+/* Basic elements in bytes packed bytes; *whole is 0 if they end inside
+ * one. */
+size_t mpii_type_elements(const struct mpii_type *, size_t bytes,
+                          int *whole);
 /* Free every derived type (MPI_Finalize). */
 void mpii_type_fini(void);
 

@@ -23,7 +23,9 @@ check_buf(const void *buf, int count, MPI_Datatype dt,
         return MPI_ERR_COUNT;
     if ((*t = mpii_type_get(dt)) == NULL)
         return MPI_ERR_TYPE;
-    if (buf == NULL && count > 0 && mpii_type_size(*t) > 0)
+    /* A null buffer is MPI_BOTTOM: derived types may hold addresses. */
+    if (buf == NULL && count > 0 && mpii_type_size(*t) > 0 &&
+        mpii_type_is_builtin(*t))
         return MPI_ERR_BUFFER;
     return MPI_SUCCESS;
 }
@@ -57,6 +59,7 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     r->buf = (void *)buf;
     r->count = count;
     r->type = t;
+    mpii_type_hold(t); /* MPI_Type_free may come before completion */
     r->comm = comm;
     r->ctx = ctx;
     r->peer = dest;
@@ -64,7 +67,7 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     r->mode = mode;
     r->len = mpii_type_size(t) * (size_t)count;
     if (mpii_type_contiguous(t))
-        r->data = (const uint8_t *)buf + mpii_type_lb(t);
+        r->data = (const uint8_t *)((uintptr_t)buf + (uintptr_t)mpii_type_lb(t));
     else {
         if ((r->owned = malloc(r->len > 0 ? r->len : 1)) == NULL) {
             req_complete(r, MPI_ERR_NO_MEM);
@@ -153,6 +156,7 @@ mpii_irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
     r->buf = buf;
     r->count = count;
     r->type = t;
+    mpii_type_hold(t); /* MPI_Type_free may come before completion */
     r->comm = comm;
     r->ctx = ctx;
     r->peer = source;
@@ -1025,25 +1029,6 @@ MPI_Get_count(const MPI_Status *st, MPI_Datatype dt, int *count)
         *count = MPI_UNDEFINED;
     else
         *count = (int)((size_t)st->p2p_count / size);
-    return MPI_SUCCESS;
-}
-
-int
-MPI_Get_elements(const MPI_Status *st, MPI_Datatype dt, int *count)
-{
-    const struct mpii_type *t;
-    MPI_Datatype basic;
-    size_t per, bsize;
-
-    if (st == NULL || count == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_elements");
-    if ((t = mpii_type_get(dt)) == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Get_elements");
-    basic = mpii_type_basic(t, &per);
-    if (basic == MPI_DATATYPE_NULL || per == 0)
-        return MPI_Get_count(st, dt, count);
-    bsize = mpii_type_size(t) / per;
-    *count = bsize ? (int)((size_t)st->p2p_count / bsize) : 0;
     return MPI_SUCCESS;
 }
 
