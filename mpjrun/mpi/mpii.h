@@ -19,6 +19,7 @@
  *               matching decision (wildcards, probe) is taken here
  *   request.c   requests, wait and test families
  *   p2p.c       the point-to-point calls
+ *   bsend.c     buffered sends and the attached buffer
  *   coll.c      the collective calls, built on point-to-point
  *   stubs.c     calls that only exist to link
  */
@@ -131,7 +132,8 @@ void mpii_comm_fini(void);
 
 #define MPII_CTX_COLL 1 /* added to a communicator's ctx for collectives */
 
-enum mpii_send_mode { MPII_SEND_STANDARD, MPII_SEND_SYNC };
+/* BUFFERED: a standard send of a private copy of the data (MPI_Bsend). */
+enum mpii_send_mode { MPII_SEND_STANDARD, MPII_SEND_SYNC, MPII_SEND_BUFFERED };
 
 /* Start a send of count elements to rank dest of comm on context ctx
  * (comm->ctx or comm->ctx + MPII_CTX_COLL).  *req gets a request handle.

@@ -39,10 +39,13 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     struct mpii_req *r;
     struct wire_hdr h;
     struct conn *c;
-    int rc, world;
+    int rc, world, copy;
 
     if ((rc = check_buf(buf, count, dt, &t)) != MPI_SUCCESS)
         return rc;
+    /* Buffered: the data is copied now, the send is a standard one. */
+    if ((copy = mode == MPII_SEND_BUFFERED))
+        mode = MPII_SEND_STANDARD;
     mpii_test_point(ctx == comm->ctx ? "send" : "coll");
     if (dest == MPI_PROC_NULL) {
         if ((r = req_new(REQ_SEND, handle)) == NULL)
@@ -66,7 +69,7 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     r->tag = tag;
     r->mode = mode;
     r->len = mpii_type_size(t) * (size_t)count;
-    if (mpii_type_contiguous(t))
+    if (mpii_type_contiguous(t) && !copy)
         r->data = (const uint8_t *)((uintptr_t)buf + (uintptr_t)mpii_type_lb(t));
     else {
         if ((r->owned = malloc(r->len > 0 ? r->len : 1)) == NULL) {
@@ -366,15 +369,6 @@ MPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
 {
     return send_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
                      "MPI_Rsend");
-}
-
-int
-MPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-          MPI_Comm comm)
-{
-    /* Eager sends already buffer; large ones complete when delivered. */
-    return send_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
-                     "MPI_Bsend");
 }
 
 static int
@@ -1032,31 +1026,3 @@ MPI_Get_count(const MPI_Status *st, MPI_Datatype dt, int *count)
     return MPI_SUCCESS;
 }
 
-static void *attached;
-static int attached_size;
-
-int
-MPI_Buffer_attach(void *buffer, int size)
-{
-    /* Sends are eager or rendezvous here, so MPI_Bsend needs no buffer;
-     * it is kept only to be given back. */
-    if (size < 0 || (buffer == NULL && size > 0))
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_attach");
-    if (attached != NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Buffer_attach");
-    attached = buffer;
-    attached_size = size;
-    return MPI_SUCCESS;
-}
-
-int
-MPI_Buffer_detach(void *buffer_addr, int *size)
-{
-    if (buffer_addr == NULL || size == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_detach");
-    *(void **)buffer_addr = attached;
-    *size = attached_size;
-    attached = NULL;
-    attached_size = 0;
-    return MPI_SUCCESS;
-}

@@ -111,6 +111,9 @@ req_release(struct mpii_req *r)
     r->owned = NULL;
     mpii_type_release(r->type);
     r->type = NULL;
+    if (r->bsend != 0)
+        bsend_done(r->bsend);
+    r->bsend = 0;
     r->kind = REQ_FREE; /* the handle is dead from here */
     freelist[nfree++] = r->index;
 }
