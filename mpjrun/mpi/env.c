@@ -335,6 +335,7 @@ MPI_Finalize(void)
     int i, me, rc;
 
     MPII_CHECK_INIT("MPI_Finalize");
+    mpii_attr_finalize(); /* MPI_COMM_SELF's attributes go first */
     /* Everything we sent is on its way; then tell everyone we are done
      * and wait until everyone is: no rank closes a connection another
      * still reads. */
@@ -362,6 +363,8 @@ MPI_Finalize(void)
     match_fini();
     req_fini();
     mpii_comm_fini();
+    mpii_attr_fini();
+    mpii_group_fini();
     mpii_type_fini();
     mpii_op_fini();
     if (ctl != -1)
@@ -452,36 +455,5 @@ MPI_Get_library_version(char *version, int *len)
                  "p2pmpi %s (MPI %d.%d subset)", P2P_VERSION, MPI_VERSION,
                  MPI_SUBVERSION);
     *len = n;
-    return MPI_SUCCESS;
-}
-
-int
-MPI_Comm_get_attr(MPI_Comm comm, int key, void *val, int *flag)
-{
-    static int tag_ub = MPI_TAG_UB_VALUE, host = MPI_PROC_NULL,
-               io = MPI_ANY_SOURCE, wtime_global = 0;
-
-    MPII_CHECK_INIT("MPI_Comm_get_attr");
-    if (mpii_comm_get(comm) == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_get_attr");
-    if (val == NULL || flag == NULL)
-        return mpii_err(comm, MPI_ERR_ARG, "MPI_Comm_get_attr");
-    *flag = 1;
-    switch (key) {
-    case MPI_TAG_UB:
-        *(int **)val = &tag_ub;
-        break;
-    case MPI_HOST:
-        *(int **)val = &host;
-        break;
-    case MPI_IO:
-        *(int **)val = &io;
-        break;
-    case MPI_WTIME_IS_GLOBAL:
-        *(int **)val = &wtime_global;
-        break;
-    default:
-        *flag = 0;
-    }
     return MPI_SUCCESS;
 }

@@ -208,6 +208,33 @@ typedef void(MPI_Comm_errhandler_function)(MPI_Comm *, int *, ...);
 #define MPI_HOST 0x64400003
 #define MPI_IO 0x64400005
 #define MPI_WTIME_IS_GLOBAL 0x64400007
+#define MPI_UNIVERSE_SIZE 0x64400009
+#define MPI_LASTUSEDCODE 0x6440000b
+#define MPI_APPNUM 0x6440000d
+#define MPI_KEYVAL_INVALID 0x24000000
+
+/* Comm_split_type. */
+#define MPI_COMM_TYPE_SHARED 1
+
+typedef int(MPI_Comm_copy_attr_function)(MPI_Comm oldcomm, int comm_keyval,
+                                         void *extra_state,
+                                         void *attribute_val_in,
+                                         void *attribute_val_out, int *flag);
+typedef int(MPI_Comm_delete_attr_function)(MPI_Comm comm, int comm_keyval,
+                                           void *attribute_val,
+                                           void *extra_state);
+typedef MPI_Comm_copy_attr_function MPI_Copy_function;
+typedef MPI_Comm_delete_attr_function MPI_Delete_function;
+/* The predefined callbacks (functions of the library, p2p_ names). */
+int p2p_comm_null_copy_fn(MPI_Comm, int, void *, void *, void *, int *);
+int p2p_comm_dup_fn(MPI_Comm, int, void *, void *, void *, int *);
+int p2p_comm_null_delete_fn(MPI_Comm, int, void *, void *);
+#define MPI_COMM_NULL_COPY_FN p2p_comm_null_copy_fn
+#define MPI_COMM_DUP_FN p2p_comm_dup_fn
+#define MPI_COMM_NULL_DELETE_FN p2p_comm_null_delete_fn
+#define MPI_NULL_COPY_FN p2p_comm_null_copy_fn
+#define MPI_DUP_FN p2p_comm_dup_fn
+#define MPI_NULL_DELETE_FN p2p_comm_null_delete_fn
 
 /* Error classes. */
 #define MPI_SUCCESS 0
@@ -266,6 +293,49 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn,
 int MPI_Errhandler_free(MPI_Errhandler *errhandler);
 int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val,
                       int *flag);
+int MPI_Comm_set_attr(MPI_Comm comm, int keyval, void *attribute_val);
+int MPI_Comm_delete_attr(MPI_Comm comm, int keyval);
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn,
+                           MPI_Comm_delete_attr_function *delete_fn,
+                           int *keyval, void *extra_state);
+int MPI_Comm_free_keyval(int *keyval);
+int MPI_Keyval_create(MPI_Copy_function *copy_fn,
+                      MPI_Delete_function *delete_fn, int *keyval,
+                      void *extra_state);
+int MPI_Keyval_free(int *keyval);
+int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
+int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
+int MPI_Attr_delete(MPI_Comm comm, int keyval);
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
+                          MPI_Comm *newcomm);
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key,
+                        MPI_Info info, MPI_Comm *newcomm);
+int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
+int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
+
+/* --- groups --- */
+int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
+int MPI_Group_size(MPI_Group group, int *size);
+int MPI_Group_rank(MPI_Group group, int *rank);
+int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[],
+                              MPI_Group group2, int ranks2[]);
+int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
+int MPI_Group_incl(MPI_Group group, int n, const int ranks[],
+                   MPI_Group *newgroup);
+int MPI_Group_excl(MPI_Group group, int n, const int ranks[],
+                   MPI_Group *newgroup);
+int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3],
+                         MPI_Group *newgroup);
+int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3],
+                         MPI_Group *newgroup);
+int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+int MPI_Group_intersection(MPI_Group group1, MPI_Group group2,
+                           MPI_Group *newgroup);
+int MPI_Group_difference(MPI_Group group1, MPI_Group group2,
+                         MPI_Group *newgroup);
+int MPI_Group_free(MPI_Group *group);
 
 /* --- point-to-point --- */
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest,

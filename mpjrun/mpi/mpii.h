@@ -7,7 +7,10 @@
  * Parts, one file each:
  *   env.c       MPI_Init/Finalize, wire-up with peerd, environment calls
  *   errh.c      error classes, strings, error handlers
- *   comm.c      communicators (world, self, dup, split, free, compare)
+ *   comm.c      communicators (world, self, dup, split, create, split_type,
+ *               free, compare, names)
+ *   group.c     process groups
+ *   attr.c      attributes and keyvals on communicators
  *   handles.c   tables of objects behind checked integer handles
  *   datatype.c  datatypes: layout, builtin table, sizes, extents, pack and
  *               unpack, envelope and contents, names
@@ -121,10 +124,34 @@ struct mpii_comm {
                      ctx + 1 (ids are even) */
     MPI_Errhandler errh;
     int refs;
+    char name[MPI_MAX_OBJECT_NAME];
+    struct mpii_attr *attrs; /* attr.c */
 };
 
 /* NULL for an invalid or freed handle. */
 struct mpii_comm *mpii_comm_get(MPI_Comm);
+
+/* --- group.c -------------------------------------------------------- */
+
+/* A new group of n world ranks; the members of a group (size, or -1 for
+ * a bad handle). */
+int mpii_group_of(int n, const int *world, MPI_Group *out);
+int mpii_group_members(MPI_Group, const int **world);
+void mpii_group_fini(void);
+
+/* --- attr.c --------------------------------------------------------- */
+
+struct mpii_attr;
+/* Comm_dup: copy from's attributes to to through their copy callbacks. */
+int mpii_attr_copy(struct mpii_comm *from, struct mpii_comm *to);
+/* Comm_free: delete every attribute through its delete callback. */
+int mpii_attr_delete_all(struct mpii_comm *);
+/* A communicator goes without callbacks (finalize): free its list. */
+void mpii_attr_drop(struct mpii_comm *);
+/* MPI_Finalize: MPI_COMM_SELF's attributes go first (callbacks run);
+ * mpii_attr_fini then frees the keyvals. */
+int mpii_attr_finalize(void);
+void mpii_attr_fini(void);
 int mpii_comm_init(int world_rank, int world_size); /* env.c calls it */
 void mpii_comm_fini(void);
 
