@@ -81,8 +81,9 @@ p2p_comm_null_delete_fn(MPI_Comm comm, int key, void *val, void *extra)
 
 /* --- keyvals -------------------------------------------------------- */
 
+#pragma weak MPI_Comm_create_keyval = PMPI_Comm_create_keyval
 int
-MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy,
+PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy,
                        MPI_Comm_delete_attr_function *del, int *keyval,
                        void *extra)
 {
@@ -105,8 +106,9 @@ MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy,
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Comm_free_keyval = PMPI_Comm_free_keyval
 int
-MPI_Comm_free_keyval(int *keyval)
+PMPI_Comm_free_keyval(int *keyval)
 {
     struct keyval *k;
 
@@ -139,8 +141,9 @@ attr_delete_cb(struct mpii_comm *c, struct mpii_attr *a)
     return k->del(c->handle, a->key, a->val, k->extra);
 }
 
+#pragma weak MPI_Comm_set_attr = PMPI_Comm_set_attr
 int
-MPI_Comm_set_attr(MPI_Comm comm, int key, void *val)
+PMPI_Comm_set_attr(MPI_Comm comm, int key, void *val)
 {
     static const char fn[] = "MPI_Comm_set_attr";
     struct mpii_comm *c;
@@ -171,8 +174,9 @@ MPI_Comm_set_attr(MPI_Comm comm, int key, void *val)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Comm_get_attr = PMPI_Comm_get_attr
 int
-MPI_Comm_get_attr(MPI_Comm comm, int key, void *val, int *flag)
+PMPI_Comm_get_attr(MPI_Comm comm, int key, void *val, int *flag)
 {
     static const char fn[] = "MPI_Comm_get_attr";
     static int tag_ub = MPI_TAG_UB_VALUE, host = MPI_PROC_NULL,
@@ -224,8 +228,9 @@ MPI_Comm_get_attr(MPI_Comm comm, int key, void *val, int *flag)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Comm_delete_attr = PMPI_Comm_delete_attr
 int
-MPI_Comm_delete_attr(MPI_Comm comm, int key)
+PMPI_Comm_delete_attr(MPI_Comm comm, int key)
 {
     static const char fn[] = "MPI_Comm_delete_attr";
     struct mpii_comm *c;
@@ -329,33 +334,38 @@ mpii_attr_fini(void)
 
 /* --- the MPI-1 names ------------------------------------------------ */
 
+#pragma weak MPI_Keyval_create = PMPI_Keyval_create
 int
-MPI_Keyval_create(MPI_Copy_function *copy, MPI_Delete_function *del,
+PMPI_Keyval_create(MPI_Copy_function *copy, MPI_Delete_function *del,
                   int *keyval, void *extra)
 {
-    return MPI_Comm_create_keyval(copy, del, keyval, extra);
+    return PMPI_Comm_create_keyval(copy, del, keyval, extra);
 }
 
+#pragma weak MPI_Keyval_free = PMPI_Keyval_free
 int
-MPI_Keyval_free(int *keyval)
+PMPI_Keyval_free(int *keyval)
 {
-    return MPI_Comm_free_keyval(keyval);
+    return PMPI_Comm_free_keyval(keyval);
 }
 
+#pragma weak MPI_Attr_put = PMPI_Attr_put
 int
-MPI_Attr_put(MPI_Comm comm, int key, void *val)
+PMPI_Attr_put(MPI_Comm comm, int key, void *val)
 {
-    return MPI_Comm_set_attr(comm, key, val);
+    return PMPI_Comm_set_attr(comm, key, val);
 }
 
+#pragma weak MPI_Attr_get = PMPI_Attr_get
 int
-MPI_Attr_get(MPI_Comm comm, int key, void *val, int *flag)
+PMPI_Attr_get(MPI_Comm comm, int key, void *val, int *flag)
 {
-    return MPI_Comm_get_attr(comm, key, val, flag);
+    return PMPI_Comm_get_attr(comm, key, val, flag);
 }
 
+#pragma weak MPI_Attr_delete = PMPI_Attr_delete
 int
-MPI_Attr_delete(MPI_Comm comm, int key)
+PMPI_Attr_delete(MPI_Comm comm, int key)
 {
-    return MPI_Comm_delete_attr(comm, key);
+    return PMPI_Comm_delete_attr(comm, key);
 }

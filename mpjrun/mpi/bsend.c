@@ -20,8 +20,9 @@ bsend_done(size_t bytes)
     used = bytes > used ? 0 : used - bytes;
 }
 
+#pragma weak MPI_Bsend = PMPI_Bsend
 int
-MPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+PMPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
           MPI_Comm comm)
 {
     static const char fn[] = "MPI_Bsend";
@@ -64,8 +65,9 @@ MPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Buffer_attach = PMPI_Buffer_attach
 int
-MPI_Buffer_attach(void *buffer, int size)
+PMPI_Buffer_attach(void *buffer, int size)
 {
     if (size < 0 || (buffer == NULL && size > 0))
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_attach");
@@ -83,8 +85,9 @@ drained(void *arg)
     return used == 0;
 }
 
+#pragma weak MPI_Buffer_detach = PMPI_Buffer_detach
 int
-MPI_Buffer_detach(void *buffer_addr, int *size)
+PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
     int rc = MPI_SUCCESS;
 

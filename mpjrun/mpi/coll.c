@@ -192,8 +192,9 @@ coll_barrier(struct mpii_comm *c)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Barrier = PMPI_Barrier
 int
-MPI_Barrier(MPI_Comm comm)
+PMPI_Barrier(MPI_Comm comm)
 {
     struct mpii_comm *c;
     int err;
@@ -329,8 +330,9 @@ error:
     return err;
 }
 
+#pragma weak MPI_Bcast = PMPI_Bcast
 int
-MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     const struct mpii_type *t;
     struct mpii_comm *c;
@@ -475,8 +477,9 @@ gather_check(const void *sbuf, int scount, MPI_Datatype st, int root,
     return coll_check_buf(sbuf, scount, st, st_out);
 }
 
+#pragma weak MPI_Gather = PMPI_Gather
 int
-MPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+PMPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
            int rcount, MPI_Datatype rt, int root, MPI_Comm comm)
 {
     const struct mpii_type *stt, *rtt = NULL;
@@ -512,8 +515,9 @@ MPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     return err != MPI_SUCCESS ? mpii_err(comm, err, "MPI_Gather") : 0;
 }
 
+#pragma weak MPI_Gatherv = PMPI_Gatherv
 int
-MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
             const int rcounts[], const int displs[], MPI_Datatype rt, int root,
             MPI_Comm comm)
 {
@@ -641,8 +645,9 @@ scatter_check(void *rbuf, int rcount, MPI_Datatype rt, int root,
     return coll_check_buf(rbuf, rcount, rt, &t);
 }
 
+#pragma weak MPI_Scatter = PMPI_Scatter
 int
-MPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
             int rcount, MPI_Datatype rt, int root, MPI_Comm comm)
 {
     const struct mpii_type *stt = NULL;
@@ -678,8 +683,9 @@ MPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     return err != MPI_SUCCESS ? mpii_err(comm, err, "MPI_Scatter") : 0;
 }
 
+#pragma weak MPI_Scatterv = PMPI_Scatterv
 int
-MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[],
+PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[],
              MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt, int root,
              MPI_Comm comm)
 {
@@ -774,8 +780,9 @@ allgather_start(const void *sbuf, int scount, MPI_Datatype st,
     return coll_copy(sbuf, scount, stt, at, cnt, rv->t);
 }
 
+#pragma weak MPI_Allgather = PMPI_Allgather
 int
-MPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
               int rcount, MPI_Datatype rt, MPI_Comm comm)
 {
     const struct mpii_type *rtt;
@@ -801,8 +808,9 @@ MPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     return err != MPI_SUCCESS ? mpii_err(comm, err, "MPI_Allgather") : 0;
 }
 
+#pragma weak MPI_Allgatherv = PMPI_Allgatherv
 int
-MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
                const int rcounts[], const int displs[], MPI_Datatype rt,
                MPI_Comm comm)
 {
@@ -899,8 +907,9 @@ alltoall_inplace(const struct vec *rv, long long nelem, struct vec *sv,
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Alltoall = PMPI_Alltoall
 int
-MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
              int rcount, MPI_Datatype rt, MPI_Comm comm)
 {
     const struct mpii_type *stt = NULL, *rtt;
@@ -931,8 +940,9 @@ MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     return err != MPI_SUCCESS ? mpii_err(comm, err, "MPI_Alltoall") : 0;
 }
 
+#pragma weak MPI_Alltoallv = PMPI_Alltoallv
 int
-MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
+PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
               MPI_Datatype st, void *rbuf, const int rcounts[],
               const int rdispls[], MPI_Datatype rt, MPI_Comm comm)
 {

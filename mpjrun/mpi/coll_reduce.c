@@ -413,8 +413,9 @@ reduce_long(const struct red *rd, char *acc, char *tmp, size_t n, int root,
     return err != MPI_SUCCESS ? err : err2;
 }
 
+#pragma weak MPI_Reduce = PMPI_Reduce
 int
-MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
            int root, MPI_Comm comm)
 {
     struct mpii_comm *c;
@@ -505,8 +506,9 @@ allreduce_rd(const struct red *rd, char **acc, char **tmp, size_t n,
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Allreduce = PMPI_Allreduce
 int
-MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+PMPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
               MPI_Op op, MPI_Comm comm)
 {
     struct mpii_comm *c;
@@ -635,8 +637,9 @@ done:
     return err;
 }
 
+#pragma weak MPI_Reduce_scatter = PMPI_Reduce_scatter
 int
-MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
+PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
                    MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     struct mpii_comm *c;
@@ -649,8 +652,9 @@ MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
     return err != MPI_SUCCESS ? mpii_err(comm, err, "MPI_Reduce_scatter") : 0;
 }
 
+#pragma weak MPI_Reduce_scatter_block = PMPI_Reduce_scatter_block
 int
-MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+PMPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
                          MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     static const char fn[] = "MPI_Reduce_scatter_block";
@@ -746,16 +750,18 @@ done:
     return err != MPI_SUCCESS ? mpii_err(comm, err, fn) : 0;
 }
 
+#pragma weak MPI_Scan = PMPI_Scan
 int
-MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+PMPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
          MPI_Comm comm)
 {
     MPII_CHECK_INIT("MPI_Scan");
     return scan(sbuf, rbuf, count, dt, op, comm, 0, "MPI_Scan");
 }
 
+#pragma weak MPI_Exscan = PMPI_Exscan
 int
-MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+PMPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
            MPI_Comm comm)
 {
     MPII_CHECK_INIT("MPI_Exscan");

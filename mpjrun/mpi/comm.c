@@ -141,8 +141,9 @@ comm_exchange(struct mpii_comm *c, const int *mine, int k, int *all)
     return comm_exchange_tag(c, mine, k, all, (int)c->ctx);
 }
 
+#pragma weak MPI_Comm_rank = PMPI_Comm_rank
 int
-MPI_Comm_rank(MPI_Comm comm, int *rank)
+PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
     struct mpii_comm *c;
 
@@ -155,8 +156,9 @@ MPI_Comm_rank(MPI_Comm comm, int *rank)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Comm_size = PMPI_Comm_size
 int
-MPI_Comm_size(MPI_Comm comm, int *size)
+PMPI_Comm_size(MPI_Comm comm, int *size)
 {
     struct mpii_comm *c;
 
@@ -265,8 +267,9 @@ comm_dup(struct mpii_comm *c, MPI_Comm *newcomm, const char *fn)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Comm_split = PMPI_Comm_split
 int
-MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     struct mpii_comm *c;
 
@@ -276,8 +279,9 @@ MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     return comm_split(c, color, key, newcomm, "MPI_Comm_split");
 }
 
+#pragma weak MPI_Comm_dup = PMPI_Comm_dup
 int
-MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     struct mpii_comm *c;
 
@@ -287,8 +291,9 @@ MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     return comm_dup(c, newcomm, "MPI_Comm_dup");
 }
 
+#pragma weak MPI_Comm_dup_with_info = PMPI_Comm_dup_with_info
 int
-MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
     struct mpii_comm *c;
 
@@ -300,8 +305,9 @@ MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     return comm_dup(c, newcomm, "MPI_Comm_dup_with_info");
 }
 
+#pragma weak MPI_Comm_free = PMPI_Comm_free
 int
-MPI_Comm_free(MPI_Comm *comm)
+PMPI_Comm_free(MPI_Comm *comm)
 {
     struct mpii_comm *c;
     int rc;
@@ -324,8 +330,9 @@ by_int(const void *a, const void *b)
     return *(const int *)a - *(const int *)b;
 }
 
+#pragma weak MPI_Comm_compare = PMPI_Comm_compare
 int
-MPI_Comm_compare(MPI_Comm a, MPI_Comm b, int *result)
+PMPI_Comm_compare(MPI_Comm a, MPI_Comm b, int *result)
 {
     struct mpii_comm *x, *y;
     int *sx, *sy, i, same_order = 1;
@@ -386,8 +393,9 @@ group_position(struct mpii_comm *c, int n, const int *world)
     return me;
 }
 
+#pragma weak MPI_Comm_create = PMPI_Comm_create
 int
-MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_create";
     struct mpii_comm *c;
@@ -405,8 +413,9 @@ MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
                       newcomm, fn);
 }
 
+#pragma weak MPI_Comm_create_group = PMPI_Comm_create_group
 int
-MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
+PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                       MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_create_group";
@@ -475,8 +484,9 @@ label_hash(const char *s)
  * (P2P_HOST, given by peerd), colored by the lowest such rank.  Replicas
  * of one rank run on distinct hosts, so with replicas (p2prun -r) every
  * rank is alone: the same answer for all of its replicas. */
+#pragma weak MPI_Comm_split_type = PMPI_Comm_split_type
 int
-MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                     MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_split_type";
@@ -514,8 +524,9 @@ MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
     return comm_split(c, color, key, newcomm, fn);
 }
 
+#pragma weak MPI_Comm_set_name = PMPI_Comm_set_name
 int
-MPI_Comm_set_name(MPI_Comm comm, const char *name)
+PMPI_Comm_set_name(MPI_Comm comm, const char *name)
 {
     struct mpii_comm *c;
 
@@ -529,8 +540,9 @@ MPI_Comm_set_name(MPI_Comm comm, const char *name)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Comm_get_name = PMPI_Comm_get_name
 int
-MPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
+PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
 {
     struct mpii_comm *c;
 

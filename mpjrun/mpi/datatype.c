@@ -626,8 +626,9 @@ mpii_build_finish(struct mpii_build *b, MPI_Datatype *newtype)
 
 #define TYPE_ERR(rc, fn) mpii_err(MPI_COMM_WORLD, rc, fn)
 
+#pragma weak MPI_Type_commit = PMPI_Type_commit
 int
-MPI_Type_commit(MPI_Datatype *datatype)
+PMPI_Type_commit(MPI_Datatype *datatype)
 {
     static const char fn[] = "MPI_Type_commit";
     struct mpii_type *t;
@@ -642,8 +643,9 @@ MPI_Type_commit(MPI_Datatype *datatype)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Type_free = PMPI_Type_free
 int
-MPI_Type_free(MPI_Datatype *datatype)
+PMPI_Type_free(MPI_Datatype *datatype)
 {
     static const char fn[] = "MPI_Type_free";
     struct mpii_type *t;
@@ -659,8 +661,9 @@ MPI_Type_free(MPI_Datatype *datatype)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Type_size = PMPI_Type_size
 int
-MPI_Type_size(MPI_Datatype datatype, int *size)
+PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
     static const char fn[] = "MPI_Type_size";
     const struct mpii_type *t;
@@ -673,8 +676,9 @@ MPI_Type_size(MPI_Datatype datatype, int *size)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Type_size_x = PMPI_Type_size_x
 int
-MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
+PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
     static const char fn[] = "MPI_Type_size_x";
     const struct mpii_type *t;
@@ -687,8 +691,9 @@ MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Type_get_extent = PMPI_Type_get_extent
 int
-MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
+PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
     static const char fn[] = "MPI_Type_get_extent";
     const struct mpii_type *t;
@@ -702,8 +707,9 @@ MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Type_get_extent_x = PMPI_Type_get_extent_x
 int
-MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb,
+PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb,
                       MPI_Count *extent)
 {
     MPI_Aint l = 0, e = 0;
@@ -711,7 +717,7 @@ MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb,
 
     if (lb == NULL || extent == NULL)
         return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_get_extent_x");
-    if ((rc = MPI_Type_get_extent(datatype, &l, &e)) != MPI_SUCCESS)
+    if ((rc = PMPI_Type_get_extent(datatype, &l, &e)) != MPI_SUCCESS)
         return rc;
     *lb = l;
     *extent = e;
@@ -719,8 +725,9 @@ MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb,
 }
 
 /* The bounds of the data itself, ignoring explicit bounds. */
+#pragma weak MPI_Type_get_true_extent = PMPI_Type_get_true_extent
 int
-MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *lb,
+PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *lb,
                          MPI_Aint *extent)
 {
     static const char fn[] = "MPI_Type_get_true_extent";
@@ -743,8 +750,9 @@ MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *lb,
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Type_get_true_extent_x = PMPI_Type_get_true_extent_x
 int
-MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *lb,
+PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *lb,
                            MPI_Count *extent)
 {
     MPI_Aint l = 0, e = 0;
@@ -752,15 +760,16 @@ MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *lb,
 
     if (lb == NULL || extent == NULL)
         return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_get_true_extent_x");
-    if ((rc = MPI_Type_get_true_extent(datatype, &l, &e)) != MPI_SUCCESS)
+    if ((rc = PMPI_Type_get_true_extent(datatype, &l, &e)) != MPI_SUCCESS)
         return rc;
     *lb = l;
     *extent = e;
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Type_get_envelope = PMPI_Type_get_envelope
 int
-MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers,
+PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers,
                       int *num_addresses, int *num_datatypes, int *combiner)
 {
     static const char fn[] = "MPI_Type_get_envelope";
@@ -778,8 +787,9 @@ MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers,
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Type_get_contents = PMPI_Type_get_contents
 int
-MPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
+PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
                       int max_addresses, int max_datatypes, int integers[],
                       MPI_Aint addresses[], MPI_Datatype datatypes[])
 {
@@ -804,14 +814,15 @@ MPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
             MPI_SUCCESS) {
             while (i-- > 0)
                 if (!mpii_type_builtin(t->types[i]))
-                    MPI_Type_free(&datatypes[i]);
+                    PMPI_Type_free(&datatypes[i]);
             return TYPE_ERR(rc, fn);
         }
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Type_set_name = PMPI_Type_set_name
 int
-MPI_Type_set_name(MPI_Datatype datatype, const char *name)
+PMPI_Type_set_name(MPI_Datatype datatype, const char *name)
 {
     struct mpii_type *t;
 
@@ -825,8 +836,9 @@ MPI_Type_set_name(MPI_Datatype datatype, const char *name)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Type_get_name = PMPI_Type_get_name
 int
-MPI_Type_get_name(MPI_Datatype datatype, char *name, int *resultlen)
+PMPI_Type_get_name(MPI_Datatype datatype, char *name, int *resultlen)
 {
     const struct mpii_type *t;
 
@@ -839,8 +851,9 @@ MPI_Type_get_name(MPI_Datatype datatype, char *name, int *resultlen)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Get_address = PMPI_Get_address
 int
-MPI_Get_address(const void *location, MPI_Aint *address)
+PMPI_Get_address(const void *location, MPI_Aint *address)
 {
     if (address == NULL)
         return TYPE_ERR(MPI_ERR_ARG, "MPI_Get_address");
@@ -848,20 +861,23 @@ MPI_Get_address(const void *location, MPI_Aint *address)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Address = PMPI_Address
 int
-MPI_Address(void *location, MPI_Aint *address)
+PMPI_Address(void *location, MPI_Aint *address)
 {
-    return MPI_Get_address(location, address);
+    return PMPI_Get_address(location, address);
 }
 
+#pragma weak MPI_Aint_add = PMPI_Aint_add
 MPI_Aint
-MPI_Aint_add(MPI_Aint base, MPI_Aint disp)
+PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
 {
     return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp);
 }
 
+#pragma weak MPI_Aint_diff = PMPI_Aint_diff
 MPI_Aint
-MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
+PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
 {
     return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
 }

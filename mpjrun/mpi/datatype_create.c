@@ -38,8 +38,9 @@ check(int count, MPI_Datatype oldtype, const MPI_Datatype *newtype,
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Type_contiguous = PMPI_Type_contiguous
 int
-MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     static const char fn[] = "MPI_Type_contiguous";
     const struct mpii_type *old;
@@ -94,24 +95,27 @@ vector(int count, int blocklength, MPI_Aint stride, int bytes,
     return finish(&b, rc, newtype, fn);
 }
 
+#pragma weak MPI_Type_vector = PMPI_Type_vector
 int
-MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
+PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
                 MPI_Datatype *newtype)
 {
     return vector(count, blocklength, stride, 0, oldtype, newtype,
                   "MPI_Type_vector");
 }
 
+#pragma weak MPI_Type_create_hvector = PMPI_Type_create_hvector
 int
-MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
+PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
                         MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     return vector(count, blocklength, stride, 1, oldtype, newtype,
                   "MPI_Type_create_hvector");
 }
 
+#pragma weak MPI_Type_hvector = PMPI_Type_hvector
 int
-MPI_Type_hvector(int count, int blocklength, MPI_Aint stride,
+PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride,
                  MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     return vector(count, blocklength, stride, 1, oldtype, newtype,
@@ -165,16 +169,18 @@ indexed(int count, const int *bl, int one, const int *idisp,
     return finish(&b, rc, newtype, fn);
 }
 
+#pragma weak MPI_Type_indexed = PMPI_Type_indexed
 int
-MPI_Type_indexed(int count, const int blocklengths[], const int displacements[],
+PMPI_Type_indexed(int count, const int blocklengths[], const int displacements[],
                  MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     return indexed(count, blocklengths, -1, displacements, NULL, oldtype,
                    newtype, MPI_COMBINER_INDEXED, "MPI_Type_indexed");
 }
 
+#pragma weak MPI_Type_create_hindexed = PMPI_Type_create_hindexed
 int
-MPI_Type_create_hindexed(int count, const int blocklengths[],
+PMPI_Type_create_hindexed(int count, const int blocklengths[],
                          const MPI_Aint displacements[], MPI_Datatype oldtype,
                          MPI_Datatype *newtype)
 {
@@ -182,16 +188,18 @@ MPI_Type_create_hindexed(int count, const int blocklengths[],
                    newtype, MPI_COMBINER_HINDEXED, "MPI_Type_create_hindexed");
 }
 
+#pragma weak MPI_Type_hindexed = PMPI_Type_hindexed
 int
-MPI_Type_hindexed(int count, int blocklengths[], MPI_Aint displacements[],
+PMPI_Type_hindexed(int count, int blocklengths[], MPI_Aint displacements[],
                   MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     return indexed(count, blocklengths, -1, NULL, displacements, oldtype,
                    newtype, MPI_COMBINER_HINDEXED, "MPI_Type_hindexed");
 }
 
+#pragma weak MPI_Type_create_indexed_block = PMPI_Type_create_indexed_block
 int
-MPI_Type_create_indexed_block(int count, int blocklength,
+PMPI_Type_create_indexed_block(int count, int blocklength,
                               const int displacements[], MPI_Datatype oldtype,
                               MPI_Datatype *newtype)
 {
@@ -202,8 +210,9 @@ MPI_Type_create_indexed_block(int count, int blocklength,
                    "MPI_Type_create_indexed_block");
 }
 
+#pragma weak MPI_Type_create_hindexed_block = PMPI_Type_create_hindexed_block
 int
-MPI_Type_create_hindexed_block(int count, int blocklength,
+PMPI_Type_create_hindexed_block(int count, int blocklength,
                                const MPI_Aint displacements[],
                                MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
@@ -214,8 +223,9 @@ MPI_Type_create_hindexed_block(int count, int blocklength,
                    "MPI_Type_create_hindexed_block");
 }
 
+#pragma weak MPI_Type_create_struct = PMPI_Type_create_struct
 int
-MPI_Type_create_struct(int count, const int blocklengths[],
+PMPI_Type_create_struct(int count, const int blocklengths[],
                        const MPI_Aint displacements[],
                        const MPI_Datatype types[], MPI_Datatype *newtype)
 {
@@ -258,16 +268,18 @@ MPI_Type_create_struct(int count, const int blocklengths[],
     return finish(&b, rc, newtype, fn);
 }
 
+#pragma weak MPI_Type_struct = PMPI_Type_struct
 int
-MPI_Type_struct(int count, int blocklengths[], MPI_Aint displacements[],
+PMPI_Type_struct(int count, int blocklengths[], MPI_Aint displacements[],
                 MPI_Datatype types[], MPI_Datatype *newtype)
 {
-    return MPI_Type_create_struct(count, blocklengths, displacements, types,
+    return PMPI_Type_create_struct(count, blocklengths, displacements, types,
                                   newtype);
 }
 
+#pragma weak MPI_Type_create_resized = PMPI_Type_create_resized
 int
-MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                         MPI_Datatype *newtype)
 {
     static const char fn[] = "MPI_Type_create_resized";
@@ -289,8 +301,9 @@ MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
     return finish(&b, rc, newtype, fn);
 }
 
+#pragma weak MPI_Type_dup = PMPI_Type_dup
 int
-MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
+PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     static const char fn[] = "MPI_Type_dup";
     const struct mpii_type *old;
@@ -420,8 +433,9 @@ array_extent(int ndims, const int *sizes, MPI_Aint ext, MPI_Aint *out)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Type_create_subarray = PMPI_Type_create_subarray
 int
-MPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[],
+PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[],
                          const int starts[], int order, MPI_Datatype oldtype,
                          MPI_Datatype *newtype)
 {
@@ -510,8 +524,9 @@ darray_dim(struct dim *d, int gsize, int distrib, int darg, int np, int c)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Type_create_darray = PMPI_Type_create_darray
 int
-MPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[],
+PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[],
                        const int distribs[], const int dargs[],
                        const int psizes[], int order, MPI_Datatype oldtype,
                        MPI_Datatype *newtype)

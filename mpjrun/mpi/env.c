@@ -216,8 +216,9 @@ env_wireup(int rank, int size)
     return rc;
 }
 
+#pragma weak MPI_Init = PMPI_Init
 int
-MPI_Init(int *argc, char ***argv)
+PMPI_Init(int *argc, char ***argv)
 {
     int rank, size, rc;
 
@@ -262,10 +263,11 @@ MPI_Init(int *argc, char ***argv)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Init_thread = PMPI_Init_thread
 int
-MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    int rc = MPI_Init(argc, argv);
+    int rc = PMPI_Init(argc, argv);
 
     /* No threads inside; calls serialised by the program are safe. */
     thread_level = required < MPI_THREAD_SERIALIZED ? required
@@ -275,8 +277,9 @@ MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     return rc;
 }
 
+#pragma weak MPI_Query_thread = PMPI_Query_thread
 int
-MPI_Query_thread(int *provided)
+PMPI_Query_thread(int *provided)
 {
     if (provided == NULL)
         return MPI_ERR_ARG;
@@ -284,8 +287,9 @@ MPI_Query_thread(int *provided)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Is_thread_main = PMPI_Is_thread_main
 int
-MPI_Is_thread_main(int *flag)
+PMPI_Is_thread_main(int *flag)
 {
     if (flag == NULL)
         return MPI_ERR_ARG;
@@ -293,8 +297,9 @@ MPI_Is_thread_main(int *flag)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Initialized = PMPI_Initialized
 int
-MPI_Initialized(int *flag)
+PMPI_Initialized(int *flag)
 {
     if (flag == NULL)
         return MPI_ERR_ARG;
@@ -302,8 +307,9 @@ MPI_Initialized(int *flag)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Finalized = PMPI_Finalized
 int
-MPI_Finalized(int *flag)
+PMPI_Finalized(int *flag)
 {
     if (flag == NULL)
         return MPI_ERR_ARG;
@@ -327,8 +333,9 @@ all_fins(void *arg)
     return match_fins() >= world_size - 1;
 }
 
+#pragma weak MPI_Finalize = PMPI_Finalize
 int
-MPI_Finalize(void)
+PMPI_Finalize(void)
 {
     struct wire_hdr h;
     struct conn *c;
@@ -391,16 +398,18 @@ mpii_abort(int status)
     _exit(status != 0 ? status & 0xff : 1);
 }
 
+#pragma weak MPI_Abort = PMPI_Abort
 int
-MPI_Abort(MPI_Comm comm, int errorcode)
+PMPI_Abort(MPI_Comm comm, int errorcode)
 {
     (void)comm;
     mpii_abort(errorcode);
     return MPI_ERR_OTHER;
 }
 
+#pragma weak MPI_Wtime = PMPI_Wtime
 double
-MPI_Wtime(void)
+PMPI_Wtime(void)
 {
     struct timespec ts;
 
@@ -408,14 +417,16 @@ MPI_Wtime(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+#pragma weak MPI_Wtick = PMPI_Wtick
 double
-MPI_Wtick(void)
+PMPI_Wtick(void)
 {
     return 1e-9;
 }
 
+#pragma weak MPI_Get_processor_name = PMPI_Get_processor_name
 int
-MPI_Get_processor_name(char *name, int *len)
+PMPI_Get_processor_name(char *name, int *len)
 {
     const char *host = getenv("P2P_HOST");
     char buf[MPI_MAX_PROCESSOR_NAME];
@@ -434,8 +445,9 @@ MPI_Get_processor_name(char *name, int *len)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Get_version = PMPI_Get_version
 int
-MPI_Get_version(int *version, int *subversion)
+PMPI_Get_version(int *version, int *subversion)
 {
     if (version == NULL || subversion == NULL)
         return MPI_ERR_ARG;
@@ -444,8 +456,9 @@ MPI_Get_version(int *version, int *subversion)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Get_library_version = PMPI_Get_library_version
 int
-MPI_Get_library_version(char *version, int *len)
+PMPI_Get_library_version(char *version, int *len)
 {
     int n;
 

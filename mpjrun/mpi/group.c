@@ -109,8 +109,9 @@ group_find(const struct mpii_group *g, int w)
     return MPI_UNDEFINED;
 }
 
+#pragma weak MPI_Comm_group = PMPI_Comm_group
 int
-MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
     struct mpii_comm *c;
     int rc;
@@ -125,8 +126,9 @@ MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Group_size = PMPI_Group_size
 int
-MPI_Group_size(MPI_Group group, int *size)
+PMPI_Group_size(MPI_Group group, int *size)
 {
     const struct mpii_group *g;
 
@@ -138,8 +140,9 @@ MPI_Group_size(MPI_Group group, int *size)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Group_rank = PMPI_Group_rank
 int
-MPI_Group_rank(MPI_Group group, int *rank)
+PMPI_Group_rank(MPI_Group group, int *rank)
 {
     const struct mpii_group *g;
     struct mpii_comm *w = mpii_comm_get(MPI_COMM_WORLD);
@@ -152,8 +155,9 @@ MPI_Group_rank(MPI_Group group, int *rank)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Group_translate_ranks = PMPI_Group_translate_ranks
 int
-MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[],
+PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[],
                           MPI_Group group2, int ranks2[])
 {
     static const char fn[] = "MPI_Group_translate_ranks";
@@ -175,8 +179,9 @@ MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[],
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Group_compare = PMPI_Group_compare
 int
-MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
+PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
     const struct mpii_group *a, *b;
     int i, same_order = 1;
@@ -201,8 +206,9 @@ MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Group_free = PMPI_Group_free
 int
-MPI_Group_free(MPI_Group *group)
+PMPI_Group_free(MPI_Group *group)
 {
     struct mpii_group *g;
 
@@ -222,8 +228,9 @@ MPI_Group_free(MPI_Group *group)
 }
 
 /* incl: the listed ranks in that order (each at most once). */
+#pragma weak MPI_Group_incl = PMPI_Group_incl
 int
-MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *out)
+PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *out)
 {
     static const char fn[] = "MPI_Group_incl";
     const struct mpii_group *g;
@@ -253,8 +260,9 @@ MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *out)
 }
 
 /* excl: every rank but the listed ones, in group order. */
+#pragma weak MPI_Group_excl = PMPI_Group_excl
 int
-MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *out)
+PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *out)
 {
     static const char fn[] = "MPI_Group_excl";
     const struct mpii_group *g;
@@ -347,20 +355,22 @@ range(MPI_Group group, int n, int ranges[][3], MPI_Group *out, int excl,
                 list[k++] = i;
     }
     free(seen);
-    rc = MPI_Group_incl(group, k, list, out);
+    rc = PMPI_Group_incl(group, k, list, out);
     free(list);
     return rc;
 }
 
+#pragma weak MPI_Group_range_incl = PMPI_Group_range_incl
 int
-MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3],
+PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3],
                      MPI_Group *newgroup)
 {
     return range(group, n, ranges, newgroup, 0, "MPI_Group_range_incl");
 }
 
+#pragma weak MPI_Group_range_excl = PMPI_Group_range_excl
 int
-MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3],
+PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3],
                      MPI_Group *newgroup)
 {
     return range(group, n, ranges, newgroup, 1, "MPI_Group_range_excl");
@@ -398,22 +408,25 @@ setop(MPI_Group group1, MPI_Group group2, MPI_Group *out, enum setop op,
     return rc == MPI_SUCCESS ? rc : ERR(rc, fn);
 }
 
+#pragma weak MPI_Group_union = PMPI_Group_union
 int
-MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
     return setop(group1, group2, newgroup, UNION, "MPI_Group_union");
 }
 
+#pragma weak MPI_Group_intersection = PMPI_Group_intersection
 int
-MPI_Group_intersection(MPI_Group group1, MPI_Group group2,
+PMPI_Group_intersection(MPI_Group group1, MPI_Group group2,
                        MPI_Group *newgroup)
 {
     return setop(group1, group2, newgroup, INTERSECTION,
                  "MPI_Group_intersection");
 }
 
+#pragma weak MPI_Group_difference = PMPI_Group_difference
 int
-MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
     return setop(group1, group2, newgroup, DIFFERENCE,
                  "MPI_Group_difference");

@@ -347,24 +347,27 @@ send_mode(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, fn);
 }
 
+#pragma weak MPI_Send = PMPI_Send
 int
-MPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+PMPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
          MPI_Comm comm)
 {
     return send_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
                      "MPI_Send");
 }
 
+#pragma weak MPI_Ssend = PMPI_Ssend
 int
-MPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+PMPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
           MPI_Comm comm)
 {
     return send_mode(buf, count, dt, dest, tag, comm, MPII_SEND_SYNC,
                      "MPI_Ssend");
 }
 
+#pragma weak MPI_Rsend = PMPI_Rsend
 int
-MPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+PMPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
           MPI_Comm comm)
 {
     return send_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
@@ -386,32 +389,36 @@ isend_mode(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, fn);
 }
 
+#pragma weak MPI_Isend = PMPI_Isend
 int
-MPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+PMPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
           MPI_Comm comm, MPI_Request *req)
 {
     return isend_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
                       req, "MPI_Isend");
 }
 
+#pragma weak MPI_Issend = PMPI_Issend
 int
-MPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+PMPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
            MPI_Comm comm, MPI_Request *req)
 {
     return isend_mode(buf, count, dt, dest, tag, comm, MPII_SEND_SYNC, req,
                       "MPI_Issend");
 }
 
+#pragma weak MPI_Irsend = PMPI_Irsend
 int
-MPI_Irsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+PMPI_Irsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
            MPI_Comm comm, MPI_Request *req)
 {
     return isend_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
                       req, "MPI_Irsend");
 }
 
+#pragma weak MPI_Recv = PMPI_Recv
 int
-MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag,
+PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag,
          MPI_Comm comm, MPI_Status *st)
 {
     struct mpii_comm *c;
@@ -422,8 +429,9 @@ MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag,
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Recv");
 }
 
+#pragma weak MPI_Irecv = PMPI_Irecv
 int
-MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
+PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
           MPI_Comm comm, MPI_Request *req)
 {
     struct mpii_comm *c;
@@ -436,8 +444,9 @@ MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Irecv");
 }
 
+#pragma weak MPI_Sendrecv = PMPI_Sendrecv
 int
-MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
+PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
              int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source,
              int rtag, MPI_Comm comm, MPI_Status *st)
 {
@@ -464,8 +473,9 @@ MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Sendrecv");
 }
 
+#pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
 int
-MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest,
+PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest,
                      int stag, int source, int rtag, MPI_Comm comm,
                      MPI_Status *st)
 {
@@ -482,14 +492,15 @@ MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest,
     if ((tmp = malloc(len > 0 ? len : 1)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace");
     mpii_pack(buf, count, t, tmp);
-    rc = MPI_Sendrecv(tmp, (int)len, MPI_BYTE, dest, stag, buf, count, dt,
+    rc = PMPI_Sendrecv(tmp, (int)len, MPI_BYTE, dest, stag, buf, count, dt,
                       source, rtag, comm, st);
     free(tmp);
     return rc;
 }
 
+#pragma weak MPI_Wait = PMPI_Wait
 int
-MPI_Wait(MPI_Request *req, MPI_Status *st)
+PMPI_Wait(MPI_Request *req, MPI_Status *st)
 {
     struct mpii_req *r;
     MPI_Comm comm = MPI_COMM_WORLD;
@@ -502,8 +513,9 @@ MPI_Wait(MPI_Request *req, MPI_Status *st)
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Wait");
 }
 
+#pragma weak MPI_Waitall = PMPI_Waitall
 int
-MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
+PMPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
 {
     int rc;
 
@@ -576,8 +588,9 @@ follow_wait(int n, MPI_Request reqs[], int i, MPI_Status *st)
     return mpii_wait(&reqs[i], st);
 }
 
+#pragma weak MPI_Waitany = PMPI_Waitany
 int
-MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *st)
+PMPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *st)
 {
     struct any_arg a = {n, reqs, MPI_UNDEFINED};
     uint32_t dn;
@@ -625,8 +638,9 @@ some_done(void *arg)
 static int some(int n, MPI_Request reqs[], int *outcount, int indices[],
                 MPI_Status sts[], int wait, const char *fn);
 
+#pragma weak MPI_Waitsome = PMPI_Waitsome
 int
-MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[],
+PMPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[],
              MPI_Status sts[])
 {
     int rc;
@@ -745,8 +759,9 @@ some(int n, MPI_Request reqs[], int *outcount, int indices[],
                : MPI_SUCCESS;
 }
 
+#pragma weak MPI_Test = PMPI_Test
 int
-MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
+PMPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
 {
     struct mpii_req *r;
     int rc;
@@ -770,8 +785,9 @@ MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
     return rc == MPI_SUCCESS ? rc : mpii_err(MPI_COMM_WORLD, rc, "MPI_Test");
 }
 
+#pragma weak MPI_Testall = PMPI_Testall
 int
-MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
+PMPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
 {
     struct all_arg a = {n, reqs};
     int rc;
@@ -783,11 +799,12 @@ MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
     *flag = all_done(&a);
     if (!*flag)
         return MPI_SUCCESS;
-    return MPI_Waitall(n, reqs, sts);
+    return PMPI_Waitall(n, reqs, sts);
 }
 
+#pragma weak MPI_Testany = PMPI_Testany
 int
-MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag,
+PMPI_Testany(int n, MPI_Request reqs[], int *index, int *flag,
             MPI_Status *st)
 {
     struct any_arg a = {n, reqs, MPI_UNDEFINED};
@@ -833,8 +850,9 @@ MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag,
     return rc == MPI_SUCCESS ? rc : mpii_err(MPI_COMM_WORLD, rc, "MPI_Testany");
 }
 
+#pragma weak MPI_Testsome = PMPI_Testsome
 int
-MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[],
+PMPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[],
              MPI_Status sts[])
 {
     int rc;
@@ -923,8 +941,9 @@ probe_check(int source, int tag, const struct mpii_comm *c)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Probe = PMPI_Probe
 int
-MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *st)
+PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *st)
 {
     struct mpii_comm *c;
     int rc;
@@ -942,8 +961,9 @@ MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *st)
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Probe");
 }
 
+#pragma weak MPI_Iprobe = PMPI_Iprobe
 int
-MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *st)
+PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *st)
 {
     struct mpii_comm *c;
     int rc;
@@ -962,8 +982,9 @@ MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *st)
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Iprobe");
 }
 
+#pragma weak MPI_Cancel = PMPI_Cancel
 int
-MPI_Cancel(MPI_Request *req)
+PMPI_Cancel(MPI_Request *req)
 {
     struct mpii_req *r;
 
@@ -980,8 +1001,9 @@ MPI_Cancel(MPI_Request *req)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Test_cancelled = PMPI_Test_cancelled
 int
-MPI_Test_cancelled(const MPI_Status *st, int *flag)
+PMPI_Test_cancelled(const MPI_Status *st, int *flag)
 {
     if (st == NULL || flag == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test_cancelled");
@@ -989,8 +1011,9 @@ MPI_Test_cancelled(const MPI_Status *st, int *flag)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Request_free = PMPI_Request_free
 int
-MPI_Request_free(MPI_Request *req)
+PMPI_Request_free(MPI_Request *req)
 {
     struct mpii_req *r;
 
@@ -1005,8 +1028,9 @@ MPI_Request_free(MPI_Request *req)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Get_count = PMPI_Get_count
 int
-MPI_Get_count(const MPI_Status *st, MPI_Datatype dt, int *count)
+PMPI_Get_count(const MPI_Status *st, MPI_Datatype dt, int *count)
 {
     const struct mpii_type *t;
     size_t size;

@@ -21,8 +21,9 @@ packed_size(int incount, const struct mpii_type *t, size_t *out)
     return 0;
 }
 
+#pragma weak MPI_Pack_size = PMPI_Pack_size
 int
-MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
     static const char fn[] = "MPI_Pack_size";
     const struct mpii_type *t;
@@ -38,8 +39,9 @@ MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Pack = PMPI_Pack
 int
-MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
+PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
          int outsize, int *position, MPI_Comm comm)
 {
     static const char fn[] = "MPI_Pack";
@@ -61,8 +63,9 @@ MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Unpack = PMPI_Unpack
 int
-MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf,
+PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf,
            int outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
     static const char fn[] = "MPI_Unpack";
@@ -120,8 +123,9 @@ swap_units(unsigned char *p, int count, const struct mpii_type *t)
             }
 }
 
+#pragma weak MPI_Pack_external_size = PMPI_Pack_external_size
 int
-MPI_Pack_external_size(const char *datarep, int incount,
+PMPI_Pack_external_size(const char *datarep, int incount,
                        MPI_Datatype datatype, MPI_Aint *size)
 {
     static const char fn[] = "MPI_Pack_external_size";
@@ -138,8 +142,9 @@ MPI_Pack_external_size(const char *datarep, int incount,
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Pack_external = PMPI_Pack_external
 int
-MPI_Pack_external(const char datarep[], const void *inbuf, int incount,
+PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
                   MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
                   MPI_Aint *position)
 {
@@ -164,8 +169,9 @@ MPI_Pack_external(const char datarep[], const void *inbuf, int incount,
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Unpack_external = PMPI_Unpack_external
 int
-MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
+PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
                     MPI_Aint *position, void *outbuf, int outcount,
                     MPI_Datatype datatype)
 {
@@ -199,8 +205,9 @@ MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
 
 /* --- elements ------------------------------------------------------ */
 
+#pragma weak MPI_Get_elements_x = PMPI_Get_elements_x
 int
-MPI_Get_elements_x(const MPI_Status *st, MPI_Datatype dt, MPI_Count *count)
+PMPI_Get_elements_x(const MPI_Status *st, MPI_Datatype dt, MPI_Count *count)
 {
     static const char fn[] = "MPI_Get_elements_x";
     const struct mpii_type *t;
@@ -216,15 +223,16 @@ MPI_Get_elements_x(const MPI_Status *st, MPI_Datatype dt, MPI_Count *count)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Get_elements = PMPI_Get_elements
 int
-MPI_Get_elements(const MPI_Status *st, MPI_Datatype dt, int *count)
+PMPI_Get_elements(const MPI_Status *st, MPI_Datatype dt, int *count)
 {
     MPI_Count n;
     int rc;
 
     if (count == NULL)
         return ERR(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_elements");
-    if ((rc = MPI_Get_elements_x(st, dt, &n)) != MPI_SUCCESS)
+    if ((rc = PMPI_Get_elements_x(st, dt, &n)) != MPI_SUCCESS)
         return rc;
     *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
     return MPI_SUCCESS;
