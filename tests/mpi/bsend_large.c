@@ -3,8 +3,9 @@
  * pair of ranks Bsends to each other before either receives, with
  * messages of 1 byte, the eager limit, 65,537 bytes and 1 MiB: with
  * sends that wait for their receive, this deadlocks.  Then
- * MPI_Buffer_detach waits for the messages to leave, and a Bsend with
- * no room in the buffer is an error (MPI_ERR_BUFFER), not a wait.
+ * MPI_Buffer_detach waits for the messages to leave, and (p2pmpi) a
+ * Bsend with no room in the buffer is an error (MPI_ERR_BUFFER), not a
+ * wait.
  */
 #include "mpitest.h"
 
@@ -49,7 +50,9 @@ main(int argc, char **argv)
     t_init(&argc, &argv);
     for (int i = 0; i < (int)(sizeof sizes / sizeof sizes[0]); i++)
         exchange(sizes[i], i + 1);
-    /* No room: an error at once. */
+#ifdef P2PMPI
+    /* No room: an error at once.  (Open MPI sends at once when it can and
+     * uses the buffer only when it cannot, so this is ours only.) */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_OK(MPI_Buffer_attach(small, sizeof small));
     b = t_malloc(100);
@@ -59,5 +62,8 @@ main(int argc, char **argv)
     CHECK(back == small, "detach gave %p", back);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     free(b);
+#else
+    (void)small, (void)back, (void)b, (void)rc, (void)bs;
+#endif
     return t_finish("bsend_large");
 }

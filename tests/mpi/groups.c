@@ -232,7 +232,9 @@ t_attrs(void)
     MPI_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &v, &flag));
     CHECK(!flag || *v == 0 || *v == 1, "wtime_is_global");
     MPI_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &v, &flag));
-    CHECK(!flag || *v >= t_size, "universe size %d", flag ? *v : -1);
+    /* Open MPI answers its slot count, which may be fewer than the
+     * ranks when oversubscribed. */
+    CHECK(!flag || *v >= 1, "universe size %d", flag ? *v : -1);
     MPI_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &v, &flag));
     CHECK(!flag || *v == 0, "appnum");
     MPI_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_HOST, &v, &flag));
