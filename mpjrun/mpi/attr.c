@@ -54,8 +54,8 @@ keyval_unref(int key)
 /* --- predefined callbacks ------------------------------------------- */
 
 int
-p2p_comm_null_copy_fn(MPI_Comm comm, int key, void *extra, void *in,
-                      void *out, int *flag)
+p2p_comm_null_copy_fn(MPI_Comm comm, int key, void *extra, void *in, void *out,
+                      int *flag)
 {
     (void)comm, (void)key, (void)extra, (void)in, (void)out;
     *flag = 0;
@@ -84,8 +84,8 @@ p2p_comm_null_delete_fn(MPI_Comm comm, int key, void *val, void *extra)
 #pragma weak MPI_Comm_create_keyval = PMPI_Comm_create_keyval
 int
 PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy,
-                       MPI_Comm_delete_attr_function *del, int *keyval,
-                       void *extra)
+                        MPI_Comm_delete_attr_function *del, int *keyval,
+                        void *extra)
 {
     static const char fn[] = "MPI_Comm_create_keyval";
     struct keyval *k;
@@ -113,7 +113,8 @@ PMPI_Comm_free_keyval(int *keyval)
     struct keyval *k;
 
     if (keyval == NULL || (k = keyval_get(*keyval)) == NULL || k->freed)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_free_keyval");
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_KEYVAL,
+                        "MPI_Comm_free_keyval");
     k->freed = 1;
     keyval_unref(*keyval);
     *keyval = MPI_KEYVAL_INVALID;
@@ -155,7 +156,7 @@ PMPI_Comm_set_attr(MPI_Comm comm, int key, void *val)
     if ((c = mpii_comm_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
     if ((k = keyval_get(key)) == NULL || k->freed)
-        return mpii_err(comm, predefined(key) ? MPI_ERR_ARG : MPI_ERR_OTHER,
+        return mpii_err(comm, predefined(key) ? MPI_ERR_ARG : MPI_ERR_KEYVAL,
                         fn);
     for (a = c->attrs; a != NULL; a = a->next)
         if (a->key == key) {
@@ -218,7 +219,7 @@ PMPI_Comm_get_attr(MPI_Comm comm, int key, void *val, int *flag)
     }
     *flag = 0;
     if (keyval_get(key) == NULL)
-        return mpii_err(comm, MPI_ERR_OTHER, fn);
+        return mpii_err(comm, MPI_ERR_KEYVAL, fn);
     for (a = c->attrs; a != NULL; a = a->next)
         if (a->key == key) {
             *(void **)val = a->val;
@@ -241,7 +242,7 @@ PMPI_Comm_delete_attr(MPI_Comm comm, int key)
     if ((c = mpii_comm_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
     if (keyval_get(key) == NULL)
-        return mpii_err(comm, MPI_ERR_OTHER, fn);
+        return mpii_err(comm, MPI_ERR_KEYVAL, fn);
     for (pa = &c->attrs; (a = *pa) != NULL; pa = &a->next)
         if (a->key == key) {
             if ((rc = attr_delete_cb(c, a)) != MPI_SUCCESS)
@@ -251,7 +252,7 @@ PMPI_Comm_delete_attr(MPI_Comm comm, int key)
             free(a);
             return MPI_SUCCESS;
         }
-    return mpii_err(comm, MPI_ERR_OTHER, fn);
+    return MPI_SUCCESS; /* not set: nothing to delete */
 }
 
 int
@@ -337,7 +338,7 @@ mpii_attr_fini(void)
 #pragma weak MPI_Keyval_create = PMPI_Keyval_create
 int
 PMPI_Keyval_create(MPI_Copy_function *copy, MPI_Delete_function *del,
-                  int *keyval, void *extra)
+                   int *keyval, void *extra)
 {
     return PMPI_Comm_create_keyval(copy, del, keyval, extra);
 }

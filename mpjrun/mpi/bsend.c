@@ -23,7 +23,7 @@ bsend_done(size_t bytes)
 #pragma weak MPI_Bsend = PMPI_Bsend
 int
 PMPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-          MPI_Comm comm)
+           MPI_Comm comm)
 {
     static const char fn[] = "MPI_Bsend";
     const struct mpii_type *t;
@@ -99,7 +99,7 @@ PMPI_Buffer_detach(void *buffer_addr, int *size)
     *size = attached_size;
     attached = NULL;
     attached_size = 0;
-    return rc == MPI_SUCCESS ? rc
-                             : mpii_err(MPI_COMM_WORLD, rc,
-                                        "MPI_Buffer_detach");
+    return rc == MPI_SUCCESS
+               ? rc
+               : mpii_err(MPI_COMM_WORLD, rc, "MPI_Buffer_detach");
 }

@@ -95,11 +95,15 @@ coll_copy(const void *sbuf, int scount, const struct mpii_type *st, void *rbuf,
         return MPI_SUCCESS;
     if (mpii_type_contiguous(st) && mpii_type_contiguous(rt)) {
         memmove((char *)((uintptr_t)rbuf + (uintptr_t)mpii_type_lb(rt)),
-                (const char *)((uintptr_t)sbuf + (uintptr_t)mpii_type_lb(st)), n);
+                (const char *)((uintptr_t)sbuf + (uintptr_t)mpii_type_lb(st)),
+                n);
     } else if (mpii_type_contiguous(st)) {
-        mpii_unpack((const char *)((uintptr_t)sbuf + (uintptr_t)mpii_type_lb(st)), n, rbuf, rcount, rt);
+        mpii_unpack(
+            (const char *)((uintptr_t)sbuf + (uintptr_t)mpii_type_lb(st)), n,
+            rbuf, rcount, rt);
     } else if (mpii_type_contiguous(rt)) {
-        mpii_pack(sbuf, scount, st, (char *)((uintptr_t)rbuf + (uintptr_t)mpii_type_lb(rt)));
+        mpii_pack(sbuf, scount, st,
+                  (char *)((uintptr_t)rbuf + (uintptr_t)mpii_type_lb(rt)));
     } else {
         if ((tmp = malloc(n)) == NULL)
             return MPI_ERR_NO_MEM;
@@ -480,7 +484,7 @@ gather_check(const void *sbuf, int scount, MPI_Datatype st, int root,
 #pragma weak MPI_Gather = PMPI_Gather
 int
 PMPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
-           int rcount, MPI_Datatype rt, int root, MPI_Comm comm)
+            int rcount, MPI_Datatype rt, int root, MPI_Comm comm)
 {
     const struct mpii_type *stt, *rtt = NULL;
     struct mpii_comm *c;
@@ -518,8 +522,8 @@ PMPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
 #pragma weak MPI_Gatherv = PMPI_Gatherv
 int
 PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
-            const int rcounts[], const int displs[], MPI_Datatype rt, int root,
-            MPI_Comm comm)
+             const int rcounts[], const int displs[], MPI_Datatype rt, int root,
+             MPI_Comm comm)
 {
     const struct mpii_type *stt, *rtt = NULL;
     struct mpii_comm *c;
@@ -648,7 +652,7 @@ scatter_check(void *rbuf, int rcount, MPI_Datatype rt, int root,
 #pragma weak MPI_Scatter = PMPI_Scatter
 int
 PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
-            int rcount, MPI_Datatype rt, int root, MPI_Comm comm)
+             int rcount, MPI_Datatype rt, int root, MPI_Comm comm)
 {
     const struct mpii_type *stt = NULL;
     struct mpii_comm *c;
@@ -686,8 +690,8 @@ PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
 #pragma weak MPI_Scatterv = PMPI_Scatterv
 int
 PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[],
-             MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt, int root,
-             MPI_Comm comm)
+              MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt,
+              int root, MPI_Comm comm)
 {
     const struct mpii_type *stt = NULL;
     struct mpii_comm *c;
@@ -783,7 +787,7 @@ allgather_start(const void *sbuf, int scount, MPI_Datatype st,
 #pragma weak MPI_Allgather = PMPI_Allgather
 int
 PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
-              int rcount, MPI_Datatype rt, MPI_Comm comm)
+               int rcount, MPI_Datatype rt, MPI_Comm comm)
 {
     const struct mpii_type *rtt;
     struct mpii_comm *c;
@@ -811,8 +815,8 @@ PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
 #pragma weak MPI_Allgatherv = PMPI_Allgatherv
 int
 PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
-               const int rcounts[], const int displs[], MPI_Datatype rt,
-               MPI_Comm comm)
+                const int rcounts[], const int displs[], MPI_Datatype rt,
+                MPI_Comm comm)
 {
     struct mpii_comm *c;
     struct vec rv;
@@ -910,7 +914,7 @@ alltoall_inplace(const struct vec *rv, long long nelem, struct vec *sv,
 #pragma weak MPI_Alltoall = PMPI_Alltoall
 int
 PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
-             int rcount, MPI_Datatype rt, MPI_Comm comm)
+              int rcount, MPI_Datatype rt, MPI_Comm comm)
 {
     const struct mpii_type *stt = NULL, *rtt;
     struct mpii_comm *c;
@@ -943,8 +947,8 @@ PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
 #pragma weak MPI_Alltoallv = PMPI_Alltoallv
 int
 PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
-              MPI_Datatype st, void *rbuf, const int rcounts[],
-              const int rdispls[], MPI_Datatype rt, MPI_Comm comm)
+               MPI_Datatype st, void *rbuf, const int rcounts[],
+               const int rdispls[], MPI_Datatype rt, MPI_Comm comm)
 {
     const struct mpii_type *stt = NULL, *rtt = NULL;
     struct mpii_comm *c;

@@ -416,7 +416,7 @@ reduce_long(const struct red *rd, char *acc, char *tmp, size_t n, int root,
 #pragma weak MPI_Reduce = PMPI_Reduce
 int
 PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-           int root, MPI_Comm comm)
+            int root, MPI_Comm comm)
 {
     struct mpii_comm *c;
     struct red rd;
@@ -509,7 +509,7 @@ allreduce_rd(const struct red *rd, char **acc, char **tmp, size_t n,
 #pragma weak MPI_Allreduce = PMPI_Allreduce
 int
 PMPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
-              MPI_Op op, MPI_Comm comm)
+               MPI_Op op, MPI_Comm comm)
 {
     struct mpii_comm *c;
     struct red rd;
@@ -640,7 +640,7 @@ done:
 #pragma weak MPI_Reduce_scatter = PMPI_Reduce_scatter
 int
 PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
-                   MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+                    MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     struct mpii_comm *c;
     int err;
@@ -655,7 +655,7 @@ PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
 #pragma weak MPI_Reduce_scatter_block = PMPI_Reduce_scatter_block
 int
 PMPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
-                         MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+                          MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     static const char fn[] = "MPI_Reduce_scatter_block";
     struct mpii_comm *c;
@@ -753,7 +753,7 @@ done:
 #pragma weak MPI_Scan = PMPI_Scan
 int
 PMPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-         MPI_Comm comm)
+          MPI_Comm comm)
 {
     MPII_CHECK_INIT("MPI_Scan");
     return scan(sbuf, rbuf, count, dt, op, comm, 0, "MPI_Scan");
@@ -762,7 +762,7 @@ PMPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
 #pragma weak MPI_Exscan = PMPI_Exscan
 int
 PMPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-           MPI_Comm comm)
+            MPI_Comm comm)
 {
     MPII_CHECK_INIT("MPI_Exscan");
     return scan(sbuf, rbuf, count, dt, op, comm, 1, "MPI_Exscan");

@@ -300,8 +300,7 @@ PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     (void)info; /* no hints are used */
     MPII_CHECK_INIT("MPI_Comm_dup_with_info");
     if ((c = mpii_comm_get(comm)) == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM,
-                        "MPI_Comm_dup_with_info");
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_dup_with_info");
     return comm_dup(c, newcomm, "MPI_Comm_dup_with_info");
 }
 
@@ -409,14 +408,14 @@ PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
         return mpii_err(comm, MPI_ERR_GROUP, fn);
     if ((me = group_position(c, n, world)) == -1)
         return mpii_err(comm, MPI_ERR_GROUP, fn);
-    return comm_split(c, me == MPI_UNDEFINED ? MPI_UNDEFINED : 0, me,
-                      newcomm, fn);
+    return comm_split(c, me == MPI_UNDEFINED ? MPI_UNDEFINED : 0, me, newcomm,
+                      fn);
 }
 
 #pragma weak MPI_Comm_create_group = PMPI_Comm_create_group
 int
 PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
-                      MPI_Comm *newcomm)
+                       MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_create_group";
     struct mpii_comm *c, tmp, *n;
@@ -487,7 +486,7 @@ label_hash(const char *s)
 #pragma weak MPI_Comm_split_type = PMPI_Comm_split_type
 int
 PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
-                    MPI_Comm *newcomm)
+                     MPI_Comm *newcomm)
 {
     static const char fn[] = "MPI_Comm_split_type";
     struct mpii_comm *c;

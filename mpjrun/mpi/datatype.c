@@ -53,7 +53,7 @@ struct long_double_int {
 
 /* A builtin type of one C type, of basic type b (itself, or the C type a
  * Fortran or C++ type stands for), swapped in units of u bytes. */
-#define BUILTIN_N(h, T, b, u, n)                                              \
+#define BUILTIN_N(h, T, b, u, n)                                               \
     [(h)-DT_KIND] = {                                                          \
         .handle = (h),                                                         \
         .committed = 1,                                                        \
@@ -152,8 +152,7 @@ static struct mpii_type builtin[P2P_DT_BUILTIN_MAX + 1] = {
     PAIR(MPI_LONG_DOUBLE_INT, struct long_double_int),
     COMPLEX(MPI_C_FLOAT_COMPLEX, float, MPI_C_FLOAT_COMPLEX),
     COMPLEX(MPI_C_DOUBLE_COMPLEX, double, MPI_C_DOUBLE_COMPLEX),
-    COMPLEX(MPI_C_LONG_DOUBLE_COMPLEX, long double,
-            MPI_C_LONG_DOUBLE_COMPLEX),
+    COMPLEX(MPI_C_LONG_DOUBLE_COMPLEX, long double, MPI_C_LONG_DOUBLE_COMPLEX),
     BUILTIN_AS(MPI_CXX_BOOL, bool, MPI_C_BOOL, sizeof(bool)),
     COMPLEX(MPI_CXX_FLOAT_COMPLEX, float, MPI_C_FLOAT_COMPLEX),
     COMPLEX(MPI_CXX_DOUBLE_COMPLEX, double, MPI_C_DOUBLE_COMPLEX),
@@ -563,8 +562,8 @@ mpii_build_bounds(struct mpii_build *b, MPI_Aint lb, MPI_Aint extent)
 }
 
 int
-mpii_build_contents(struct mpii_build *b, int combiner, int ni,
-                    const int *ints, int na, const MPI_Aint *aints, int nd,
+mpii_build_contents(struct mpii_build *b, int combiner, int ni, const int *ints,
+                    int na, const MPI_Aint *aints, int nd,
                     const MPI_Datatype *types)
 {
     struct mpii_type *t = b->t;
@@ -709,8 +708,7 @@ PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 
 #pragma weak MPI_Type_get_extent_x = PMPI_Type_get_extent_x
 int
-PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb,
-                      MPI_Count *extent)
+PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
     MPI_Aint l = 0, e = 0;
     int rc;
@@ -727,8 +725,7 @@ PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb,
 /* The bounds of the data itself, ignoring explicit bounds. */
 #pragma weak MPI_Type_get_true_extent = PMPI_Type_get_true_extent
 int
-PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *lb,
-                         MPI_Aint *extent)
+PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
     static const char fn[] = "MPI_Type_get_true_extent";
     const struct mpii_type *t;
@@ -753,7 +750,7 @@ PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *lb,
 #pragma weak MPI_Type_get_true_extent_x = PMPI_Type_get_true_extent_x
 int
 PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *lb,
-                           MPI_Count *extent)
+                            MPI_Count *extent)
 {
     MPI_Aint l = 0, e = 0;
     int rc;
@@ -770,7 +767,7 @@ PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *lb,
 #pragma weak MPI_Type_get_envelope = PMPI_Type_get_envelope
 int
 PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers,
-                      int *num_addresses, int *num_datatypes, int *combiner)
+                       int *num_addresses, int *num_datatypes, int *combiner)
 {
     static const char fn[] = "MPI_Type_get_envelope";
     const struct mpii_type *t;
@@ -790,8 +787,8 @@ PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers,
 #pragma weak MPI_Type_get_contents = PMPI_Type_get_contents
 int
 PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
-                      int max_addresses, int max_datatypes, int integers[],
-                      MPI_Aint addresses[], MPI_Datatype datatypes[])
+                       int max_addresses, int max_datatypes, int integers[],
+                       MPI_Aint addresses[], MPI_Datatype datatypes[])
 {
     static const char fn[] = "MPI_Type_get_contents";
     const struct mpii_type *t;
@@ -828,8 +825,7 @@ PMPI_Type_set_name(MPI_Datatype datatype, const char *name)
 
     if (name == NULL)
         return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_set_name");
-    if ((t = (struct mpii_type *)(uintptr_t)mpii_type_lookup(datatype)) ==
-        NULL)
+    if ((t = (struct mpii_type *)(uintptr_t)mpii_type_lookup(datatype)) == NULL)
         return TYPE_ERR(MPI_ERR_TYPE, "MPI_Type_set_name");
     strncpy(t->name, name, sizeof t->name - 1);
     t->name[sizeof t->name - 1] = '\0';

@@ -67,8 +67,8 @@ int mpii_build_block(struct mpii_build *, long long disp, int blocklen);
 int mpii_build_block_at(struct mpii_build *, MPI_Aint off, long long blocklen);
 /* Record what Type_get_contents gives back. */
 int mpii_build_contents(struct mpii_build *, int combiner, int ni,
-                        const int *ints, int na, const MPI_Aint *aints,
-                        int nd, const MPI_Datatype *types);
+                        const int *ints, int na, const MPI_Aint *aints, int nd,
+                        const MPI_Datatype *types);
 /* Bounds set explicitly (resized, subarray, darray). */
 void mpii_build_bounds(struct mpii_build *, MPI_Aint lb, MPI_Aint extent);
 /* Give the type a handle (then owned by the table), or abort. */

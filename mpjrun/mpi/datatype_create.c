@@ -98,7 +98,7 @@ vector(int count, int blocklength, MPI_Aint stride, int bytes,
 #pragma weak MPI_Type_vector = PMPI_Type_vector
 int
 PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
-                MPI_Datatype *newtype)
+                 MPI_Datatype *newtype)
 {
     return vector(count, blocklength, stride, 0, oldtype, newtype,
                   "MPI_Type_vector");
@@ -107,7 +107,7 @@ PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
 #pragma weak MPI_Type_create_hvector = PMPI_Type_create_hvector
 int
 PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
-                        MPI_Datatype oldtype, MPI_Datatype *newtype)
+                         MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     return vector(count, blocklength, stride, 1, oldtype, newtype,
                   "MPI_Type_create_hvector");
@@ -116,7 +116,7 @@ PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
 #pragma weak MPI_Type_hvector = PMPI_Type_hvector
 int
 PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride,
-                 MPI_Datatype oldtype, MPI_Datatype *newtype)
+                  MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     return vector(count, blocklength, stride, 1, oldtype, newtype,
                   "MPI_Type_hvector");
@@ -162,8 +162,7 @@ indexed(int count, const int *bl, int one, const int *idisp,
             memcpy(ints + 1 + (bl != NULL ? count : 1), idisp,
                    (size_t)count * sizeof *ints);
         rc = mpii_build_contents(&b, combiner, ni, ints,
-                                 adisp != NULL ? count : 0, adisp, 1,
-                                 &oldtype);
+                                 adisp != NULL ? count : 0, adisp, 1, &oldtype);
     }
     free(ints);
     return finish(&b, rc, newtype, fn);
@@ -171,8 +170,9 @@ indexed(int count, const int *bl, int one, const int *idisp,
 
 #pragma weak MPI_Type_indexed = PMPI_Type_indexed
 int
-PMPI_Type_indexed(int count, const int blocklengths[], const int displacements[],
-                 MPI_Datatype oldtype, MPI_Datatype *newtype)
+PMPI_Type_indexed(int count, const int blocklengths[],
+                  const int displacements[], MPI_Datatype oldtype,
+                  MPI_Datatype *newtype)
 {
     return indexed(count, blocklengths, -1, displacements, NULL, oldtype,
                    newtype, MPI_COMBINER_INDEXED, "MPI_Type_indexed");
@@ -181,8 +181,8 @@ PMPI_Type_indexed(int count, const int blocklengths[], const int displacements[]
 #pragma weak MPI_Type_create_hindexed = PMPI_Type_create_hindexed
 int
 PMPI_Type_create_hindexed(int count, const int blocklengths[],
-                         const MPI_Aint displacements[], MPI_Datatype oldtype,
-                         MPI_Datatype *newtype)
+                          const MPI_Aint displacements[], MPI_Datatype oldtype,
+                          MPI_Datatype *newtype)
 {
     return indexed(count, blocklengths, -1, NULL, displacements, oldtype,
                    newtype, MPI_COMBINER_HINDEXED, "MPI_Type_create_hindexed");
@@ -191,7 +191,7 @@ PMPI_Type_create_hindexed(int count, const int blocklengths[],
 #pragma weak MPI_Type_hindexed = PMPI_Type_hindexed
 int
 PMPI_Type_hindexed(int count, int blocklengths[], MPI_Aint displacements[],
-                  MPI_Datatype oldtype, MPI_Datatype *newtype)
+                   MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     return indexed(count, blocklengths, -1, NULL, displacements, oldtype,
                    newtype, MPI_COMBINER_HINDEXED, "MPI_Type_hindexed");
@@ -200,8 +200,8 @@ PMPI_Type_hindexed(int count, int blocklengths[], MPI_Aint displacements[],
 #pragma weak MPI_Type_create_indexed_block = PMPI_Type_create_indexed_block
 int
 PMPI_Type_create_indexed_block(int count, int blocklength,
-                              const int displacements[], MPI_Datatype oldtype,
-                              MPI_Datatype *newtype)
+                               const int displacements[], MPI_Datatype oldtype,
+                               MPI_Datatype *newtype)
 {
     if (blocklength < 0)
         return ERR(MPI_ERR_ARG, "MPI_Type_create_indexed_block");
@@ -213,8 +213,8 @@ PMPI_Type_create_indexed_block(int count, int blocklength,
 #pragma weak MPI_Type_create_hindexed_block = PMPI_Type_create_hindexed_block
 int
 PMPI_Type_create_hindexed_block(int count, int blocklength,
-                               const MPI_Aint displacements[],
-                               MPI_Datatype oldtype, MPI_Datatype *newtype)
+                                const MPI_Aint displacements[],
+                                MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     if (blocklength < 0)
         return ERR(MPI_ERR_ARG, "MPI_Type_create_hindexed_block");
@@ -226,8 +226,8 @@ PMPI_Type_create_hindexed_block(int count, int blocklength,
 #pragma weak MPI_Type_create_struct = PMPI_Type_create_struct
 int
 PMPI_Type_create_struct(int count, const int blocklengths[],
-                       const MPI_Aint displacements[],
-                       const MPI_Datatype types[], MPI_Datatype *newtype)
+                        const MPI_Aint displacements[],
+                        const MPI_Datatype types[], MPI_Datatype *newtype)
 {
     static const char fn[] = "MPI_Type_create_struct";
     const struct mpii_type *old;
@@ -271,16 +271,16 @@ PMPI_Type_create_struct(int count, const int blocklengths[],
 #pragma weak MPI_Type_struct = PMPI_Type_struct
 int
 PMPI_Type_struct(int count, int blocklengths[], MPI_Aint displacements[],
-                MPI_Datatype types[], MPI_Datatype *newtype)
+                 MPI_Datatype types[], MPI_Datatype *newtype)
 {
     return PMPI_Type_create_struct(count, blocklengths, displacements, types,
-                                  newtype);
+                                   newtype);
 }
 
 #pragma weak MPI_Type_create_resized = PMPI_Type_create_resized
 int
 PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
-                        MPI_Datatype *newtype)
+                         MPI_Datatype *newtype)
 {
     static const char fn[] = "MPI_Type_create_resized";
     const struct mpii_type *old;
@@ -339,8 +339,8 @@ struct dim {
  * (i0, i1, ...) of the global array of sizes[] lies at its row-major (C)
  * or column-major offset. */
 static int
-lay_out(struct mpii_build *b, int ndims, const int *sizes,
-        const struct dim *d, int order)
+lay_out(struct mpii_build *b, int ndims, const int *sizes, const struct dim *d,
+        int order)
 {
     MPI_Aint *stride, ext = b->old->extent, off;
     int *pos, k, inner, rc = MPI_SUCCESS, run;
@@ -436,8 +436,8 @@ array_extent(int ndims, const int *sizes, MPI_Aint ext, MPI_Aint *out)
 #pragma weak MPI_Type_create_subarray = PMPI_Type_create_subarray
 int
 PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[],
-                         const int starts[], int order, MPI_Datatype oldtype,
-                         MPI_Datatype *newtype)
+                          const int starts[], int order, MPI_Datatype oldtype,
+                          MPI_Datatype *newtype)
 {
     static const char fn[] = "MPI_Type_create_subarray";
     const struct mpii_type *old;
@@ -480,8 +480,8 @@ PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[],
         memcpy(ints + 1 + ndims, subsizes, (size_t)ndims * sizeof *ints);
         memcpy(ints + 1 + 2 * ndims, starts, (size_t)ndims * sizeof *ints);
         ints[1 + 3 * ndims] = order;
-        rc = mpii_build_contents(&b, MPI_COMBINER_SUBARRAY, 3 * ndims + 2,
-                                 ints, 0, NULL, 1, &oldtype);
+        rc = mpii_build_contents(&b, MPI_COMBINER_SUBARRAY, 3 * ndims + 2, ints,
+                                 0, NULL, 1, &oldtype);
         free(ints);
     } else if (rc == MPI_SUCCESS) {
         rc = MPI_ERR_NO_MEM;
@@ -527,9 +527,9 @@ darray_dim(struct dim *d, int gsize, int distrib, int darg, int np, int c)
 #pragma weak MPI_Type_create_darray = PMPI_Type_create_darray
 int
 PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[],
-                       const int distribs[], const int dargs[],
-                       const int psizes[], int order, MPI_Datatype oldtype,
-                       MPI_Datatype *newtype)
+                        const int distribs[], const int dargs[],
+                        const int psizes[], int order, MPI_Datatype oldtype,
+                        MPI_Datatype *newtype)
 {
     static const char fn[] = "MPI_Type_create_darray";
     const struct mpii_type *old;
@@ -541,9 +541,9 @@ PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[],
 
     if ((rc = check(0, oldtype, newtype, &old)) != MPI_SUCCESS)
         return ERR(rc, fn);
-    if (ndims <= 0 || size <= 0 || rank < 0 || rank >= size ||
-        gsizes == NULL || distribs == NULL || dargs == NULL ||
-        psizes == NULL || (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN))
+    if (ndims <= 0 || size <= 0 || rank < 0 || rank >= size || gsizes == NULL ||
+        distribs == NULL || dargs == NULL || psizes == NULL ||
+        (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN))
         return ERR(MPI_ERR_ARG, fn);
     for (k = 0; k < ndims; k++) {
         if (gsizes[k] <= 0 || psizes[k] <= 0 ||

@@ -43,6 +43,7 @@ err_text(int code)
     case MPI_ERR_IN_STATUS: return "error code is in status";
     case MPI_ERR_PENDING: return "pending request";
     case MPI_ERR_NO_MEM: return "out of memory";
+    case MPI_ERR_KEYVAL: return "invalid keyval";
     case MPI_ERR_WIN: return "invalid window";
     case MPI_ERR_UNSUPPORTED_OPERATION:
         return "operation not supported by p2pmpi";
@@ -159,8 +160,7 @@ PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *e)
 
 #pragma weak MPI_Comm_create_errhandler = PMPI_Comm_create_errhandler
 int
-PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn,
-                           MPI_Errhandler *e)
+PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *e)
 {
     int i;
 

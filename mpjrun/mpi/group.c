@@ -158,7 +158,7 @@ PMPI_Group_rank(MPI_Group group, int *rank)
 #pragma weak MPI_Group_translate_ranks = PMPI_Group_translate_ranks
 int
 PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[],
-                          MPI_Group group2, int ranks2[])
+                           MPI_Group group2, int ranks2[])
 {
     static const char fn[] = "MPI_Group_translate_ranks";
     const struct mpii_group *a, *b;
@@ -363,7 +363,7 @@ range(MPI_Group group, int n, int ranges[][3], MPI_Group *out, int excl,
 #pragma weak MPI_Group_range_incl = PMPI_Group_range_incl
 int
 PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3],
-                     MPI_Group *newgroup)
+                      MPI_Group *newgroup)
 {
     return range(group, n, ranges, newgroup, 0, "MPI_Group_range_incl");
 }
@@ -371,7 +371,7 @@ PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3],
 #pragma weak MPI_Group_range_excl = PMPI_Group_range_excl
 int
 PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3],
-                     MPI_Group *newgroup)
+                      MPI_Group *newgroup)
 {
     return range(group, n, ranges, newgroup, 1, "MPI_Group_range_excl");
 }
@@ -417,8 +417,7 @@ PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 
 #pragma weak MPI_Group_intersection = PMPI_Group_intersection
 int
-PMPI_Group_intersection(MPI_Group group1, MPI_Group group2,
-                       MPI_Group *newgroup)
+PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
     return setop(group1, group2, newgroup, INTERSECTION,
                  "MPI_Group_intersection");
@@ -428,6 +427,5 @@ PMPI_Group_intersection(MPI_Group group1, MPI_Group group2,
 int
 PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
-    return setop(group1, group2, newgroup, DIFFERENCE,
-                 "MPI_Group_difference");
+    return setop(group1, group2, newgroup, DIFFERENCE, "MPI_Group_difference");
 }

@@ -258,6 +258,7 @@ int p2p_comm_null_delete_fn(MPI_Comm, int, void *, void *);
 #define MPI_ERR_IN_STATUS 18
 #define MPI_ERR_PENDING 19
 #define MPI_ERR_NO_MEM 34
+#define MPI_ERR_KEYVAL 36
 #define MPI_ERR_UNSUPPORTED_OPERATION 52
 #define MPI_ERR_WIN 45
 #define MPI_ERR_LASTCODE 0x3fffffff
@@ -310,8 +311,8 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                           MPI_Comm *newcomm);
-int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key,
-                        MPI_Info info, MPI_Comm *newcomm);
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                        MPI_Comm *newcomm);
 int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
 
@@ -468,31 +469,28 @@ int MPI_Type_create_indexed_block(int count, int blocklength,
                                   MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_create_hindexed_block(int count, int blocklength,
                                    const MPI_Aint displacements[],
-                                   MPI_Datatype oldtype,
-                                   MPI_Datatype *newtype);
+                                   MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_create_struct(int count, const int blocklengths[],
                            const MPI_Aint displacements[],
                            const MPI_Datatype types[], MPI_Datatype *newtype);
 int MPI_Type_struct(int count, int blocklengths[], MPI_Aint displacements[],
                     MPI_Datatype types[], MPI_Datatype *newtype);
-int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb,
-                            MPI_Aint extent, MPI_Datatype *newtype);
+int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                            MPI_Datatype *newtype);
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
-int MPI_Type_create_subarray(int ndims, const int sizes[],
-                             const int subsizes[], const int starts[],
-                             int order, MPI_Datatype oldtype,
-                             MPI_Datatype *newtype);
+int MPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[],
+                             const int starts[], int order,
+                             MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[],
                            const int distribs[], const int dargs[],
-                           const int psizes[], int order,
-                           MPI_Datatype oldtype, MPI_Datatype *newtype);
+                           const int psizes[], int order, MPI_Datatype oldtype,
+                           MPI_Datatype *newtype);
 int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers,
                           int *num_addresses, int *num_datatypes,
                           int *combiner);
 int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
-                          int max_addresses, int max_datatypes,
-                          int integers[], MPI_Aint addresses[],
-                          MPI_Datatype datatypes[]);
+                          int max_addresses, int max_datatypes, int integers[],
+                          MPI_Aint addresses[], MPI_Datatype datatypes[]);
 int MPI_Type_set_name(MPI_Datatype datatype, const char *name);
 int MPI_Type_get_name(MPI_Datatype datatype, char *name, int *resultlen);
 int MPI_Get_address(const void *location, MPI_Aint *address);
@@ -505,8 +503,7 @@ int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype,
              void *outbuf, int outsize, int *position, MPI_Comm comm);
 int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf,
                int outcount, MPI_Datatype datatype, MPI_Comm comm);
-int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm,
-                  int *size);
+int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
 int MPI_Pack_external(const char datarep[], const void *inbuf, int incount,
                       MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
                       MPI_Aint *position);
@@ -579,8 +576,8 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                            MPI_Comm *newcomm);
-int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key,
-                         MPI_Info info, MPI_Comm *newcomm);
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                         MPI_Comm *newcomm);
 int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
 int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group);
@@ -619,15 +616,15 @@ int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest,
                 int tag, MPI_Comm comm, MPI_Request *request);
 int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest,
                 int tag, MPI_Comm comm, MPI_Request *request);
-int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source,
-               int tag, MPI_Comm comm, MPI_Request *request);
+int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+               MPI_Comm comm, MPI_Request *request);
 int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                   int dest, int sendtag, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
                   MPI_Status *status);
-int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype,
-                          int dest, int sendtag, int source, int recvtag,
-                          MPI_Comm comm, MPI_Status *status);
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
+                          int sendtag, int source, int recvtag, MPI_Comm comm,
+                          MPI_Status *status);
 int PMPI_Wait(MPI_Request *request, MPI_Status *status);
 int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
 int PMPI_Waitany(int count, MPI_Request requests[], int *index,
@@ -647,8 +644,7 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag,
 int PMPI_Cancel(MPI_Request *request);
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag);
 int PMPI_Request_free(MPI_Request *request);
-int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype,
-                   int *count);
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype,
                       int *count);
 int PMPI_Buffer_attach(void *buffer, int size);
@@ -689,9 +685,8 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[],
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf,
                         const int recvcounts[], MPI_Datatype datatype,
                         MPI_Op op, MPI_Comm comm);
-int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf,
-                              int recvcount, MPI_Datatype datatype, MPI_Op op,
-                              MPI_Comm comm);
+int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count,
               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count,
@@ -706,8 +701,7 @@ int PMPI_Type_indexed(int count, const int blocklengths[],
 int PMPI_Type_commit(MPI_Datatype *datatype);
 int PMPI_Type_free(MPI_Datatype *datatype);
 int PMPI_Type_size(MPI_Datatype datatype, int *size);
-int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb,
-                         MPI_Aint *extent);
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
 int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb,
                            MPI_Count *extent);
@@ -736,8 +730,8 @@ int PMPI_Type_create_struct(int count, const int blocklengths[],
                             const MPI_Datatype types[], MPI_Datatype *newtype);
 int PMPI_Type_struct(int count, int blocklengths[], MPI_Aint displacements[],
                      MPI_Datatype types[], MPI_Datatype *newtype);
-int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb,
-                             MPI_Aint extent, MPI_Datatype *newtype);
+int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                             MPI_Datatype *newtype);
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
 int PMPI_Type_create_subarray(int ndims, const int sizes[],
                               const int subsizes[], const int starts[],
@@ -745,15 +739,14 @@ int PMPI_Type_create_subarray(int ndims, const int sizes[],
                               MPI_Datatype *newtype);
 int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[],
                             const int distribs[], const int dargs[],
-                            const int psizes[], int order,
-                            MPI_Datatype oldtype, MPI_Datatype *newtype);
+                            const int psizes[], int order, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype);
 int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers,
                            int *num_addresses, int *num_datatypes,
                            int *combiner);
 int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
-                           int max_addresses, int max_datatypes,
-                           int integers[], MPI_Aint addresses[],
-                           MPI_Datatype datatypes[]);
+                           int max_addresses, int max_datatypes, int integers[],
+                           MPI_Aint addresses[], MPI_Datatype datatypes[]);
 int PMPI_Type_set_name(MPI_Datatype datatype, const char *name);
 int PMPI_Type_get_name(MPI_Datatype datatype, char *name, int *resultlen);
 int PMPI_Get_address(const void *location, MPI_Aint *address);

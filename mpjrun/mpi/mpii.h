@@ -98,8 +98,7 @@ void mpii_type_release(const struct mpii_type *);
 int mpii_type_is_builtin(const struct mpii_type *);
 /* Basic elements in bytes packed bytes; *whole is 0 if they end inside
  * one. */
-size_t mpii_type_elements(const struct mpii_type *, size_t bytes,
-                          int *whole);
+size_t mpii_type_elements(const struct mpii_type *, size_t bytes, int *whole);
 /* Free every derived type (MPI_Finalize). */
 void mpii_type_fini(void);
 

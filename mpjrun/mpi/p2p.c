@@ -70,7 +70,8 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     r->mode = mode;
     r->len = mpii_type_size(t) * (size_t)count;
     if (mpii_type_contiguous(t) && !copy)
-        r->data = (const uint8_t *)((uintptr_t)buf + (uintptr_t)mpii_type_lb(t));
+        r->data =
+            (const uint8_t *)((uintptr_t)buf + (uintptr_t)mpii_type_lb(t));
     else {
         if ((r->owned = malloc(r->len > 0 ? r->len : 1)) == NULL) {
             req_complete(r, MPI_ERR_NO_MEM);
@@ -350,7 +351,7 @@ send_mode(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
 #pragma weak MPI_Send = PMPI_Send
 int
 PMPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-         MPI_Comm comm)
+          MPI_Comm comm)
 {
     return send_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
                      "MPI_Send");
@@ -359,7 +360,7 @@ PMPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
 #pragma weak MPI_Ssend = PMPI_Ssend
 int
 PMPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-          MPI_Comm comm)
+           MPI_Comm comm)
 {
     return send_mode(buf, count, dt, dest, tag, comm, MPII_SEND_SYNC,
                      "MPI_Ssend");
@@ -368,7 +369,7 @@ PMPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
 #pragma weak MPI_Rsend = PMPI_Rsend
 int
 PMPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-          MPI_Comm comm)
+           MPI_Comm comm)
 {
     return send_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
                      "MPI_Rsend");
@@ -392,7 +393,7 @@ isend_mode(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
 #pragma weak MPI_Isend = PMPI_Isend
 int
 PMPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-          MPI_Comm comm, MPI_Request *req)
+           MPI_Comm comm, MPI_Request *req)
 {
     return isend_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
                       req, "MPI_Isend");
@@ -401,7 +402,7 @@ PMPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
 #pragma weak MPI_Issend = PMPI_Issend
 int
 PMPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-           MPI_Comm comm, MPI_Request *req)
+            MPI_Comm comm, MPI_Request *req)
 {
     return isend_mode(buf, count, dt, dest, tag, comm, MPII_SEND_SYNC, req,
                       "MPI_Issend");
@@ -410,7 +411,7 @@ PMPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
 #pragma weak MPI_Irsend = PMPI_Irsend
 int
 PMPI_Irsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-           MPI_Comm comm, MPI_Request *req)
+            MPI_Comm comm, MPI_Request *req)
 {
     return isend_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
                       req, "MPI_Irsend");
@@ -419,7 +420,7 @@ PMPI_Irsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
 #pragma weak MPI_Recv = PMPI_Recv
 int
 PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag,
-         MPI_Comm comm, MPI_Status *st)
+          MPI_Comm comm, MPI_Status *st)
 {
     struct mpii_comm *c;
     int rc;
@@ -432,7 +433,7 @@ PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag,
 #pragma weak MPI_Irecv = PMPI_Irecv
 int
 PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
-          MPI_Comm comm, MPI_Request *req)
+           MPI_Comm comm, MPI_Request *req)
 {
     struct mpii_comm *c;
     int rc;
@@ -447,8 +448,8 @@ PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
 #pragma weak MPI_Sendrecv = PMPI_Sendrecv
 int
 PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
-             int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source,
-             int rtag, MPI_Comm comm, MPI_Status *st)
+              int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source,
+              int rtag, MPI_Comm comm, MPI_Status *st)
 {
     struct mpii_comm *c;
     MPI_Request r[2];
@@ -475,9 +476,8 @@ PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
 
 #pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
 int
-PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest,
-                     int stag, int source, int rtag, MPI_Comm comm,
-                     MPI_Status *st)
+PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag,
+                      int source, int rtag, MPI_Comm comm, MPI_Status *st)
 {
     const struct mpii_type *t;
     size_t len;
@@ -493,7 +493,7 @@ PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest,
         return mpii_err(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace");
     mpii_pack(buf, count, t, tmp);
     rc = PMPI_Sendrecv(tmp, (int)len, MPI_BYTE, dest, stag, buf, count, dt,
-                      source, rtag, comm, st);
+                       source, rtag, comm, st);
     free(tmp);
     return rc;
 }
@@ -641,7 +641,7 @@ static int some(int n, MPI_Request reqs[], int *outcount, int indices[],
 #pragma weak MPI_Waitsome = PMPI_Waitsome
 int
 PMPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[],
-             MPI_Status sts[])
+              MPI_Status sts[])
 {
     int rc;
 
@@ -804,8 +804,7 @@ PMPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
 
 #pragma weak MPI_Testany = PMPI_Testany
 int
-PMPI_Testany(int n, MPI_Request reqs[], int *index, int *flag,
-            MPI_Status *st)
+PMPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *st)
 {
     struct any_arg a = {n, reqs, MPI_UNDEFINED};
     uint32_t dn;
@@ -853,7 +852,7 @@ PMPI_Testany(int n, MPI_Request reqs[], int *index, int *flag,
 #pragma weak MPI_Testsome = PMPI_Testsome
 int
 PMPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[],
-             MPI_Status sts[])
+              MPI_Status sts[])
 {
     int rc;
 
@@ -1049,4 +1048,3 @@ PMPI_Get_count(const MPI_Status *st, MPI_Datatype dt, int *count)
         *count = (int)((size_t)st->p2p_count / size);
     return MPI_SUCCESS;
 }
-

@@ -42,7 +42,7 @@ PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 #pragma weak MPI_Pack = PMPI_Pack
 int
 PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
-         int outsize, int *position, MPI_Comm comm)
+          int outsize, int *position, MPI_Comm comm)
 {
     static const char fn[] = "MPI_Pack";
     const struct mpii_type *t;
@@ -66,7 +66,7 @@ PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
 #pragma weak MPI_Unpack = PMPI_Unpack
 int
 PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf,
-           int outcount, MPI_Datatype datatype, MPI_Comm comm)
+            int outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
     static const char fn[] = "MPI_Unpack";
     const struct mpii_type *t;
@@ -125,8 +125,8 @@ swap_units(unsigned char *p, int count, const struct mpii_type *t)
 
 #pragma weak MPI_Pack_external_size = PMPI_Pack_external_size
 int
-PMPI_Pack_external_size(const char *datarep, int incount,
-                       MPI_Datatype datatype, MPI_Aint *size)
+PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype,
+                        MPI_Aint *size)
 {
     static const char fn[] = "MPI_Pack_external_size";
     const struct mpii_type *t;
@@ -145,8 +145,8 @@ PMPI_Pack_external_size(const char *datarep, int incount,
 #pragma weak MPI_Pack_external = PMPI_Pack_external
 int
 PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
-                  MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
-                  MPI_Aint *position)
+                   MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
+                   MPI_Aint *position)
 {
     static const char fn[] = "MPI_Pack_external";
     const struct mpii_type *t;
@@ -172,8 +172,8 @@ PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
 #pragma weak MPI_Unpack_external = PMPI_Unpack_external
 int
 PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
-                    MPI_Aint *position, void *outbuf, int outcount,
-                    MPI_Datatype datatype)
+                     MPI_Aint *position, void *outbuf, int outcount,
+                     MPI_Datatype datatype)
 {
     static const char fn[] = "MPI_Unpack_external";
     const struct mpii_type *t;

@@ -12,7 +12,7 @@
 #pragma weak MPI_Win_create = PMPI_Win_create
 int
 PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
-               MPI_Comm comm, MPI_Win *win)
+                MPI_Comm comm, MPI_Win *win)
 {
     (void)base, (void)size, (void)disp_unit, (void)info, (void)comm;
     if (win != NULL)
@@ -39,8 +39,8 @@ PMPI_Win_fence(int assert, MPI_Win win)
 #pragma weak MPI_Put = PMPI_Put
 int
 PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_type,
-        int target_rank, MPI_Aint target_disp, int target_count,
-        MPI_Datatype target_type, MPI_Win win)
+         int target_rank, MPI_Aint target_disp, int target_count,
+         MPI_Datatype target_type, MPI_Win win)
 {
     (void)origin_addr, (void)origin_count, (void)origin_type;
     (void)target_rank, (void)target_disp, (void)target_count;
@@ -51,8 +51,8 @@ PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_type,
 #pragma weak MPI_Get = PMPI_Get
 int
 PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_type,
-        int target_rank, MPI_Aint target_disp, int target_count,
-        MPI_Datatype target_type, MPI_Win win)
+         int target_rank, MPI_Aint target_disp, int target_count,
+         MPI_Datatype target_type, MPI_Win win)
 {
     (void)origin_addr, (void)origin_count, (void)origin_type;
     (void)target_rank, (void)target_disp, (void)target_count;

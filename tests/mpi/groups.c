@@ -16,8 +16,7 @@
 static int copies, deletes;
 
 static int
-count_copy(MPI_Comm comm, int key, void *extra, void *in, void *out,
-           int *flag)
+count_copy(MPI_Comm comm, int key, void *extra, void *in, void *out, int *flag)
 {
     (void)comm, (void)key;
     CHECK(extra == &copies, "extra state");
@@ -63,8 +62,8 @@ static void
 t_groups(void)
 {
     MPI_Group world, even, odd, rev, u, in, diff, rg, re, g;
-    int n = t_size, *ranks = t_malloc(sizeof(int) * (size_t)n), k = 0, r,
-        size, res, t[4], t2[4];
+    int n = t_size, *ranks = t_malloc(sizeof(int) * (size_t)n), k = 0, r, size,
+        res, t[4], t2[4];
     int ranges[1][3];
 
     MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
@@ -208,14 +207,14 @@ t_comms(void)
     MPI_OK(MPI_Comm_rank(s, &key));
     /* Count each part once: its rank 0 adds its size. */
     sum = key == 0 ? size : 0;
-    MPI_OK(MPI_Allreduce(&sum, &shared_sum, 1, MPI_INT, MPI_SUM,
-                         MPI_COMM_WORLD));
+    MPI_OK(
+        MPI_Allreduce(&sum, &shared_sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
     CHECK(shared_sum == t_size, "shared parts add up to %d", shared_sum);
     MPI_OK(MPI_Allreduce(&wr, &sum, 1, MPI_INT, MPI_MAX, s));
     CHECK(sum >= t_rank, "shared max %d", sum);
     MPI_OK(MPI_Comm_free(&s));
-    MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_UNDEFINED, 0,
-                               MPI_INFO_NULL, &s));
+    MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_UNDEFINED, 0, MPI_INFO_NULL,
+                               &s));
     CHECK(s == MPI_COMM_NULL, "split_type UNDEFINED gave a communicator");
 }
 
@@ -243,11 +242,11 @@ t_attrs(void)
     CHECK(flag, "no MPI_IO");
 
     /* User keyvals. */
-    MPI_OK(MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN,
-                                  &k1, NULL));
-    MPI_OK(MPI_Comm_create_keyval(count_copy, count_delete, &k2, &copies));
-    MPI_OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, count_delete, &k3,
+    MPI_OK(MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, &k1,
                                   NULL));
+    MPI_OK(MPI_Comm_create_keyval(count_copy, count_delete, &k2, &copies));
+    MPI_OK(
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, count_delete, &k3, NULL));
     MPI_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, k1, &got, &flag));
     CHECK(!flag, "unset attribute found");
     MPI_OK(MPI_Comm_set_attr(MPI_COMM_WORLD, k1, &val));

@@ -158,8 +158,8 @@ t_defined(void)
         for (dt = 1; dt <= P2P_DT_BUILTIN_MAX; dt++) {
             memset(&a, 0, sizeof a);
             memset(&b, 0, sizeof b);
-            want =
-                defined_on(P2P_OP(op), c_equiv(P2P_DT(dt))) ? MPI_SUCCESS : MPI_ERR_OP;
+            want = defined_on(P2P_OP(op), c_equiv(P2P_DT(dt))) ? MPI_SUCCESS
+                                                               : MPI_ERR_OP;
             rc = mpii_op_apply(P2P_OP(op), &a, &b, 3, P2P_DT(dt));
             if (!CHECK_EQ_INT(rc, want))
                 fprintf(stderr, "  op %d type %d\n", op, dt);
@@ -652,8 +652,9 @@ t_bad_types(void)
     CHECK_EQ_INT(mpii_op_apply(MPI_SUM, a, b, 1, MPI_DATATYPE_NULL),
                  MPI_ERR_TYPE);
     CHECK_EQ_INT(mpii_op_apply(MPI_SUM, a, b, 1, MPI_SUM), MPI_ERR_TYPE);
-    CHECK_EQ_INT(mpii_op_apply(MPI_SUM, a, b, 1, P2P_DT(P2P_DT_BUILTIN_MAX + 1)),
-                 MPI_ERR_TYPE);
+    CHECK_EQ_INT(
+        mpii_op_apply(MPI_SUM, a, b, 1, P2P_DT(P2P_DT_BUILTIN_MAX + 1)),
+        MPI_ERR_TYPE);
     CHECK_EQ_INT(mpii_op_apply(MPI_SUM, a, b, -1, MPI_INT), MPI_ERR_COUNT);
     CHECK_EQ_INT(mpii_op_apply(MPI_SUM, a, b, INT_MIN, MPI_INT), MPI_ERR_COUNT);
     MPI_Type_free(&unc);
