@@ -204,7 +204,7 @@ PMPI_Barrier(MPI_Comm comm)
     int err;
 
     MPII_CHECK_INIT("MPI_Barrier");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Barrier");
     if ((err = coll_barrier(c)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Barrier");
@@ -344,7 +344,7 @@ PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
     int err;
 
     MPII_CHECK_INIT("MPI_Bcast");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Bcast");
     if ((err = coll_check_buf(buf, count, dt, &t)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Bcast");
@@ -493,7 +493,7 @@ PMPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     int err;
 
     MPII_CHECK_INIT("MPI_Gather");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Gather");
     if ((err = gather_check(sbuf, scount, st, root, c, &stt)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Gather");
@@ -531,7 +531,7 @@ PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     int err;
 
     MPII_CHECK_INIT("MPI_Gatherv");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Gatherv");
     if ((err = gather_check(sbuf, scount, st, root, c, &stt)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Gatherv");
@@ -661,7 +661,7 @@ PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     int err;
 
     MPII_CHECK_INIT("MPI_Scatter");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Scatter");
     if ((err = scatter_check(rbuf, rcount, rt, root, c)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Scatter");
@@ -699,7 +699,7 @@ PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[],
     int err;
 
     MPII_CHECK_INIT("MPI_Scatterv");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Scatterv");
     if ((err = scatter_check(rbuf, rcount, rt, root, c)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Scatterv");
@@ -795,7 +795,7 @@ PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     int err;
 
     MPII_CHECK_INIT("MPI_Allgather");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Allgather");
     if ((err = coll_check_buf(rbuf, rcount, rt, &rtt)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Allgather");
@@ -823,7 +823,7 @@ PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     int err;
 
     MPII_CHECK_INIT("MPI_Allgatherv");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Allgatherv");
     if ((err = coll_check_counts(rcounts, displs, c->size)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Allgatherv");
@@ -924,7 +924,7 @@ PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     int err;
 
     MPII_CHECK_INIT("MPI_Alltoall");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Alltoall");
     if ((err = coll_check_buf(rbuf, rcount, rt, &rtt)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Alltoall");
@@ -958,7 +958,7 @@ PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
     int err;
 
     MPII_CHECK_INIT("MPI_Alltoallv");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Alltoallv");
     err = coll_check_counts(rcounts, rdispls, c->size);
     if (err == MPI_SUCCESS && (rtt = mpii_type_get(rt)) == NULL)

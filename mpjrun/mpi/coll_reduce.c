@@ -425,7 +425,7 @@ PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
     int err, isroot;
 
     MPII_CHECK_INIT("MPI_Reduce");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Reduce");
     if (root < 0 || root >= c->size)
         return mpii_err(comm, MPI_ERR_ROOT, "MPI_Reduce");
@@ -518,7 +518,7 @@ PMPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
     int err;
 
     MPII_CHECK_INIT("MPI_Allreduce");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Allreduce");
     err = red_check(sbuf, rbuf, count, dt, op, 1, 1, &rd);
     if (err != MPI_SUCCESS)
@@ -646,7 +646,7 @@ PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
     int err;
 
     MPII_CHECK_INIT("MPI_Reduce_scatter");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Reduce_scatter");
     err = reduce_scatter(sbuf, rbuf, rcounts, dt, op, c);
     return err != MPI_SUCCESS ? mpii_err(comm, err, "MPI_Reduce_scatter") : 0;
@@ -662,7 +662,7 @@ PMPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     int err, *counts;
 
     MPII_CHECK_INIT("MPI_Reduce_scatter_block");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
     if (rcount < 0)
         return mpii_err(comm, MPI_ERR_COUNT, fn);
@@ -721,7 +721,7 @@ scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
     size_t n;
     int err, have = 0;
 
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
     if ((err = red_check(sbuf, rbuf, count, dt, op, 1, 1, &rd)) != 0)
         return mpii_err(comm, err, fn);

@@ -42,6 +42,14 @@ mpii_comm_get(MPI_Comm h)
     return comms[i];
 }
 
+struct mpii_comm *
+mpii_intra_get(MPI_Comm h)
+{
+    struct mpii_comm *c = mpii_comm_get(h);
+
+    return c != NULL && !c->inter ? c : NULL;
+}
+
 /* A communicator of size ranks in a free slot. */
 static struct mpii_comm *
 comm_new(int size, int slot)
@@ -71,11 +79,37 @@ static void
 comm_drop(struct mpii_comm *c)
 {
     mpii_attr_drop(c);
+    free(c->lworld);
     comms[c->handle == COMM_BASE || c->handle == COMM_BASE + 1
               ? c->handle - COMM_BASE
               : c->handle & 0xfff] = NULL;
     free(c->world);
     free(c);
+}
+
+struct mpii_comm *
+mpii_comm_new(int size)
+{
+    return comm_new(size, -1);
+}
+
+void
+mpii_comm_drop(struct mpii_comm *c)
+{
+    comm_drop(c);
+}
+
+uint32_t
+mpii_comm_next_ctx(void)
+{
+    return next_ctx;
+}
+
+void
+mpii_comm_ctx_used(uint32_t ctx)
+{
+    if (ctx + 2 > next_ctx)
+        next_ctx = ctx + 2;
 }
 
 int
@@ -141,6 +175,13 @@ comm_exchange(struct mpii_comm *c, const int *mine, int k, int *all)
     return comm_exchange_tag(c, mine, k, all, (int)c->ctx);
 }
 
+int
+mpii_comm_exchange(struct mpii_comm *c, const int *mine, int k, int *all,
+                   int tag)
+{
+    return comm_exchange_tag(c, mine, k, all, tag);
+}
+
 #pragma weak MPI_Comm_rank = PMPI_Comm_rank
 int
 PMPI_Comm_rank(MPI_Comm comm, int *rank)
@@ -167,7 +208,7 @@ PMPI_Comm_size(MPI_Comm comm, int *size)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_size");
     if (size == NULL)
         return mpii_err(comm, MPI_ERR_ARG, "MPI_Comm_size");
-    *size = c->size;
+    *size = c->inter ? c->lsize : c->size;
     return MPI_SUCCESS;
 }
 
@@ -197,6 +238,8 @@ comm_split(struct mpii_comm *c, int color, int key, MPI_Comm *out,
 
     if (out == NULL)
         return mpii_err(c->handle, MPI_ERR_ARG, fn);
+    if (c->inter) /* not yet over intercommunicators */
+        return mpii_err(c->handle, MPI_ERR_COMM, fn);
     if (color < 0 && color != MPI_UNDEFINED)
         return mpii_err(c->handle, MPI_ERR_ARG, fn);
     all = malloc((size_t)c->size * 3 * sizeof *all);
@@ -345,6 +388,17 @@ PMPI_Comm_compare(MPI_Comm a, MPI_Comm b, int *result)
         *result = MPI_IDENT;
         return MPI_SUCCESS;
     }
+    if (x->inter || y->inter) {
+        *result = x->inter && y->inter && x->size == y->size &&
+                          x->lsize == y->lsize &&
+                          memcmp(x->world, y->world,
+                                 (size_t)x->size * sizeof *x->world) == 0 &&
+                          memcmp(x->lworld, y->lworld,
+                                 (size_t)x->lsize * sizeof *x->lworld) == 0
+                      ? MPI_CONGRUENT
+                      : MPI_UNEQUAL;
+        return MPI_SUCCESS;
+    }
     if (x->size != y->size) {
         *result = MPI_UNEQUAL;
         return MPI_SUCCESS;
@@ -428,6 +482,8 @@ PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
     if (newcomm == NULL || tag < 0)
         return mpii_err(comm, MPI_ERR_ARG, fn);
+    if (c->inter)
+        return mpii_err(comm, MPI_ERR_COMM, fn);
     if ((size = mpii_group_members(group, &world)) < 0)
         return mpii_err(comm, MPI_ERR_GROUP, fn);
     if ((me = group_position(c, size, world)) == -1)

@@ -121,7 +121,9 @@ PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
         return ERR(MPI_ERR_COMM, "MPI_Comm_group");
     if (group == NULL)
         return mpii_err(comm, MPI_ERR_ARG, "MPI_Comm_group");
-    if ((rc = group_new(c->size, c->world, group, NULL)) != MPI_SUCCESS)
+    if ((rc = c->inter ? group_new(c->lsize, c->lworld, group, NULL)
+                       : group_new(c->size, c->world, group, NULL)) !=
+        MPI_SUCCESS)
         return mpii_err(comm, rc, "MPI_Comm_group");
     return MPI_SUCCESS;
 }

@@ -316,6 +316,15 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
 int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
 
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
+                         MPI_Comm peer_comm, int remote_leader, int tag,
+                         MPI_Comm *newintercomm);
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high,
+                        MPI_Comm *newintracomm);
+int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
+int MPI_Comm_remote_size(MPI_Comm comm, int *size);
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
+
 /* --- groups --- */
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
 int MPI_Group_size(MPI_Group group, int *size);
@@ -580,6 +589,14 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                          MPI_Comm *newcomm);
 int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
 int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
+                          MPI_Comm peer_comm, int remote_leader, int tag,
+                          MPI_Comm *newintercomm);
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high,
+                         MPI_Comm *newintracomm);
+int PMPI_Comm_test_inter(MPI_Comm comm, int *flag);
+int PMPI_Comm_remote_size(MPI_Comm comm, int *size);
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group);
 int PMPI_Group_size(MPI_Group group, int *size);
 int PMPI_Group_rank(MPI_Group group, int *rank);

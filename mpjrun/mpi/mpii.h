@@ -10,6 +10,7 @@
  *   comm.c      communicators (world, self, dup, split, create, split_type,
  *               free, compare, names)
  *   group.c     process groups
+ *   intercomm.c intercommunicators: create, merge, remote group
  *   attr.c      attributes and keyvals on communicators
  *   handles.c   tables of objects behind checked integer handles
  *   datatype.c  datatypes: layout, builtin table, sizes, extents, pack and
@@ -125,10 +126,28 @@ struct mpii_comm {
     int refs;
     char name[MPI_MAX_OBJECT_NAME];
     struct mpii_attr *attrs; /* attr.c */
+    /* An intercommunicator: rank, size and world are those of point-to-
+     * point (rank in the local group, the remote group's size and world
+     * ranks); the local group is here. */
+    int inter;
+    int lsize;
+    int *lworld;
 };
 
 /* NULL for an invalid or freed handle. */
 struct mpii_comm *mpii_comm_get(MPI_Comm);
+/* The same, NULL for an intercommunicator too (collectives). */
+struct mpii_comm *mpii_intra_get(MPI_Comm);
+/* For intercomm.c: a new communicator of size ranks (world to fill); the
+ * lowest context id this process has not used, and moving past one; every
+ * member's k ints, in rank order, to every member, over c's agreement
+ * channel (internal context, this tag). */
+struct mpii_comm *mpii_comm_new(int size);
+void mpii_comm_drop(struct mpii_comm *);
+uint32_t mpii_comm_next_ctx(void);
+void mpii_comm_ctx_used(uint32_t ctx);
+int mpii_comm_exchange(struct mpii_comm *, const int *mine, int k, int *all,
+                       int tag);
 
 /* --- group.c -------------------------------------------------------- */
 
