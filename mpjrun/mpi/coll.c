@@ -204,6 +204,8 @@ PMPI_Barrier(MPI_Comm comm)
     int err;
 
     MPII_CHECK_INIT("MPI_Barrier");
+    if (mpii_comm_inter(comm))
+        return mpii_inter_barrier(comm);
     if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Barrier");
     if ((err = coll_barrier(c)) != MPI_SUCCESS)
@@ -344,6 +346,8 @@ PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
     int err;
 
     MPII_CHECK_INIT("MPI_Bcast");
+    if (mpii_comm_inter(comm))
+        return mpii_inter_bcast(buf, count, dt, root, comm);
     if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Bcast");
     if ((err = coll_check_buf(buf, count, dt, &t)) != MPI_SUCCESS)

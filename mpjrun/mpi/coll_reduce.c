@@ -425,6 +425,8 @@ PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
     int err, isroot;
 
     MPII_CHECK_INIT("MPI_Reduce");
+    if (mpii_comm_inter(comm))
+        return mpii_inter_reduce(sbuf, rbuf, count, dt, op, root, comm);
     if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Reduce");
     if (root < 0 || root >= c->size)
@@ -518,6 +520,8 @@ PMPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
     int err;
 
     MPII_CHECK_INIT("MPI_Allreduce");
+    if (mpii_comm_inter(comm))
+        return mpii_inter_allreduce(sbuf, rbuf, count, dt, op, comm);
     if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Allreduce");
     err = red_check(sbuf, rbuf, count, dt, op, 1, 1, &rd);

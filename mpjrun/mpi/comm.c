@@ -78,8 +78,12 @@ comm_new(int size, int slot)
 static void
 comm_drop(struct mpii_comm *c)
 {
+    struct mpii_comm *l;
+
     mpii_attr_drop(c);
     free(c->lworld);
+    if (c->inter && (l = mpii_comm_get(c->lcomm)) != NULL && l != c)
+        comm_drop(l);
     comms[c->handle == COMM_BASE || c->handle == COMM_BASE + 1
               ? c->handle - COMM_BASE
               : c->handle & 0xfff] = NULL;

@@ -14,8 +14,13 @@
  * world rank).  Everything runs on the internal context, with tags apart
  * from Comm_split's, so replicas of a rank exchange the same messages.
  *
- * Not yet: collectives, Comm_dup and Comm_split over intercommunicators
- * (MPI_ERR_COMM).
+ * Each group also gets a hidden intracommunicator of its own (context
+ * id + 2), on which the collectives over the intercommunicator run their
+ * local part: Barrier, Bcast (MPI_ROOT, MPI_PROC_NULL), Reduce and
+ * Allreduce; the leaders (local rank 0) carry the data across.
+ *
+ * Not yet: the other collectives, Comm_dup, Comm_split and Comm_create
+ * over intercommunicators (MPI_ERR_COMM).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +101,7 @@ PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
                       MPI_Comm *newintercomm)
 {
     static const char fn[] = "MPI_Intercomm_create";
-    struct mpii_comm *lc, *pc = NULL, *w, *n;
+    struct mpii_comm *lc, *pc = NULL, *w, *n, *l;
     int mine, *all = NULL, *msg = NULL, cap, rc, ctx, rsize;
     int t = (int)(TAG_CREATE | (((unsigned)tag & 0x3ffffffu) << 2));
 
@@ -153,11 +158,22 @@ PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
         goto out;
     ctx = msg[0];
     rsize = msg[1];
-    mpii_comm_ctx_used((uint32_t)ctx);
+    /* ctx for the intercommunicator, ctx + 2 for each group's hidden
+     * local communicator (the groups are disjoint: no message mixes). */
+    mpii_comm_ctx_used((uint32_t)ctx + 2);
+    if ((l = mpii_comm_new(lc->size)) == NULL) {
+        rc = MPI_ERR_NO_MEM;
+        goto out;
+    }
+    memcpy(l->world, lc->world, (size_t)lc->size * sizeof *l->world);
+    l->rank = lc->rank;
+    l->ctx = (uint32_t)ctx + 2;
+    l->errh = MPI_ERRORS_RETURN;
     if ((n = mpii_comm_new(rsize)) == NULL ||
         (n->lworld = malloc((size_t)lc->size * sizeof *n->lworld)) == NULL) {
         if (n != NULL)
             mpii_comm_drop(n);
+        mpii_comm_drop(l);
         rc = MPI_ERR_NO_MEM;
         goto out;
     }
@@ -168,6 +184,7 @@ PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
     n->rank = lc->rank;
     n->ctx = (uint32_t)ctx;
     n->errh = lc->errh;
+    n->lcomm = l->handle;
     *newintercomm = n->handle;
 out:
     free(all);
@@ -282,4 +299,168 @@ PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
     if ((rc = mpii_group_of(c->size, c->world, group)) != MPI_SUCCESS)
         return mpii_err(comm, rc, "MPI_Comm_remote_group");
     return MPI_SUCCESS;
+}
+
+/* --- collectives ---------------------------------------------------- */
+
+#define TAG_BARRIER 1
+#define TAG_BCAST 2
+#define TAG_REDUCE 3
+#define TAG_ALLREDUCE 4
+
+int
+mpii_comm_inter(MPI_Comm comm)
+{
+    struct mpii_comm *c = mpii_comm_get(comm);
+
+    return c != NULL && c->inter;
+}
+
+/* The intercommunicator behind comm and its hidden local one. */
+static int
+inter_get(MPI_Comm comm, struct mpii_comm **ic, struct mpii_comm **lc)
+{
+    if ((*ic = mpii_comm_get(comm)) == NULL || !(*ic)->inter ||
+        (*lc = mpii_comm_get((*ic)->lcomm)) == NULL)
+        return MPI_ERR_COMM;
+    return MPI_SUCCESS;
+}
+
+int
+mpii_inter_barrier(MPI_Comm comm)
+{
+    static const char fn[] = "MPI_Barrier";
+    struct mpii_comm *ic, *lc;
+    int rc, one = 1, got = 0;
+
+    if ((rc = inter_get(comm, &ic, &lc)) != MPI_SUCCESS)
+        return mpii_err(MPI_COMM_WORLD, rc, fn);
+    /* Everyone here is in; the leaders tell each other; then out. */
+    rc = PMPI_Barrier(lc->handle);
+    if (rc == MPI_SUCCESS && ic->rank == 0)
+        rc = swap(ic, 0, &one, 1, &got, 1, TAG_BARRIER);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Bcast(&got, 1, MPI_INT, 0, lc->handle);
+    return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, fn);
+}
+
+int
+mpii_inter_bcast(void *buf, int count, MPI_Datatype dt, int root,
+                 MPI_Comm comm)
+{
+    static const char fn[] = "MPI_Bcast";
+    struct mpii_comm *ic, *lc;
+    int rc;
+
+    if ((rc = inter_get(comm, &ic, &lc)) != MPI_SUCCESS)
+        return mpii_err(MPI_COMM_WORLD, rc, fn);
+    if (root == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if (root == MPI_ROOT) /* to the other group's leader, who spreads it */
+        rc = mpii_send(buf, count, dt, 0, TAG_BCAST, ic,
+                       ic->ctx + MPII_CTX_COLL);
+    else if (root < 0 || root >= ic->size)
+        rc = MPI_ERR_ROOT;
+    else {
+        if (ic->rank == 0)
+            rc = mpii_recv(buf, count, dt, root, TAG_BCAST, ic,
+                           ic->ctx + MPII_CTX_COLL, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS)
+            rc = PMPI_Bcast(buf, count, dt, 0, lc->handle);
+    }
+    return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, fn);
+}
+
+/* A buffer for count elements of dt laid out as the user's would be. */
+static void *
+type_buf(int count, MPI_Datatype dt, void **base)
+{
+    const struct mpii_type *t = mpii_type_get(dt);
+    MPI_Aint ext, lb, tlb, text;
+    size_t n;
+
+    *base = NULL;
+    if (t == NULL || count < 0)
+        return NULL;
+    ext = mpii_type_extent(t);
+    lb = mpii_type_lb(t);
+    PMPI_Type_get_true_extent(dt, &tlb, &text);
+    if (ext < 0 || text < 0)
+        return NULL;
+    n = (size_t)(count > 0 ? (count - 1) : 0) * (size_t)ext + (size_t)text +
+        (size_t)(lb > tlb ? lb - tlb : tlb - lb) + 1;
+    if ((*base = malloc(n)) == NULL)
+        return NULL;
+    /* The element origin, so that the data starts at base. */
+    return (char *)((uintptr_t)*base - (uintptr_t)tlb);
+}
+
+int
+mpii_inter_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+                  MPI_Op op, int root, MPI_Comm comm)
+{
+    static const char fn[] = "MPI_Reduce";
+    struct mpii_comm *ic, *lc;
+    void *tmp = NULL, *base = NULL;
+    int rc = MPI_SUCCESS;
+
+    if ((rc = inter_get(comm, &ic, &lc)) != MPI_SUCCESS)
+        return mpii_err(MPI_COMM_WORLD, rc, fn);
+    if (root == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if (root == MPI_ROOT) {
+        rc = mpii_recv(rbuf, count, dt, 0, TAG_REDUCE, ic,
+                       ic->ctx + MPII_CTX_COLL, MPI_STATUS_IGNORE);
+        return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, fn);
+    }
+    if (root < 0 || root >= ic->size)
+        return mpii_err(comm, MPI_ERR_ROOT, fn);
+    /* The sending group reduces to its leader, who sends to the root. */
+    if (ic->rank == 0 && (tmp = type_buf(count, dt, &base)) == NULL)
+        rc = mpii_type_get(dt) != NULL ? MPI_ERR_NO_MEM : MPI_ERR_TYPE;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Reduce(sbuf, tmp, count, dt, op, 0, lc->handle);
+    if (rc == MPI_SUCCESS && ic->rank == 0)
+        rc = mpii_send(tmp, count, dt, root, TAG_REDUCE, ic,
+                       ic->ctx + MPII_CTX_COLL);
+    free(base);
+    return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, fn);
+}
+
+int
+mpii_inter_allreduce(const void *sbuf, void *rbuf, int count,
+                     MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    static const char fn[] = "MPI_Allreduce";
+    struct mpii_comm *ic, *lc;
+    void *tmp = NULL, *base = NULL;
+    MPI_Request req;
+    int rc = MPI_SUCCESS;
+
+    if ((rc = inter_get(comm, &ic, &lc)) != MPI_SUCCESS)
+        return mpii_err(MPI_COMM_WORLD, rc, fn);
+    if (sbuf == MPI_IN_PLACE)
+        return mpii_err(comm, MPI_ERR_BUFFER, fn);
+    /* Each group reduces to its leader; the leaders swap; each leader
+     * spreads the other group's result. */
+    if (ic->rank == 0 && (tmp = type_buf(count, dt, &base)) == NULL)
+        rc = mpii_type_get(dt) != NULL ? MPI_ERR_NO_MEM : MPI_ERR_TYPE;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Reduce(sbuf, tmp, count, dt, op, 0, lc->handle);
+    if (rc == MPI_SUCCESS && ic->rank == 0) {
+        rc = mpii_isend(tmp, count, dt, 0, TAG_ALLREDUCE, ic,
+                        ic->ctx + MPII_CTX_COLL, MPII_SEND_STANDARD, &req);
+        if (rc == MPI_SUCCESS) {
+            rc = mpii_recv(rbuf, count, dt, 0, TAG_ALLREDUCE, ic,
+                           ic->ctx + MPII_CTX_COLL, MPI_STATUS_IGNORE);
+            if (rc == MPI_SUCCESS)
+                rc = mpii_wait(&req, MPI_STATUS_IGNORE);
+            else
+                mpii_wait(&req, MPI_STATUS_IGNORE);
+        }
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Bcast(rbuf, count, dt, 0, lc->handle);
+    free(base);
+    return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, fn);
 }

@@ -132,6 +132,7 @@ struct mpii_comm {
     int inter;
     int lsize;
     int *lworld;
+    MPI_Comm lcomm; /* the local group as a hidden intracommunicator */
 };
 
 /* NULL for an invalid or freed handle. */
@@ -148,6 +149,18 @@ uint32_t mpii_comm_next_ctx(void);
 void mpii_comm_ctx_used(uint32_t ctx);
 int mpii_comm_exchange(struct mpii_comm *, const int *mine, int k, int *all,
                        int tag);
+
+/* --- intercomm.c ---------------------------------------------------- */
+
+/* Non-zero if comm is a live intercommunicator. */
+int mpii_comm_inter(MPI_Comm);
+/* The collectives over intercommunicators there are (errors reported). */
+int mpii_inter_barrier(MPI_Comm);
+int mpii_inter_bcast(void *buf, int count, MPI_Datatype, int root, MPI_Comm);
+int mpii_inter_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype,
+                      MPI_Op, int root, MPI_Comm);
+int mpii_inter_allreduce(const void *sbuf, void *rbuf, int count,
+                         MPI_Datatype, MPI_Op, MPI_Comm);
 
 /* --- group.c -------------------------------------------------------- */
 

@@ -6,6 +6,8 @@
  *  - point-to-point across: local rank r and remote rank r exchange
  *    their world ranks (Sendrecv), and every rank sends to remote rank 0,
  *    which receives them all with MPI_ANY_SOURCE;
+ *  - Barrier, Bcast (MPI_ROOT, MPI_PROC_NULL), Allreduce and Reduce
+ *    across the two groups;
  *  - Intercomm_merge both ways round (even low, then even high): the
  *    merged communicator orders the low group first and works (an
  *    Allreduce); Comm_free of everything.
@@ -106,6 +108,28 @@ main(int argc, char **argv)
         MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
         if (lrank == 0)
             CHECK(seen == (1 << rsize) - 1, "senders seen %x", seen);
+    }
+    /* Collectives across: Barrier; Bcast from even rank 0 (MPI_ROOT, the
+     * other evens MPI_PROC_NULL); Allreduce (each group gets the other's
+     * sum); Reduce of the evens' world ranks to odd rank 0. */
+    {
+        int v = even ? 4242 : -1, sum = -1, evsum = 0, odsum = 0;
+
+        for (int i = 0; i < t_size; i++)
+            *(i % 2 ? &odsum : &evsum) += i;
+        MPI_OK(MPI_Barrier(ic));
+        MPI_OK(MPI_Bcast(&v, 1, MPI_INT,
+                         even ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0,
+                         ic));
+        CHECK(v == 4242, "bcast across: %d", v);
+        MPI_OK(MPI_Allreduce(&t_rank, &sum, 1, MPI_INT, MPI_SUM, ic));
+        CHECK(sum == (even ? odsum : evsum), "allreduce across: %d", sum);
+        sum = -1;
+        MPI_OK(MPI_Reduce(&t_rank, &sum, 1, MPI_INT, MPI_SUM,
+                          even ? 0 : (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL),
+                          ic));
+        if (!even && lrank == 0)
+            CHECK(sum == evsum, "reduce across: %d", sum);
     }
     merged(ic, 0, lsize);
     merged(ic, 1, lsize);
