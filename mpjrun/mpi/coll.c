@@ -55,7 +55,8 @@ coll_check_buf(const void *buf, int count, MPI_Datatype dt,
         return MPI_ERR_TYPE;
     if (buf == MPI_IN_PLACE)
         return MPI_ERR_BUFFER;
-    if (buf == NULL && count > 0 && mpii_type_size(*t) > 0)
+    if (buf == NULL && count > 0 && mpii_type_size(*t) > 0 &&
+        mpii_type_is_builtin(*t))
         return MPI_ERR_BUFFER;
     return MPI_SUCCESS;
 }
@@ -93,12 +94,16 @@ coll_copy(const void *sbuf, int scount, const struct mpii_type *st, void *rbuf,
     if (n == 0)
         return MPI_SUCCESS;
     if (mpii_type_contiguous(st) && mpii_type_contiguous(rt)) {
-        memmove((char *)rbuf + mpii_type_lb(rt),
-                (const char *)sbuf + mpii_type_lb(st), n);
+        memmove((char *)((uintptr_t)rbuf + (uintptr_t)mpii_type_lb(rt)),
+                (const char *)((uintptr_t)sbuf + (uintptr_t)mpii_type_lb(st)),
+                n);
     } else if (mpii_type_contiguous(st)) {
-        mpii_unpack((const char *)sbuf + mpii_type_lb(st), n, rbuf, rcount, rt);
+        mpii_unpack(
+            (const char *)((uintptr_t)sbuf + (uintptr_t)mpii_type_lb(st)), n,
+            rbuf, rcount, rt);
     } else if (mpii_type_contiguous(rt)) {
-        mpii_pack(sbuf, scount, st, (char *)rbuf + mpii_type_lb(rt));
+        mpii_pack(sbuf, scount, st,
+                  (char *)((uintptr_t)rbuf + (uintptr_t)mpii_type_lb(rt)));
     } else {
         if ((tmp = malloc(n)) == NULL)
             return MPI_ERR_NO_MEM;
@@ -191,14 +196,17 @@ coll_barrier(struct mpii_comm *c)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Barrier = PMPI_Barrier
 int
-MPI_Barrier(MPI_Comm comm)
+PMPI_Barrier(MPI_Comm comm)
 {
     struct mpii_comm *c;
     int err;
 
     MPII_CHECK_INIT("MPI_Barrier");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if (mpii_comm_inter(comm))
+        return mpii_inter_barrier(comm);
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Barrier");
     if ((err = coll_barrier(c)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Barrier");
@@ -259,7 +267,7 @@ bcast_long(void *buf, int count, const struct mpii_type *t, int root,
     int nreq = 0, left = (c->rank - 1 + p) % p, right = (c->rank + 1) % p;
 
     if (mpii_type_contiguous(t)) {
-        data = (char *)buf + mpii_type_lb(t);
+        data = (char *)((uintptr_t)buf + (uintptr_t)mpii_type_lb(t));
     } else {
         if ((tmp = malloc(n)) == NULL)
             return MPI_ERR_NO_MEM;
@@ -328,8 +336,9 @@ error:
     return err;
 }
 
+#pragma weak MPI_Bcast = PMPI_Bcast
 int
-MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     const struct mpii_type *t;
     struct mpii_comm *c;
@@ -337,7 +346,9 @@ MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
     int err;
 
     MPII_CHECK_INIT("MPI_Bcast");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if (mpii_comm_inter(comm))
+        return mpii_inter_bcast(buf, count, dt, root, comm);
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Bcast");
     if ((err = coll_check_buf(buf, count, dt, &t)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Bcast");
@@ -474,9 +485,10 @@ gather_check(const void *sbuf, int scount, MPI_Datatype st, int root,
     return coll_check_buf(sbuf, scount, st, st_out);
 }
 
+#pragma weak MPI_Gather = PMPI_Gather
 int
-MPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
-           int rcount, MPI_Datatype rt, int root, MPI_Comm comm)
+PMPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+            int rcount, MPI_Datatype rt, int root, MPI_Comm comm)
 {
     const struct mpii_type *stt, *rtt = NULL;
     struct mpii_comm *c;
@@ -485,7 +497,7 @@ MPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     int err;
 
     MPII_CHECK_INIT("MPI_Gather");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Gather");
     if ((err = gather_check(sbuf, scount, st, root, c, &stt)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Gather");
@@ -511,10 +523,11 @@ MPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     return err != MPI_SUCCESS ? mpii_err(comm, err, "MPI_Gather") : 0;
 }
 
+#pragma weak MPI_Gatherv = PMPI_Gatherv
 int
-MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
-            const int rcounts[], const int displs[], MPI_Datatype rt, int root,
-            MPI_Comm comm)
+PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+             const int rcounts[], const int displs[], MPI_Datatype rt, int root,
+             MPI_Comm comm)
 {
     const struct mpii_type *stt, *rtt = NULL;
     struct mpii_comm *c;
@@ -522,7 +535,7 @@ MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     int err;
 
     MPII_CHECK_INIT("MPI_Gatherv");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Gatherv");
     if ((err = gather_check(sbuf, scount, st, root, c, &stt)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Gatherv");
@@ -640,9 +653,10 @@ scatter_check(void *rbuf, int rcount, MPI_Datatype rt, int root,
     return coll_check_buf(rbuf, rcount, rt, &t);
 }
 
+#pragma weak MPI_Scatter = PMPI_Scatter
 int
-MPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
-            int rcount, MPI_Datatype rt, int root, MPI_Comm comm)
+PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+             int rcount, MPI_Datatype rt, int root, MPI_Comm comm)
 {
     const struct mpii_type *stt = NULL;
     struct mpii_comm *c;
@@ -651,7 +665,7 @@ MPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     int err;
 
     MPII_CHECK_INIT("MPI_Scatter");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Scatter");
     if ((err = scatter_check(rbuf, rcount, rt, root, c)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Scatter");
@@ -677,10 +691,11 @@ MPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     return err != MPI_SUCCESS ? mpii_err(comm, err, "MPI_Scatter") : 0;
 }
 
+#pragma weak MPI_Scatterv = PMPI_Scatterv
 int
-MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[],
-             MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt, int root,
-             MPI_Comm comm)
+PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[],
+              MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt,
+              int root, MPI_Comm comm)
 {
     const struct mpii_type *stt = NULL;
     struct mpii_comm *c;
@@ -688,7 +703,7 @@ MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[],
     int err;
 
     MPII_CHECK_INIT("MPI_Scatterv");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Scatterv");
     if ((err = scatter_check(rbuf, rcount, rt, root, c)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Scatterv");
@@ -773,9 +788,10 @@ allgather_start(const void *sbuf, int scount, MPI_Datatype st,
     return coll_copy(sbuf, scount, stt, at, cnt, rv->t);
 }
 
+#pragma weak MPI_Allgather = PMPI_Allgather
 int
-MPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
-              int rcount, MPI_Datatype rt, MPI_Comm comm)
+PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+               int rcount, MPI_Datatype rt, MPI_Comm comm)
 {
     const struct mpii_type *rtt;
     struct mpii_comm *c;
@@ -783,7 +799,7 @@ MPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     int err;
 
     MPII_CHECK_INIT("MPI_Allgather");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Allgather");
     if ((err = coll_check_buf(rbuf, rcount, rt, &rtt)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Allgather");
@@ -800,17 +816,18 @@ MPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     return err != MPI_SUCCESS ? mpii_err(comm, err, "MPI_Allgather") : 0;
 }
 
+#pragma weak MPI_Allgatherv = PMPI_Allgatherv
 int
-MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
-               const int rcounts[], const int displs[], MPI_Datatype rt,
-               MPI_Comm comm)
+PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+                const int rcounts[], const int displs[], MPI_Datatype rt,
+                MPI_Comm comm)
 {
     struct mpii_comm *c;
     struct vec rv;
     int err;
 
     MPII_CHECK_INIT("MPI_Allgatherv");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Allgatherv");
     if ((err = coll_check_counts(rcounts, displs, c->size)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Allgatherv");
@@ -898,9 +915,10 @@ alltoall_inplace(const struct vec *rv, long long nelem, struct vec *sv,
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Alltoall = PMPI_Alltoall
 int
-MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
-             int rcount, MPI_Datatype rt, MPI_Comm comm)
+PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+              int rcount, MPI_Datatype rt, MPI_Comm comm)
 {
     const struct mpii_type *stt = NULL, *rtt;
     struct mpii_comm *c;
@@ -910,7 +928,7 @@ MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     int err;
 
     MPII_CHECK_INIT("MPI_Alltoall");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Alltoall");
     if ((err = coll_check_buf(rbuf, rcount, rt, &rtt)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Alltoall");
@@ -930,10 +948,11 @@ MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     return err != MPI_SUCCESS ? mpii_err(comm, err, "MPI_Alltoall") : 0;
 }
 
+#pragma weak MPI_Alltoallv = PMPI_Alltoallv
 int
-MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
-              MPI_Datatype st, void *rbuf, const int rcounts[],
-              const int rdispls[], MPI_Datatype rt, MPI_Comm comm)
+PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
+               MPI_Datatype st, void *rbuf, const int rcounts[],
+               const int rdispls[], MPI_Datatype rt, MPI_Comm comm)
 {
     const struct mpii_type *stt = NULL, *rtt = NULL;
     struct mpii_comm *c;
@@ -943,7 +962,7 @@ MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
     int err;
 
     MPII_CHECK_INIT("MPI_Alltoallv");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Alltoallv");
     err = coll_check_counts(rcounts, rdispls, c->size);
     if (err == MPI_SUCCESS && (rtt = mpii_type_get(rt)) == NULL)

@@ -413,9 +413,10 @@ reduce_long(const struct red *rd, char *acc, char *tmp, size_t n, int root,
     return err != MPI_SUCCESS ? err : err2;
 }
 
+#pragma weak MPI_Reduce = PMPI_Reduce
 int
-MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-           int root, MPI_Comm comm)
+PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+            int root, MPI_Comm comm)
 {
     struct mpii_comm *c;
     struct red rd;
@@ -424,7 +425,9 @@ MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
     int err, isroot;
 
     MPII_CHECK_INIT("MPI_Reduce");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if (mpii_comm_inter(comm))
+        return mpii_inter_reduce(sbuf, rbuf, count, dt, op, root, comm);
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Reduce");
     if (root < 0 || root >= c->size)
         return mpii_err(comm, MPI_ERR_ROOT, "MPI_Reduce");
@@ -505,9 +508,10 @@ allreduce_rd(const struct red *rd, char **acc, char **tmp, size_t n,
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Allreduce = PMPI_Allreduce
 int
-MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
-              MPI_Op op, MPI_Comm comm)
+PMPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+               MPI_Op op, MPI_Comm comm)
 {
     struct mpii_comm *c;
     struct red rd;
@@ -516,7 +520,9 @@ MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
     int err;
 
     MPII_CHECK_INIT("MPI_Allreduce");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if (mpii_comm_inter(comm))
+        return mpii_inter_allreduce(sbuf, rbuf, count, dt, op, comm);
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Allreduce");
     err = red_check(sbuf, rbuf, count, dt, op, 1, 1, &rd);
     if (err != MPI_SUCCESS)
@@ -635,30 +641,32 @@ done:
     return err;
 }
 
+#pragma weak MPI_Reduce_scatter = PMPI_Reduce_scatter
 int
-MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
-                   MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
+                    MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     struct mpii_comm *c;
     int err;
 
     MPII_CHECK_INIT("MPI_Reduce_scatter");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Reduce_scatter");
     err = reduce_scatter(sbuf, rbuf, rcounts, dt, op, c);
     return err != MPI_SUCCESS ? mpii_err(comm, err, "MPI_Reduce_scatter") : 0;
 }
 
+#pragma weak MPI_Reduce_scatter_block = PMPI_Reduce_scatter_block
 int
-MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
-                         MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+PMPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                          MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     static const char fn[] = "MPI_Reduce_scatter_block";
     struct mpii_comm *c;
     int err, *counts;
 
     MPII_CHECK_INIT("MPI_Reduce_scatter_block");
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
     if (rcount < 0)
         return mpii_err(comm, MPI_ERR_COUNT, fn);
@@ -717,7 +725,7 @@ scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
     size_t n;
     int err, have = 0;
 
-    if ((c = mpii_comm_get(comm)) == NULL)
+    if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
     if ((err = red_check(sbuf, rbuf, count, dt, op, 1, 1, &rd)) != 0)
         return mpii_err(comm, err, fn);
@@ -746,17 +754,19 @@ done:
     return err != MPI_SUCCESS ? mpii_err(comm, err, fn) : 0;
 }
 
+#pragma weak MPI_Scan = PMPI_Scan
 int
-MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-         MPI_Comm comm)
+PMPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+          MPI_Comm comm)
 {
     MPII_CHECK_INIT("MPI_Scan");
     return scan(sbuf, rbuf, count, dt, op, comm, 0, "MPI_Scan");
 }
 
+#pragma weak MPI_Exscan = PMPI_Exscan
 int
-MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-           MPI_Comm comm)
+PMPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+            MPI_Comm comm)
 {
     MPII_CHECK_INIT("MPI_Exscan");
     return scan(sbuf, rbuf, count, dt, op, comm, 1, "MPI_Exscan");

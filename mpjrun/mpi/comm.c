@@ -5,8 +5,11 @@
  * are agreed among the members: each proposes the lowest id it has not
  * used, the highest proposal wins, so the id is free for every member.
  * The agreement runs on the internal context with the parent's id as tag,
- * so agreements on different communicators never mix.
+ * so agreements on different communicators never mix.  Comm_create is a
+ * split by group membership; Comm_create_group agrees among the group's
+ * members only (the parent's id and the user's tag as tag).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +42,14 @@ mpii_comm_get(MPI_Comm h)
     return comms[i];
 }
 
+struct mpii_comm *
+mpii_intra_get(MPI_Comm h)
+{
+    struct mpii_comm *c = mpii_comm_get(h);
+
+    return c != NULL && !c->inter ? c : NULL;
+}
+
 /* A communicator of size ranks in a free slot. */
 static struct mpii_comm *
 comm_new(int size, int slot)
@@ -67,11 +78,42 @@ comm_new(int size, int slot)
 static void
 comm_drop(struct mpii_comm *c)
 {
+    struct mpii_comm *l;
+
+    mpii_attr_drop(c);
+    free(c->lworld);
+    if (c->inter && (l = mpii_comm_get(c->lcomm)) != NULL && l != c)
+        comm_drop(l);
     comms[c->handle == COMM_BASE || c->handle == COMM_BASE + 1
               ? c->handle - COMM_BASE
               : c->handle & 0xfff] = NULL;
     free(c->world);
     free(c);
+}
+
+struct mpii_comm *
+mpii_comm_new(int size)
+{
+    return comm_new(size, -1);
+}
+
+void
+mpii_comm_drop(struct mpii_comm *c)
+{
+    comm_drop(c);
+}
+
+uint32_t
+mpii_comm_next_ctx(void)
+{
+    return next_ctx;
+}
+
+void
+mpii_comm_ctx_used(uint32_t ctx)
+{
+    if (ctx + 2 > next_ctx)
+        next_ctx = ctx + 2;
 }
 
 int
@@ -89,6 +131,8 @@ mpii_comm_init(int world_rank, int world_size)
         w->world[i] = i;
     s->rank = 0;
     s->ctx = CTX_SELF;
+    strcpy(w->name, "MPI_COMM_WORLD");
+    strcpy(s->name, "MPI_COMM_SELF");
     s->world[0] = world_rank;
     next_ctx = CTX_FIRST_FREE;
     return MPI_SUCCESS;
@@ -107,9 +151,10 @@ mpii_comm_fini(void)
 /* Every member's k ints, in rank order, to every member (gather to rank
  * 0, then spread). */
 static int
-comm_exchange(struct mpii_comm *c, const int *mine, int k, int *all)
+comm_exchange_tag(struct mpii_comm *c, const int *mine, int k, int *all,
+                  int tag)
 {
-    int r, rc = MPI_SUCCESS, tag = (int)c->ctx;
+    int r, rc = MPI_SUCCESS;
 
     if (c->rank == 0) {
         memcpy(all, mine, (size_t)k * sizeof *all);
@@ -128,8 +173,22 @@ comm_exchange(struct mpii_comm *c, const int *mine, int k, int *all)
     return rc;
 }
 
+static int
+comm_exchange(struct mpii_comm *c, const int *mine, int k, int *all)
+{
+    return comm_exchange_tag(c, mine, k, all, (int)c->ctx);
+}
+
 int
-MPI_Comm_rank(MPI_Comm comm, int *rank)
+mpii_comm_exchange(struct mpii_comm *c, const int *mine, int k, int *all,
+                   int tag)
+{
+    return comm_exchange_tag(c, mine, k, all, tag);
+}
+
+#pragma weak MPI_Comm_rank = PMPI_Comm_rank
+int
+PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
     struct mpii_comm *c;
 
@@ -142,8 +201,9 @@ MPI_Comm_rank(MPI_Comm comm, int *rank)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Comm_size = PMPI_Comm_size
 int
-MPI_Comm_size(MPI_Comm comm, int *size)
+PMPI_Comm_size(MPI_Comm comm, int *size)
 {
     struct mpii_comm *c;
 
@@ -152,7 +212,7 @@ MPI_Comm_size(MPI_Comm comm, int *size)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_size");
     if (size == NULL)
         return mpii_err(comm, MPI_ERR_ARG, "MPI_Comm_size");
-    *size = c->size;
+    *size = c->inter ? c->lsize : c->size;
     return MPI_SUCCESS;
 }
 
@@ -182,6 +242,8 @@ comm_split(struct mpii_comm *c, int color, int key, MPI_Comm *out,
 
     if (out == NULL)
         return mpii_err(c->handle, MPI_ERR_ARG, fn);
+    if (c->inter) /* not yet over intercommunicators */
+        return mpii_err(c->handle, MPI_ERR_COMM, fn);
     if (color < 0 && color != MPI_UNDEFINED)
         return mpii_err(c->handle, MPI_ERR_ARG, fn);
     all = malloc((size_t)c->size * 3 * sizeof *all);
@@ -232,8 +294,29 @@ comm_split(struct mpii_comm *c, int color, int key, MPI_Comm *out,
     return MPI_SUCCESS;
 }
 
+/* Dup: a split with one color, keys in rank order, then the attributes
+ * through their copy callbacks. */
+static int
+comm_dup(struct mpii_comm *c, MPI_Comm *newcomm, const char *fn)
+{
+    struct mpii_comm *n;
+    int rc;
+
+    if ((rc = comm_split(c, 0, c->rank, newcomm, fn)) != MPI_SUCCESS)
+        return rc;
+    n = mpii_comm_get(*newcomm);
+    if ((rc = mpii_attr_copy(c, n)) != MPI_SUCCESS) {
+        mpii_attr_delete_all(n);
+        comm_drop(n);
+        *newcomm = MPI_COMM_NULL;
+        return mpii_err(c->handle, rc, fn);
+    }
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_split = PMPI_Comm_split
 int
-MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     struct mpii_comm *c;
 
@@ -243,27 +326,45 @@ MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     return comm_split(c, color, key, newcomm, "MPI_Comm_split");
 }
 
+#pragma weak MPI_Comm_dup = PMPI_Comm_dup
 int
-MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     struct mpii_comm *c;
 
     MPII_CHECK_INIT("MPI_Comm_dup");
     if ((c = mpii_comm_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_dup");
-    return comm_split(c, 0, c->rank, newcomm, "MPI_Comm_dup");
+    return comm_dup(c, newcomm, "MPI_Comm_dup");
 }
 
+#pragma weak MPI_Comm_dup_with_info = PMPI_Comm_dup_with_info
 int
-MPI_Comm_free(MPI_Comm *comm)
+PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
     struct mpii_comm *c;
+
+    (void)info; /* no hints are used */
+    MPII_CHECK_INIT("MPI_Comm_dup_with_info");
+    if ((c = mpii_comm_get(comm)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_dup_with_info");
+    return comm_dup(c, newcomm, "MPI_Comm_dup_with_info");
+}
+
+#pragma weak MPI_Comm_free = PMPI_Comm_free
+int
+PMPI_Comm_free(MPI_Comm *comm)
+{
+    struct mpii_comm *c;
+    int rc;
 
     MPII_CHECK_INIT("MPI_Comm_free");
     if (comm == NULL || (c = mpii_comm_get(*comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_free");
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
         return mpii_err(*comm, MPI_ERR_COMM, "MPI_Comm_free");
+    if ((rc = mpii_attr_delete_all(c)) != MPI_SUCCESS)
+        return mpii_err(*comm, rc, "MPI_Comm_free");
     comm_drop(c);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
@@ -275,8 +376,9 @@ by_int(const void *a, const void *b)
     return *(const int *)a - *(const int *)b;
 }
 
+#pragma weak MPI_Comm_compare = PMPI_Comm_compare
 int
-MPI_Comm_compare(MPI_Comm a, MPI_Comm b, int *result)
+PMPI_Comm_compare(MPI_Comm a, MPI_Comm b, int *result)
 {
     struct mpii_comm *x, *y;
     int *sx, *sy, i, same_order = 1;
@@ -288,6 +390,17 @@ MPI_Comm_compare(MPI_Comm a, MPI_Comm b, int *result)
         return mpii_err(a, MPI_ERR_ARG, "MPI_Comm_compare");
     if (a == b) {
         *result = MPI_IDENT;
+        return MPI_SUCCESS;
+    }
+    if (x->inter || y->inter) {
+        *result = x->inter && y->inter && x->size == y->size &&
+                          x->lsize == y->lsize &&
+                          memcmp(x->world, y->world,
+                                 (size_t)x->size * sizeof *x->world) == 0 &&
+                          memcmp(x->lworld, y->lworld,
+                                 (size_t)x->lsize * sizeof *x->lworld) == 0
+                      ? MPI_CONGRUENT
+                      : MPI_UNEQUAL;
         return MPI_SUCCESS;
     }
     if (x->size != y->size) {
@@ -316,5 +429,188 @@ MPI_Comm_compare(MPI_Comm a, MPI_Comm b, int *result)
                                                                 : MPI_UNEQUAL;
     free(sx);
     free(sy);
+    return MPI_SUCCESS;
+}
+
+/* Our position in a group's world ranks, or MPI_UNDEFINED; -1 if some
+ * member is not in c. */
+static int
+group_position(struct mpii_comm *c, int n, const int *world)
+{
+    int i, j, me = MPI_UNDEFINED, found;
+
+    for (i = 0; i < n; i++) {
+        for (j = 0, found = 0; j < c->size && !found; j++)
+            found = c->world[j] == world[i];
+        if (!found)
+            return -1;
+        if (world[i] == c->world[c->rank])
+            me = i;
+    }
+    return me;
+}
+
+#pragma weak MPI_Comm_create = PMPI_Comm_create
+int
+PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPI_Comm_create";
+    struct mpii_comm *c;
+    const int *world;
+    int n, me;
+
+    MPII_CHECK_INIT(fn);
+    if ((c = mpii_comm_get(comm)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
+    if ((n = mpii_group_members(group, &world)) < 0)
+        return mpii_err(comm, MPI_ERR_GROUP, fn);
+    if ((me = group_position(c, n, world)) == -1)
+        return mpii_err(comm, MPI_ERR_GROUP, fn);
+    return comm_split(c, me == MPI_UNDEFINED ? MPI_UNDEFINED : 0, me, newcomm,
+                      fn);
+}
+
+#pragma weak MPI_Comm_create_group = PMPI_Comm_create_group
+int
+PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
+                       MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPI_Comm_create_group";
+    struct mpii_comm *c, tmp, *n;
+    const int *world;
+    int size, me, mine, *all, i, rc, itag;
+    uint32_t ctx = 0;
+
+    MPII_CHECK_INIT(fn);
+    if ((c = mpii_comm_get(comm)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
+    if (newcomm == NULL || tag < 0)
+        return mpii_err(comm, MPI_ERR_ARG, fn);
+    if (c->inter)
+        return mpii_err(comm, MPI_ERR_COMM, fn);
+    if ((size = mpii_group_members(group, &world)) < 0)
+        return mpii_err(comm, MPI_ERR_GROUP, fn);
+    if ((me = group_position(c, size, world)) == -1)
+        return mpii_err(comm, MPI_ERR_GROUP, fn);
+    *newcomm = MPI_COMM_NULL;
+    if (me == MPI_UNDEFINED)
+        return MPI_SUCCESS; /* not a member: nothing to agree */
+    /* The group as a communicator of its own, for the agreement only. */
+    memset(&tmp, 0, sizeof tmp);
+    tmp.handle = c->handle;
+    tmp.rank = me;
+    tmp.size = size;
+    tmp.world = (int *)(uintptr_t)world;
+    tmp.ctx = c->ctx;
+    itag = (int)(0x40000000u | ((c->ctx & 0x3fffffu) << 8) |
+                 ((unsigned)tag & 0xffu));
+    if ((all = malloc((size_t)size * sizeof *all)) == NULL)
+        return mpii_err(comm, MPI_ERR_NO_MEM, fn);
+    mine = (int)next_ctx;
+    if ((rc = comm_exchange_tag(&tmp, &mine, 1, all, itag)) != MPI_SUCCESS) {
+        free(all);
+        return mpii_err(comm, rc, fn);
+    }
+    for (i = 0; i < size; i++)
+        if ((uint32_t)all[i] > ctx)
+            ctx = (uint32_t)all[i];
+    free(all);
+    next_ctx = ctx + 2;
+    if ((n = comm_new(size, -1)) == NULL)
+        return mpii_err(comm, MPI_ERR_NO_MEM, fn);
+    memcpy(n->world, world, (size_t)size * sizeof *world);
+    n->rank = me;
+    n->ctx = ctx;
+    n->errh = c->errh;
+    *newcomm = n->handle;
+    return MPI_SUCCESS;
+}
+
+/* FNV-1a, to fold a long host label into the exchanged ints. */
+static uint32_t
+label_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+
+    for (; *s != '\0'; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+#define LABEL_INTS 16
+
+/* MPI_COMM_TYPE_SHARED: the ranks whose processes share a host label
+ * (P2P_HOST, given by peerd), colored by the lowest such rank.  Replicas
+ * of one rank run on distinct hosts, so with replicas (p2prun -r) every
+ * rank is alone: the same answer for all of its replicas. */
+#pragma weak MPI_Comm_split_type = PMPI_Comm_split_type
+int
+PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                     MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPI_Comm_split_type";
+    struct mpii_comm *c;
+    int mine[LABEL_INTS], *all, color, i, rc;
+    const char *host = getenv("P2P_HOST");
+
+    (void)info;
+    MPII_CHECK_INIT(fn);
+    if ((c = mpii_comm_get(comm)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
+    if (split_type == MPI_UNDEFINED)
+        return comm_split(c, MPI_UNDEFINED, key, newcomm, fn);
+    if (split_type != MPI_COMM_TYPE_SHARED)
+        return mpii_err(comm, MPI_ERR_ARG, fn);
+    if (mpii_replicated())
+        return comm_split(c, c->rank, key, newcomm, fn);
+    memset(mine, 0, sizeof mine);
+    if (host == NULL)
+        host = "";
+    strncpy((char *)mine, host, sizeof mine - sizeof(int) - 1);
+    mine[LABEL_INTS - 1] = (int)label_hash(host);
+    if ((all = malloc((size_t)c->size * sizeof mine)) == NULL)
+        return mpii_err(comm, MPI_ERR_NO_MEM, fn);
+    if ((rc = comm_exchange(c, mine, LABEL_INTS, all)) != MPI_SUCCESS) {
+        free(all);
+        return mpii_err(comm, rc, fn);
+    }
+    for (i = 0, color = c->rank; i < c->rank; i++)
+        if (memcmp(all + i * LABEL_INTS, mine, sizeof mine) == 0) {
+            color = i;
+            break;
+        }
+    free(all);
+    return comm_split(c, color, key, newcomm, fn);
+}
+
+#pragma weak MPI_Comm_set_name = PMPI_Comm_set_name
+int
+PMPI_Comm_set_name(MPI_Comm comm, const char *name)
+{
+    struct mpii_comm *c;
+
+    MPII_CHECK_INIT("MPI_Comm_set_name");
+    if ((c = mpii_comm_get(comm)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_set_name");
+    if (name == NULL)
+        return mpii_err(comm, MPI_ERR_ARG, "MPI_Comm_set_name");
+    strncpy(c->name, name, sizeof c->name - 1);
+    c->name[sizeof c->name - 1] = '\0';
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_get_name = PMPI_Comm_get_name
+int
+PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
+{
+    struct mpii_comm *c;
+
+    MPII_CHECK_INIT("MPI_Comm_get_name");
+    if ((c = mpii_comm_get(comm)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_get_name");
+    if (name == NULL || resultlen == NULL)
+        return mpii_err(comm, MPI_ERR_ARG, "MPI_Comm_get_name");
+    memcpy(name, c->name, sizeof c->name);
+    *resultlen = (int)strlen(name);
     return MPI_SUCCESS;
 }

@@ -37,6 +37,7 @@ struct mpii_req {
     const uint8_t *data; /* packed or the user's contiguous buffer */
     size_t len;
     uint8_t *owned;      /* our packed copy, freed at completion */
+    size_t bsend;        /* MPI_Bsend: bytes of the attached buffer held */
     /* receive side */
     uint8_t *rbuf;       /* where bytes land: user buffer or owned */
     size_t cap;          /* bytes the receive can take */
@@ -65,6 +66,10 @@ void req_fini(void);
 void req_set_oversubscribed(int);
 /* Progress until cond(arg) holds; the waiting policy lives here. */
 int req_wait_until(int (*cond)(void *), void *arg);
+
+/* bsend.c: a buffered send's request is released: give back its bytes
+ * of the attached buffer. */
+void bsend_done(size_t bytes);
 
 /* --- frames between ranks (transport.c) --- */
 

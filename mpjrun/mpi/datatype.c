@@ -1,39 +1,29 @@
 /*
  * datatype.c: MPI datatypes.  A type is a flattened list of (byte offset,
  * byte length) blocks relative to an element's origin, in type-map order,
- * with adjacent blocks merged; pack and unpack are loops over it.  The
- * builtin types are a constant table; derived types (contiguous, vector,
- * indexed) live behind handles of handles.c, which carry a generation,
- * so that a freed or forged handle is detected rather than followed.
+ * with adjacent blocks merged; pack and unpack are loops over it.  Beside
+ * it, the type signature (runs of basic elements, for Get_elements and
+ * external32) and what Type_get_contents gives back.  The builtin types
+ * are a table; derived types live behind handles of handles.c, which
+ * carry a generation, so that a freed or forged handle is detected rather
+ * than followed.  A derived type is reference-counted: each handle, each
+ * pending request using it and each type built from it holds it, so
+ * MPI_Type_free while a receive is pending is safe.
+ *
+ * The constructors are in datatype_create.c, Pack/Unpack in pack.c.
  *
  * Derived handle: 0x4c000000 | generation << 16 | (0x1000 + slot).
  */
+#include <complex.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
 
-#include "mpii.h"
-
-/* A run of bytes of one element, relative to the element's origin. */
-struct mpii_blk {
-    MPI_Aint off;
-    size_t len;
-};
-
-struct mpii_type {
-    MPI_Datatype handle;
-    int committed;
-    size_t size;     /* bytes of data in one element */
-    MPI_Aint lb;     /* lowest lower bound of the blocks */
-    MPI_Aint extent; /* ub - lb */
-    size_t nblocks;
-    struct mpii_blk *blk;
-    MPI_Datatype basic; /* the one builtin type it is made of, or NULL */
-    size_t per_elem;    /* how many of basic one element holds */
-};
+#include "datatype.h"
 
 /* The pair types of MINLOC and MAXLOC, as C lays them out. */
 struct float_int {
@@ -61,10 +51,9 @@ struct long_double_int {
     int i;
 };
 
-#define DT_KIND 0x4c000000u
-
-/* A builtin type of one C type. */
-#define BUILTIN(h, T)                                                          \
+/* A builtin type of one C type, of basic type b (itself, or the C type a
+ * Fortran or C++ type stands for), swapped in units of u bytes. */
+#define BUILTIN_N(h, T, b, u, n)                                               \
     [(h)-DT_KIND] = {                                                          \
         .handle = (h),                                                         \
         .committed = 1,                                                        \
@@ -73,8 +62,31 @@ struct long_double_int {
         .extent = sizeof(T),                                                   \
         .nblocks = 1,                                                          \
         .blk = (struct mpii_blk[]){{0, sizeof(T)}},                            \
-        .basic = (h),                                                          \
+        .basic = (b),                                                          \
         .per_elem = 1,                                                         \
+        .nsig = 1,                                                             \
+        .sig = (struct mpii_sig[]){{sizeof(T), (u), 1}},                       \
+        .combiner = MPI_COMBINER_NAMED,                                        \
+        .name = n,                                                             \
+    }
+#define BUILTIN_AS(h, T, b, u) BUILTIN_N(h, T, b, u, #h)
+#define BUILTIN(h, T) BUILTIN_N(h, T, h, sizeof(T), #h)
+#define COMPLEX(h, T, b) BUILTIN_N(h, T _Complex, b, sizeof(T), #h)
+/* Two of one Fortran type (MPI_2REAL...): two elements. */
+#define TWO(h, T, b)                                                           \
+    [(h)-DT_KIND] = {                                                          \
+        .handle = (h),                                                         \
+        .committed = 1,                                                        \
+        .size = 2 * sizeof(T),                                                 \
+        .extent = 2 * sizeof(T),                                               \
+        .nblocks = 1,                                                          \
+        .blk = (struct mpii_blk[]){{0, 2 * sizeof(T)}},                        \
+        .basic = (b),                                                          \
+        .per_elem = 2,                                                         \
+        .nsig = 1,                                                             \
+        .sig = (struct mpii_sig[]){{sizeof(T), sizeof(T), 2}},                 \
+        .combiner = MPI_COMBINER_NAMED,                                        \
+        .name = #h,                                                            \
     }
 
 /* A pair type: value then int, one block when C leaves no hole. */
@@ -94,9 +106,15 @@ struct long_double_int {
                                 {offsetof(S, i), sizeof(int)}},                \
         .basic = (h),                                                          \
         .per_elem = 1,                                                         \
+        .nsig = 2,                                                             \
+        .sig = (struct mpii_sig[]){{PAIR_VSIZE(S), PAIR_VSIZE(S), 1},          \
+                                   {sizeof(int), sizeof(int), 1}},             \
+        .combiner = MPI_COMBINER_NAMED,                                        \
+        .name = #h,                                                            \
     }
 
-static const struct mpii_type builtin[P2P_DT_BUILTIN_MAX + 1] = {
+/* Not const: MPI_Type_set_name may rename a builtin type. */
+static struct mpii_type builtin[P2P_DT_BUILTIN_MAX + 1] = {
     BUILTIN(MPI_CHAR, char),
     BUILTIN(MPI_SIGNED_CHAR, signed char),
     BUILTIN(MPI_UNSIGNED_CHAR, unsigned char),
@@ -132,12 +150,46 @@ static const struct mpii_type builtin[P2P_DT_BUILTIN_MAX + 1] = {
     PAIR(MPI_2INT, struct int_int),
     PAIR(MPI_SHORT_INT, struct short_int),
     PAIR(MPI_LONG_DOUBLE_INT, struct long_double_int),
-    BUILTIN(MPI_C_FLOAT_COMPLEX, float _Complex),
-    BUILTIN(MPI_C_DOUBLE_COMPLEX, double _Complex),
+    COMPLEX(MPI_C_FLOAT_COMPLEX, float, MPI_C_FLOAT_COMPLEX),
+    COMPLEX(MPI_C_DOUBLE_COMPLEX, double, MPI_C_DOUBLE_COMPLEX),
+    COMPLEX(MPI_C_LONG_DOUBLE_COMPLEX, long double, MPI_C_LONG_DOUBLE_COMPLEX),
+    BUILTIN_AS(MPI_CXX_BOOL, bool, MPI_C_BOOL, sizeof(bool)),
+    COMPLEX(MPI_CXX_FLOAT_COMPLEX, float, MPI_C_FLOAT_COMPLEX),
+    COMPLEX(MPI_CXX_DOUBLE_COMPLEX, double, MPI_C_DOUBLE_COMPLEX),
+    COMPLEX(MPI_CXX_LONG_DOUBLE_COMPLEX, long double,
+            MPI_C_LONG_DOUBLE_COMPLEX),
+    BUILTIN_AS(MPI_CHARACTER, char, MPI_CHAR, 1),
+    BUILTIN_AS(MPI_LOGICAL, int, MPI_INT, sizeof(int)),
+    BUILTIN_AS(MPI_INTEGER, int, MPI_INT, sizeof(int)),
+    BUILTIN_AS(MPI_REAL, float, MPI_FLOAT, sizeof(float)),
+    BUILTIN_AS(MPI_DOUBLE_PRECISION, double, MPI_DOUBLE, sizeof(double)),
+    COMPLEX(MPI_COMPLEX, float, MPI_C_FLOAT_COMPLEX),
+    COMPLEX(MPI_DOUBLE_COMPLEX, double, MPI_C_DOUBLE_COMPLEX),
+    BUILTIN_AS(MPI_INTEGER1, int8_t, MPI_INT8_T, 1),
+    BUILTIN_AS(MPI_INTEGER2, int16_t, MPI_INT16_T, 2),
+    BUILTIN_AS(MPI_INTEGER4, int32_t, MPI_INT32_T, 4),
+    BUILTIN_AS(MPI_INTEGER8, int64_t, MPI_INT64_T, 8),
+    BUILTIN_AS(MPI_REAL4, float, MPI_FLOAT, 4),
+    BUILTIN_AS(MPI_REAL8, double, MPI_DOUBLE, 8),
+    TWO(MPI_2REAL, float, MPI_FLOAT),
+    TWO(MPI_2DOUBLE_PRECISION, double, MPI_DOUBLE),
+    TWO(MPI_2INTEGER, int, MPI_INT),
 };
 
 /* The derived types (handles.c). */
 static struct mpii_handles derived = {.kind = DT_KIND};
+
+int
+mpii_type_builtin(const struct mpii_type *t)
+{
+    return t >= builtin && t <= builtin + P2P_DT_BUILTIN_MAX;
+}
+
+int
+mpii_type_is_builtin(const struct mpii_type *t)
+{
+    return mpii_type_builtin(t);
+}
 
 /* The derived type behind a handle, live or not yet committed. */
 static struct mpii_type *
@@ -146,14 +198,41 @@ derived_lookup(MPI_Datatype h)
     return mpii_handle_get(&derived, (uint32_t)h);
 }
 
-/* Free a derived type that has no slot (or whose slot is released). */
+/* Free a derived type and drop what it holds. */
 static void
 type_destroy(struct mpii_type *t)
 {
-    if (t == NULL)
+    int i;
+
+    if (t == NULL || mpii_type_builtin(t))
         return;
+    for (i = 0; i < t->nd; i++)
+        if (t->types != NULL)
+            mpii_type_release(t->types[i]);
+    free(t->ints);
+    free(t->aints);
+    free(t->types);
+    free(t->sig);
     free(t->blk);
     free(t);
+}
+
+void
+mpii_type_hold(const struct mpii_type *t)
+{
+    if (t != NULL && !mpii_type_builtin(t))
+        ((struct mpii_type *)(uintptr_t)t)->refs++;
+}
+
+void
+mpii_type_release(const struct mpii_type *ct)
+{
+    struct mpii_type *t = (struct mpii_type *)(uintptr_t)ct;
+
+    if (t == NULL || mpii_type_builtin(t))
+        return;
+    if (--t->refs <= 0)
+        type_destroy(t);
 }
 
 const struct mpii_type *
@@ -172,6 +251,24 @@ mpii_type_get(MPI_Datatype h)
     const struct mpii_type *t = mpii_type_lookup(h);
 
     return t != NULL && t->committed ? t : NULL;
+}
+
+int
+mpii_type_new_handle(const struct mpii_type *ct, MPI_Datatype *h)
+{
+    struct mpii_type *t = (struct mpii_type *)(uintptr_t)ct;
+    uint32_t u;
+    int rc;
+
+    if (mpii_type_builtin(t)) {
+        *h = t->handle;
+        return MPI_SUCCESS;
+    }
+    if ((rc = mpii_handle_put(&derived, t, &u)) != MPI_SUCCESS)
+        return rc;
+    t->refs++;
+    *h = (MPI_Datatype)u;
+    return MPI_SUCCESS;
 }
 
 size_t
@@ -209,23 +306,29 @@ mpii_type_basic(const struct mpii_type *t, size_t *per_elem)
     return t->basic;
 }
 
+/* buf + off without arithmetic on a null pointer (MPI_BOTTOM). */
+static inline char *
+at(const void *buf, MPI_Aint off)
+{
+    return (char *)((uintptr_t)buf + (uintptr_t)off);
+}
+
 void
 mpii_pack(const void *buf, int count, const struct mpii_type *t, void *out)
 {
-    const char *src = buf;
     char *dst = out;
-    MPI_Aint e;
+    MPI_Aint e, base = 0;
     size_t k;
 
     if (count <= 0 || t->size == 0)
         return;
     if (mpii_type_contiguous(t)) {
-        memcpy(dst, src + t->lb, (size_t)count * t->size);
+        memcpy(dst, at(buf, t->lb), (size_t)count * t->size);
         return;
     }
-    for (e = 0; e < count; e++, src += t->extent)
+    for (e = 0; e < count; e++, base += t->extent)
         for (k = 0; k < t->nblocks; k++) {
-            memcpy(dst, src + t->blk[k].off, t->blk[k].len);
+            memcpy(dst, at(buf, base + t->blk[k].off), t->blk[k].len);
             dst += t->blk[k].len;
         }
 }
@@ -235,9 +338,8 @@ mpii_unpack(const void *in, size_t bytes, void *buf, int count,
             const struct mpii_type *t)
 {
     const char *src = in;
-    char *dst = buf;
     size_t total, n, k;
-    MPI_Aint e;
+    MPI_Aint e, base = 0;
 
     if (count <= 0 || t->size == 0)
         return;
@@ -245,54 +347,70 @@ mpii_unpack(const void *in, size_t bytes, void *buf, int count,
         total < bytes)
         bytes = total;
     if (mpii_type_contiguous(t)) {
-        memcpy(dst + t->lb, src, bytes);
+        memcpy(at(buf, t->lb), src, bytes);
         return;
     }
-    for (e = 0; e < count && bytes > 0; e++, dst += t->extent)
+    for (e = 0; e < count && bytes > 0; e++, base += t->extent)
         for (k = 0; k < t->nblocks && bytes > 0; k++) {
             n = t->blk[k].len < bytes ? t->blk[k].len : bytes;
-            memcpy(dst + t->blk[k].off, src, n);
+            memcpy(at(buf, base + t->blk[k].off), src, n);
             src += n;
             bytes -= n;
         }
 }
 
-static void
-type_destroy_any(void *t)
+size_t
+mpii_type_elements(const struct mpii_type *t, size_t bytes, int *whole)
 {
-    type_destroy(t);
+    size_t per = 0, n, k, i, full;
+
+    for (k = 0; k < t->nsig; k++)
+        per += t->sig[k].n;
+    if (t->size == 0) {
+        *whole = bytes == 0;
+        return 0;
+    }
+    full = bytes / t->size;
+    n = full * per;
+    bytes -= full * t->size;
+    for (k = 0; k < t->nsig && bytes > 0; k++)
+        for (i = 0; i < t->sig[k].n && bytes >= t->sig[k].esize; i++) {
+            bytes -= t->sig[k].esize;
+            n++;
+        }
+    *whole = bytes == 0;
+    return n;
+}
+
+static void
+type_release_any(void *t)
+{
+    /* The table's reference only: a type held by another dies with it. */
+    mpii_type_release(t);
 }
 
 void
 mpii_type_fini(void)
 {
-    mpii_handles_fini(&derived, type_destroy_any);
+    mpii_handles_fini(&derived, type_release_any);
 }
 
 /* --- construction --------------------------------------------------- */
 
-/* A derived type being built from blocks of an old type. */
-struct build {
-    const struct mpii_type *old;
-    struct mpii_type *t;
-    size_t cap;  /* of t->blk */
-    int bounded; /* a block has set lb and ub */
-    MPI_Aint ub;
-};
-
-static int
-build_start(struct build *b, const struct mpii_type *old)
+int
+mpii_build_start(struct mpii_build *b, const struct mpii_type *old)
 {
     memset(b, 0, sizeof *b);
     b->old = old;
     if ((b->t = calloc(1, sizeof *b->t)) == NULL)
         return MPI_ERR_NO_MEM;
-    b->t->basic = old->basic;
+    b->t->basic = old != NULL ? old->basic : MPI_DATATYPE_NULL;
+    b->t->combiner = MPI_COMBINER_NAMED;
     return MPI_SUCCESS;
 }
 
-static void
-build_abort(struct build *b)
+void
+mpii_build_abort(struct mpii_build *b)
 {
     type_destroy(b->t);
     b->t = NULL;
@@ -300,7 +418,7 @@ build_abort(struct build *b)
 
 /* Append a run of bytes, merging it with the previous one if adjacent. */
 static int
-build_append(struct build *b, MPI_Aint off, size_t len)
+build_append(struct mpii_build *b, MPI_Aint off, size_t len)
 {
     struct mpii_type *t = b->t;
     struct mpii_blk *nb, *last;
@@ -328,14 +446,64 @@ build_append(struct build *b, MPI_Aint off, size_t len)
     return MPI_SUCCESS;
 }
 
-/* Add blocklen consecutive old elements at disp (in old extents).  Sizes
- * and bounds are checked for overflow before any offset is formed. */
+/* Append reps copies of old's signature. */
 static int
-build_block(struct build *b, long long disp, int blocklen)
+build_sig(struct mpii_build *b, size_t reps)
 {
     const struct mpii_type *old = b->old;
     struct mpii_type *t = b->t;
-    MPI_Aint ext = old->extent, lo, hi, span, at;
+    struct mpii_sig *ns, *last;
+    size_t k, n, ncap;
+
+    if (reps == 0 || old->nsig == 0)
+        return MPI_SUCCESS;
+    /* One run repeated stays one run. */
+    for (k = 0; k < (old->nsig == 1 ? 1 : reps * old->nsig); k++) {
+        const struct mpii_sig *s = &old->sig[k % old->nsig];
+
+        n = old->nsig == 1 ? s->n * reps : s->n;
+        if (t->nsig > 0) {
+            last = &t->sig[t->nsig - 1];
+            if (last->esize == s->esize && last->unit == s->unit) {
+                last->n += n;
+                continue;
+            }
+        }
+        if (t->nsig == b->sigcap) {
+            ncap = b->sigcap == 0 ? 2 : b->sigcap * 2;
+            if (ncap > SIZE_MAX / sizeof *ns)
+                return MPI_ERR_NO_MEM;
+            if ((ns = realloc(t->sig, ncap * sizeof *ns)) == NULL)
+                return MPI_ERR_NO_MEM;
+            t->sig = ns;
+            b->sigcap = ncap;
+        }
+        t->sig[t->nsig].esize = s->esize;
+        t->sig[t->nsig].unit = s->unit;
+        t->sig[t->nsig].n = n;
+        t->nsig++;
+    }
+    return MPI_SUCCESS;
+}
+
+int
+mpii_build_block(struct mpii_build *b, long long disp, int blocklen)
+{
+    MPI_Aint off;
+
+    if (__builtin_mul_overflow(disp, b->old->extent, &off))
+        return MPI_ERR_ARG;
+    return mpii_build_block_at(b, off, blocklen);
+}
+
+/* Add blocklen consecutive old elements at byte offset off.  Sizes and
+ * bounds are checked for overflow before any offset is formed. */
+int
+mpii_build_block_at(struct mpii_build *b, MPI_Aint off, long long blocklen)
+{
+    const struct mpii_type *old = b->old;
+    struct mpii_type *t = b->t;
+    MPI_Aint ext = old->extent, lo, hi, span, a;
     size_t bytes, elems, j, k;
     int rc;
 
@@ -343,22 +511,30 @@ build_block(struct build *b, long long disp, int blocklen)
         return MPI_ERR_ARG;
     if (blocklen == 0)
         return MPI_SUCCESS;
-    if (__builtin_mul_overflow(disp, ext, &lo) ||
-        __builtin_add_overflow(lo, old->lb, &lo) ||
+    if (__builtin_add_overflow(off, old->lb, &lo) ||
         __builtin_mul_overflow((MPI_Aint)blocklen, ext, &span) ||
         __builtin_add_overflow(lo, span, &hi))
         return MPI_ERR_ARG;
     if (__builtin_mul_overflow((size_t)blocklen, old->size, &bytes) ||
-        __builtin_add_overflow(t->size, bytes, &t->size) ||
-        __builtin_mul_overflow((size_t)blocklen, old->per_elem, &elems) ||
-        __builtin_add_overflow(t->per_elem, elems, &t->per_elem))
+        __builtin_add_overflow(t->size, bytes, &t->size))
         return MPI_ERR_COUNT;
+    if (old->basic == MPI_DATATYPE_NULL ||
+        (t->basic != MPI_DATATYPE_NULL && t->basic != old->basic))
+        b->mixed = 1;
+    if (!b->mixed) {
+        t->basic = old->basic;
+        if (__builtin_mul_overflow((size_t)blocklen, old->per_elem, &elems) ||
+            __builtin_add_overflow(t->per_elem, elems, &t->per_elem))
+            return MPI_ERR_COUNT;
+    }
     if (!b->bounded || lo < t->lb)
         t->lb = lo;
     if (!b->bounded || hi > b->ub)
         b->ub = hi;
     b->bounded = 1;
 
+    if ((rc = build_sig(b, (size_t)blocklen)) != MPI_SUCCESS)
+        return rc;
     if (old->size == 0)
         return MPI_SUCCESS;
     if (mpii_type_contiguous(old))
@@ -366,9 +542,9 @@ build_block(struct build *b, long long disp, int blocklen)
     /* Element j starts at lo - old->lb + j * ext; old offsets are taken
      * relative to old->lb so that every sum stays within [lo, hi]. */
     for (j = 0; j < (size_t)blocklen; j++) {
-        at = lo + (MPI_Aint)j * ext;
+        a = lo + (MPI_Aint)j * ext;
         for (k = 0; k < old->nblocks; k++) {
-            rc = build_append(b, at + (old->blk[k].off - old->lb),
+            rc = build_append(b, a + (old->blk[k].off - old->lb),
                               old->blk[k].len);
             if (rc != MPI_SUCCESS)
                 return rc;
@@ -377,10 +553,44 @@ build_block(struct build *b, long long disp, int blocklen)
     return MPI_SUCCESS;
 }
 
-/* Set the bounds, give the type a handle; the type is then owned by the
- * table. */
-static int
-build_finish(struct build *b, MPI_Datatype *newtype)
+void
+mpii_build_bounds(struct mpii_build *b, MPI_Aint lb, MPI_Aint extent)
+{
+    b->t->lb = lb;
+    b->ub = lb + extent;
+    b->bounded = 1;
+}
+
+int
+mpii_build_contents(struct mpii_build *b, int combiner, int ni, const int *ints,
+                    int na, const MPI_Aint *aints, int nd,
+                    const MPI_Datatype *types)
+{
+    struct mpii_type *t = b->t;
+    int i;
+
+    t->combiner = combiner;
+    if ((ni > 0 && (t->ints = malloc((size_t)ni * sizeof *t->ints)) == NULL) ||
+        (na > 0 &&
+         (t->aints = malloc((size_t)na * sizeof *t->aints)) == NULL) ||
+        (nd > 0 && (t->types = calloc((size_t)nd, sizeof *t->types)) == NULL))
+        return MPI_ERR_NO_MEM;
+    if (ni > 0)
+        memcpy(t->ints, ints, (size_t)ni * sizeof *ints);
+    if (na > 0)
+        memcpy(t->aints, aints, (size_t)na * sizeof *aints);
+    t->ni = ni;
+    t->na = na;
+    t->nd = nd;
+    for (i = 0; i < nd; i++) {
+        t->types[i] = mpii_type_lookup(types[i]);
+        mpii_type_hold(t->types[i]);
+    }
+    return MPI_SUCCESS;
+}
+
+int
+mpii_build_finish(struct mpii_build *b, MPI_Datatype *newtype)
 {
     struct mpii_type *t = b->t;
     struct mpii_blk *nb;
@@ -393,6 +603,8 @@ build_finish(struct build *b, MPI_Datatype *newtype)
     } else if (__builtin_sub_overflow(b->ub, t->lb, &t->extent)) {
         return MPI_ERR_ARG;
     }
+    if (b->mixed)
+        t->basic = MPI_DATATYPE_NULL;
     if (t->basic == MPI_DATATYPE_NULL)
         t->per_elem = 0;
     if (b->cap > t->nblocks && t->nblocks > 0 &&
@@ -402,160 +614,266 @@ build_finish(struct build *b, MPI_Datatype *newtype)
     }
     if ((rc = mpii_handle_put(&derived, t, &h)) != MPI_SUCCESS)
         return rc;
+    t->refs = 1;
     t->handle = (MPI_Datatype)h;
     *newtype = t->handle;
     b->t = NULL;
     return MPI_SUCCESS;
 }
 
-/* --- the MPI calls -------------------------------------------------- */
+/* --- the MPI calls on any type ---------------------------------------- */
 
+#define TYPE_ERR(rc, fn) mpii_err(MPI_COMM_WORLD, rc, fn)
+
+#pragma weak MPI_Type_commit = PMPI_Type_commit
 int
-MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    static const char fn[] = "MPI_Type_contiguous";
-    const struct mpii_type *old;
-    struct build b;
-    int rc;
-
-    if (newtype == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn);
-    if (count < 0)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COUNT, fn);
-    if ((old = mpii_type_lookup(oldtype)) == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_TYPE, fn);
-    if ((rc = build_start(&b, old)) != MPI_SUCCESS)
-        goto error;
-    if ((rc = build_block(&b, 0, count)) != MPI_SUCCESS)
-        goto error;
-    if ((rc = build_finish(&b, newtype)) != MPI_SUCCESS)
-        goto error;
-    return MPI_SUCCESS;
-error:
-    build_abort(&b);
-    return mpii_err(MPI_COMM_WORLD, rc, fn);
-}
-
-int
-MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
-                MPI_Datatype *newtype)
-{
-    static const char fn[] = "MPI_Type_vector";
-    const struct mpii_type *old;
-    struct build b;
-    int i, rc;
-
-    if (newtype == NULL || blocklength < 0)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn);
-    if (count < 0)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COUNT, fn);
-    if ((old = mpii_type_lookup(oldtype)) == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_TYPE, fn);
-    if ((rc = build_start(&b, old)) != MPI_SUCCESS)
-        goto error;
-    for (i = 0; i < count; i++)
-        if ((rc = build_block(&b, (long long)i * stride, blocklength)) !=
-            MPI_SUCCESS)
-            goto error;
-    if ((rc = build_finish(&b, newtype)) != MPI_SUCCESS)
-        goto error;
-    return MPI_SUCCESS;
-error:
-    build_abort(&b);
-    return mpii_err(MPI_COMM_WORLD, rc, fn);
-}
-
-int
-MPI_Type_indexed(int count, const int blocklengths[], const int displacements[],
-                 MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    static const char fn[] = "MPI_Type_indexed";
-    const struct mpii_type *old;
-    struct build b;
-    int i, rc;
-
-    if (newtype == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn);
-    if (count < 0)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COUNT, fn);
-    if (count > 0 && (blocklengths == NULL || displacements == NULL))
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn);
-    if ((old = mpii_type_lookup(oldtype)) == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_TYPE, fn);
-    for (i = 0; i < count; i++)
-        if (blocklengths[i] < 0)
-            return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn);
-    if ((rc = build_start(&b, old)) != MPI_SUCCESS)
-        goto error;
-    for (i = 0; i < count; i++)
-        if ((rc = build_block(&b, displacements[i], blocklengths[i])) !=
-            MPI_SUCCESS)
-            goto error;
-    if ((rc = build_finish(&b, newtype)) != MPI_SUCCESS)
-        goto error;
-    return MPI_SUCCESS;
-error:
-    build_abort(&b);
-    return mpii_err(MPI_COMM_WORLD, rc, fn);
-}
-
-int
-MPI_Type_commit(MPI_Datatype *datatype)
+PMPI_Type_commit(MPI_Datatype *datatype)
 {
     static const char fn[] = "MPI_Type_commit";
     struct mpii_type *t;
 
     if (datatype == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn);
+        return TYPE_ERR(MPI_ERR_ARG, fn);
     if (mpii_type_lookup(*datatype) == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_TYPE, fn);
+        return TYPE_ERR(MPI_ERR_TYPE, fn);
     /* Committing a builtin type is allowed and changes nothing. */
     if ((t = derived_lookup(*datatype)) != NULL)
         t->committed = 1;
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Type_free = PMPI_Type_free
 int
-MPI_Type_free(MPI_Datatype *datatype)
+PMPI_Type_free(MPI_Datatype *datatype)
 {
     static const char fn[] = "MPI_Type_free";
     struct mpii_type *t;
 
     if (datatype == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn);
-    /* Builtin types cannot be freed. */
+        return TYPE_ERR(MPI_ERR_ARG, fn);
+    /* Builtin types cannot be freed; a type still used by a pending
+     * request or by another type lives on until they let it go. */
     if ((t = mpii_handle_take(&derived, (uint32_t)*datatype)) == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_TYPE, fn);
-    type_destroy(t);
+        return TYPE_ERR(MPI_ERR_TYPE, fn);
+    mpii_type_release(t);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Type_size = PMPI_Type_size
 int
-MPI_Type_size(MPI_Datatype datatype, int *size)
+PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
     static const char fn[] = "MPI_Type_size";
     const struct mpii_type *t;
 
     if (size == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn);
+        return TYPE_ERR(MPI_ERR_ARG, fn);
     if ((t = mpii_type_lookup(datatype)) == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_TYPE, fn);
+        return TYPE_ERR(MPI_ERR_TYPE, fn);
     *size = t->size > INT_MAX ? MPI_UNDEFINED : (int)t->size;
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Type_size_x = PMPI_Type_size_x
 int
-MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
+PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
+{
+    static const char fn[] = "MPI_Type_size_x";
+    const struct mpii_type *t;
+
+    if (size == NULL)
+        return TYPE_ERR(MPI_ERR_ARG, fn);
+    if ((t = mpii_type_lookup(datatype)) == NULL)
+        return TYPE_ERR(MPI_ERR_TYPE, fn);
+    *size = (MPI_Count)t->size;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_get_extent = PMPI_Type_get_extent
+int
+PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
     static const char fn[] = "MPI_Type_get_extent";
     const struct mpii_type *t;
 
     if (lb == NULL || extent == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn);
+        return TYPE_ERR(MPI_ERR_ARG, fn);
     if ((t = mpii_type_lookup(datatype)) == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_TYPE, fn);
+        return TYPE_ERR(MPI_ERR_TYPE, fn);
     *lb = t->lb;
     *extent = t->extent;
     return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_get_extent_x = PMPI_Type_get_extent_x
+int
+PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    MPI_Aint l = 0, e = 0;
+    int rc;
+
+    if (lb == NULL || extent == NULL)
+        return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_get_extent_x");
+    if ((rc = PMPI_Type_get_extent(datatype, &l, &e)) != MPI_SUCCESS)
+        return rc;
+    *lb = l;
+    *extent = e;
+    return MPI_SUCCESS;
+}
+
+/* The bounds of the data itself, ignoring explicit bounds. */
+#pragma weak MPI_Type_get_true_extent = PMPI_Type_get_true_extent
+int
+PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
+{
+    static const char fn[] = "MPI_Type_get_true_extent";
+    const struct mpii_type *t;
+    MPI_Aint lo = 0, hi = 0;
+    size_t k;
+
+    if (lb == NULL || extent == NULL)
+        return TYPE_ERR(MPI_ERR_ARG, fn);
+    if ((t = mpii_type_lookup(datatype)) == NULL)
+        return TYPE_ERR(MPI_ERR_TYPE, fn);
+    for (k = 0; k < t->nblocks; k++) {
+        if (k == 0 || t->blk[k].off < lo)
+            lo = t->blk[k].off;
+        if (k == 0 || t->blk[k].off + (MPI_Aint)t->blk[k].len > hi)
+            hi = t->blk[k].off + (MPI_Aint)t->blk[k].len;
+    }
+    *lb = lo;
+    *extent = hi - lo;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_get_true_extent_x = PMPI_Type_get_true_extent_x
+int
+PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *lb,
+                            MPI_Count *extent)
+{
+    MPI_Aint l = 0, e = 0;
+    int rc;
+
+    if (lb == NULL || extent == NULL)
+        return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_get_true_extent_x");
+    if ((rc = PMPI_Type_get_true_extent(datatype, &l, &e)) != MPI_SUCCESS)
+        return rc;
+    *lb = l;
+    *extent = e;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_get_envelope = PMPI_Type_get_envelope
+int
+PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers,
+                       int *num_addresses, int *num_datatypes, int *combiner)
+{
+    static const char fn[] = "MPI_Type_get_envelope";
+    const struct mpii_type *t;
+
+    if (num_integers == NULL || num_addresses == NULL ||
+        num_datatypes == NULL || combiner == NULL)
+        return TYPE_ERR(MPI_ERR_ARG, fn);
+    if ((t = mpii_type_lookup(datatype)) == NULL)
+        return TYPE_ERR(MPI_ERR_TYPE, fn);
+    *num_integers = t->ni;
+    *num_addresses = t->na;
+    *num_datatypes = t->nd;
+    *combiner = t->combiner;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_get_contents = PMPI_Type_get_contents
+int
+PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
+                       int max_addresses, int max_datatypes, int integers[],
+                       MPI_Aint addresses[], MPI_Datatype datatypes[])
+{
+    static const char fn[] = "MPI_Type_get_contents";
+    const struct mpii_type *t;
+    int i, rc;
+
+    if ((t = mpii_type_lookup(datatype)) == NULL)
+        return TYPE_ERR(MPI_ERR_TYPE, fn);
+    if (t->combiner == MPI_COMBINER_NAMED)
+        return TYPE_ERR(MPI_ERR_TYPE, fn);
+    if (max_integers < t->ni || max_addresses < t->na ||
+        max_datatypes < t->nd || (t->ni > 0 && integers == NULL) ||
+        (t->na > 0 && addresses == NULL) || (t->nd > 0 && datatypes == NULL))
+        return TYPE_ERR(MPI_ERR_ARG, fn);
+    if (t->ni > 0)
+        memcpy(integers, t->ints, (size_t)t->ni * sizeof *integers);
+    if (t->na > 0)
+        memcpy(addresses, t->aints, (size_t)t->na * sizeof *addresses);
+    for (i = 0; i < t->nd; i++)
+        if ((rc = mpii_type_new_handle(t->types[i], &datatypes[i])) !=
+            MPI_SUCCESS) {
+            while (i-- > 0)
+                if (!mpii_type_builtin(t->types[i]))
+                    PMPI_Type_free(&datatypes[i]);
+            return TYPE_ERR(rc, fn);
+        }
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_set_name = PMPI_Type_set_name
+int
+PMPI_Type_set_name(MPI_Datatype datatype, const char *name)
+{
+    struct mpii_type *t;
+
+    if (name == NULL)
+        return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_set_name");
+    if ((t = (struct mpii_type *)(uintptr_t)mpii_type_lookup(datatype)) == NULL)
+        return TYPE_ERR(MPI_ERR_TYPE, "MPI_Type_set_name");
+    strncpy(t->name, name, sizeof t->name - 1);
+    t->name[sizeof t->name - 1] = '\0';
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_get_name = PMPI_Type_get_name
+int
+PMPI_Type_get_name(MPI_Datatype datatype, char *name, int *resultlen)
+{
+    const struct mpii_type *t;
+
+    if (name == NULL || resultlen == NULL)
+        return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_get_name");
+    if ((t = mpii_type_lookup(datatype)) == NULL)
+        return TYPE_ERR(MPI_ERR_TYPE, "MPI_Type_get_name");
+    memcpy(name, t->name, sizeof t->name);
+    *resultlen = (int)strlen(name);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Get_address = PMPI_Get_address
+int
+PMPI_Get_address(const void *location, MPI_Aint *address)
+{
+    if (address == NULL)
+        return TYPE_ERR(MPI_ERR_ARG, "MPI_Get_address");
+    *address = (MPI_Aint)(uintptr_t)location;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Address = PMPI_Address
+int
+PMPI_Address(void *location, MPI_Aint *address)
+{
+    return PMPI_Get_address(location, address);
+}
+
+#pragma weak MPI_Aint_add = PMPI_Aint_add
+MPI_Aint
+PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
+{
+    return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp);
+}
+
+#pragma weak MPI_Aint_diff = PMPI_Aint_diff
+MPI_Aint
+PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
+{
+    return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
 }

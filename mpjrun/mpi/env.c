@@ -224,8 +224,9 @@ env_wireup(int rank, int size)
     return rc;
 }
 
+#pragma weak MPI_Init = PMPI_Init
 int
-MPI_Init(int *argc, char ***argv)
+PMPI_Init(int *argc, char ***argv)
 {
     int rank, size, rc;
 
@@ -270,10 +271,11 @@ MPI_Init(int *argc, char ***argv)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Init_thread = PMPI_Init_thread
 int
-MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    int rc = MPI_Init(argc, argv);
+    int rc = PMPI_Init(argc, argv);
 
     /* No threads inside; calls serialised by the program are safe. */
     thread_level = required < MPI_THREAD_SERIALIZED ? required
@@ -283,8 +285,9 @@ MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     return rc;
 }
 
+#pragma weak MPI_Query_thread = PMPI_Query_thread
 int
-MPI_Query_thread(int *provided)
+PMPI_Query_thread(int *provided)
 {
     if (provided == NULL)
         return MPI_ERR_ARG;
@@ -292,8 +295,9 @@ MPI_Query_thread(int *provided)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Is_thread_main = PMPI_Is_thread_main
 int
-MPI_Is_thread_main(int *flag)
+PMPI_Is_thread_main(int *flag)
 {
     if (flag == NULL)
         return MPI_ERR_ARG;
@@ -301,8 +305,9 @@ MPI_Is_thread_main(int *flag)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Initialized = PMPI_Initialized
 int
-MPI_Initialized(int *flag)
+PMPI_Initialized(int *flag)
 {
     if (flag == NULL)
         return MPI_ERR_ARG;
@@ -310,8 +315,9 @@ MPI_Initialized(int *flag)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Finalized = PMPI_Finalized
 int
-MPI_Finalized(int *flag)
+PMPI_Finalized(int *flag)
 {
     if (flag == NULL)
         return MPI_ERR_ARG;
@@ -335,14 +341,16 @@ all_fins(void *arg)
     return match_fins() >= world_size - 1;
 }
 
+#pragma weak MPI_Finalize = PMPI_Finalize
 int
-MPI_Finalize(void)
+PMPI_Finalize(void)
 {
     struct wire_hdr h;
     struct conn *c;
     int i, me, rc;
 
     MPII_CHECK_INIT("MPI_Finalize");
+    mpii_attr_finalize(); /* MPI_COMM_SELF's attributes go first */
     /* Everything we sent is on its way; then tell everyone we are done
      * and wait until everyone is: no rank closes a connection another
      * still reads. */
@@ -370,6 +378,8 @@ MPI_Finalize(void)
     match_fini();
     req_fini();
     mpii_comm_fini();
+    mpii_attr_fini();
+    mpii_group_fini();
     mpii_type_fini();
     mpii_op_fini();
     if (ctl != -1)
@@ -396,16 +406,18 @@ mpii_abort(int status)
     _exit(status != 0 ? status & 0xff : 1);
 }
 
+#pragma weak MPI_Abort = PMPI_Abort
 int
-MPI_Abort(MPI_Comm comm, int errorcode)
+PMPI_Abort(MPI_Comm comm, int errorcode)
 {
     (void)comm;
     mpii_abort(errorcode);
     return MPI_ERR_OTHER;
 }
 
+#pragma weak MPI_Wtime = PMPI_Wtime
 double
-MPI_Wtime(void)
+PMPI_Wtime(void)
 {
     struct timespec ts;
 
@@ -413,14 +425,16 @@ MPI_Wtime(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+#pragma weak MPI_Wtick = PMPI_Wtick
 double
-MPI_Wtick(void)
+PMPI_Wtick(void)
 {
     return 1e-9;
 }
 
+#pragma weak MPI_Get_processor_name = PMPI_Get_processor_name
 int
-MPI_Get_processor_name(char *name, int *len)
+PMPI_Get_processor_name(char *name, int *len)
 {
     const char *host = getenv("P2P_HOST");
     char buf[MPI_MAX_PROCESSOR_NAME];
@@ -439,8 +453,9 @@ MPI_Get_processor_name(char *name, int *len)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Get_version = PMPI_Get_version
 int
-MPI_Get_version(int *version, int *subversion)
+PMPI_Get_version(int *version, int *subversion)
 {
     if (version == NULL || subversion == NULL)
         return MPI_ERR_ARG;
@@ -449,8 +464,9 @@ MPI_Get_version(int *version, int *subversion)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Get_library_version = PMPI_Get_library_version
 int
-MPI_Get_library_version(char *version, int *len)
+PMPI_Get_library_version(char *version, int *len)
 {
     int n;
 
@@ -460,36 +476,5 @@ MPI_Get_library_version(char *version, int *len)
                  "p2pmpi %s (MPI %d.%d subset)", P2P_VERSION, MPI_VERSION,
                  MPI_SUBVERSION);
     *len = n;
-    return MPI_SUCCESS;
-}
-
-int
-MPI_Comm_get_attr(MPI_Comm comm, int key, void *val, int *flag)
-{
-    static int tag_ub = MPI_TAG_UB_VALUE, host = MPI_PROC_NULL,
-               io = MPI_ANY_SOURCE, wtime_global = 0;
-
-    MPII_CHECK_INIT("MPI_Comm_get_attr");
-    if (mpii_comm_get(comm) == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_get_attr");
-    if (val == NULL || flag == NULL)
-        return mpii_err(comm, MPI_ERR_ARG, "MPI_Comm_get_attr");
-    *flag = 1;
-    switch (key) {
-    case MPI_TAG_UB:
-        *(int **)val = &tag_ub;
-        break;
-    case MPI_HOST:
-        *(int **)val = &host;
-        break;
-    case MPI_IO:
-        *(int **)val = &io;
-        break;
-    case MPI_WTIME_IS_GLOBAL:
-        *(int **)val = &wtime_global;
-        break;
-    default:
-        *flag = 0;
-    }
     return MPI_SUCCESS;
 }

@@ -43,6 +43,7 @@ err_text(int code)
     case MPI_ERR_IN_STATUS: return "error code is in status";
     case MPI_ERR_PENDING: return "pending request";
     case MPI_ERR_NO_MEM: return "out of memory";
+    case MPI_ERR_KEYVAL: return "invalid keyval";
     case MPI_ERR_WIN: return "invalid window";
     case MPI_ERR_UNSUPPORTED_OPERATION:
         return "operation not supported by p2pmpi";
@@ -50,8 +51,9 @@ err_text(int code)
     }
 }
 
+#pragma weak MPI_Error_string = PMPI_Error_string
 int
-MPI_Error_string(int code, char *string, int *len)
+PMPI_Error_string(int code, char *string, int *len)
 {
     const char *t = err_text(code);
     int n;
@@ -64,8 +66,9 @@ MPI_Error_string(int code, char *string, int *len)
     return t != NULL ? MPI_SUCCESS : MPI_ERR_ARG;
 }
 
+#pragma weak MPI_Error_class = PMPI_Error_class
 int
-MPI_Error_class(int code, int *cls)
+PMPI_Error_class(int code, int *cls)
 {
     if (cls == NULL || err_text(code) == NULL)
         return MPI_ERR_ARG;
@@ -119,14 +122,15 @@ mpii_err(MPI_Comm comm, int err, const char *fn)
         user_handlers[e - ERRH_BASE](&comm, &err);
         return err;
     }
-    MPI_Error_string(err, text, &n);
+    PMPI_Error_string(err, text, &n);
     mpii_log("p2pmpi: %s: %s (error %d): aborting the job", fn, text, err);
     mpii_abort(err);
     return err;
 }
 
+#pragma weak MPI_Comm_set_errhandler = PMPI_Comm_set_errhandler
 int
-MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler e)
+PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler e)
 {
     struct mpii_comm *c;
 
@@ -140,8 +144,9 @@ MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler e)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Comm_get_errhandler = PMPI_Comm_get_errhandler
 int
-MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *e)
+PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *e)
 {
     struct mpii_comm *c;
 
@@ -153,9 +158,9 @@ MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *e)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Comm_create_errhandler = PMPI_Comm_create_errhandler
 int
-MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn,
-                           MPI_Errhandler *e)
+PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *e)
 {
     int i;
 
@@ -172,8 +177,9 @@ MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn,
                     "MPI_Comm_create_errhandler");
 }
 
+#pragma weak MPI_Errhandler_free = PMPI_Errhandler_free
 int
-MPI_Errhandler_free(MPI_Errhandler *e)
+PMPI_Errhandler_free(MPI_Errhandler *e)
 {
     if (e == NULL || !errh_valid(*e))
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free");

@@ -7,15 +7,23 @@
  * Parts, one file each:
  *   env.c       MPI_Init/Finalize, wire-up with peerd, environment calls
  *   errh.c      error classes, strings, error handlers
- *   comm.c      communicators (world, self, dup, split, free, compare)
+ *   comm.c      communicators (world, self, dup, split, create, split_type,
+ *               free, compare, names)
+ *   group.c     process groups
+ *   intercomm.c intercommunicators: create, merge, remote group
+ *   attr.c      attributes and keyvals on communicators
  *   handles.c   tables of objects behind checked integer handles
- *   datatype.c  datatypes: sizes, extents, pack and unpack
+ *   datatype.c  datatypes: layout, builtin table, sizes, extents, pack and
+ *               unpack, envelope and contents, names
+ *   datatype_create.c  the type constructors
+ *   pack.c      MPI_Pack/Unpack, external32, Get_elements
  *   op.c        reduction operations
  *   transport.c TCP connections between ranks, framing, progress engine
  *   match.c     matching of incoming messages to posted receives: every
  *               matching decision (wildcards, probe) is taken here
  *   request.c   requests, wait and test families
  *   p2p.c       the point-to-point calls
+ *   bsend.c     buffered sends and the attached buffer
  *   coll.c      the collective calls, built on point-to-point
  *   stubs.c     calls that only exist to link
  */
@@ -83,6 +91,15 @@ void mpii_pack(const void *buf, int count, const struct mpii_type *,
                void *out);
 void mpii_unpack(const void *in, size_t bytes, void *buf, int count,
                  const struct mpii_type *);
+/* A pending request (or a type built from it) keeps a derived type
+ * alive after MPI_Type_free; no-ops on builtin types. */
+void mpii_type_hold(const struct mpii_type *);
+void mpii_type_release(const struct mpii_type *);
+/* Non-zero for a builtin type (a null buffer is then not MPI_BOTTOM). */
+int mpii_type_is_builtin(const struct mpii_type *);
+/* Basic elements in bytes packed bytes; *whole is 0 if they end inside
+ * one. */
+size_t mpii_type_elements(const struct mpii_type *, size_t bytes, int *whole);
 /* Free every derived type (MPI_Finalize). */
 void mpii_type_fini(void);
 
@@ -107,10 +124,65 @@ struct mpii_comm {
                      ctx + 1 (ids are even) */
     MPI_Errhandler errh;
     int refs;
+    char name[MPI_MAX_OBJECT_NAME];
+    struct mpii_attr *attrs; /* attr.c */
+    /* An intercommunicator: rank, size and world are those of point-to-
+     * point (rank in the local group, the remote group's size and world
+     * ranks); the local group is here. */
+    int inter;
+    int lsize;
+    int *lworld;
+    MPI_Comm lcomm; /* the local group as a hidden intracommunicator */
 };
 
 /* NULL for an invalid or freed handle. */
 struct mpii_comm *mpii_comm_get(MPI_Comm);
+/* The same, NULL for an intercommunicator too (collectives). */
+struct mpii_comm *mpii_intra_get(MPI_Comm);
+/* For intercomm.c: a new communicator of size ranks (world to fill); the
+ * lowest context id this process has not used, and moving past one; every
+ * member's k ints, in rank order, to every member, over c's agreement
+ * channel (internal context, this tag). */
+struct mpii_comm *mpii_comm_new(int size);
+void mpii_comm_drop(struct mpii_comm *);
+uint32_t mpii_comm_next_ctx(void);
+void mpii_comm_ctx_used(uint32_t ctx);
+int mpii_comm_exchange(struct mpii_comm *, const int *mine, int k, int *all,
+                       int tag);
+
+/* --- intercomm.c ---------------------------------------------------- */
+
+/* Non-zero if comm is a live intercommunicator. */
+int mpii_comm_inter(MPI_Comm);
+/* The collectives over intercommunicators there are (errors reported). */
+int mpii_inter_barrier(MPI_Comm);
+int mpii_inter_bcast(void *buf, int count, MPI_Datatype, int root, MPI_Comm);
+int mpii_inter_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype,
+                      MPI_Op, int root, MPI_Comm);
+int mpii_inter_allreduce(const void *sbuf, void *rbuf, int count,
+                         MPI_Datatype, MPI_Op, MPI_Comm);
+
+/* --- group.c -------------------------------------------------------- */
+
+/* A new group of n world ranks; the members of a group (size, or -1 for
+ * a bad handle). */
+int mpii_group_of(int n, const int *world, MPI_Group *out);
+int mpii_group_members(MPI_Group, const int **world);
+void mpii_group_fini(void);
+
+/* --- attr.c --------------------------------------------------------- */
+
+struct mpii_attr;
+/* Comm_dup: copy from's attributes to to through their copy callbacks. */
+int mpii_attr_copy(struct mpii_comm *from, struct mpii_comm *to);
+/* Comm_free: delete every attribute through its delete callback. */
+int mpii_attr_delete_all(struct mpii_comm *);
+/* A communicator goes without callbacks (finalize): free its list. */
+void mpii_attr_drop(struct mpii_comm *);
+/* MPI_Finalize: MPI_COMM_SELF's attributes go first (callbacks run);
+ * mpii_attr_fini then frees the keyvals. */
+int mpii_attr_finalize(void);
+void mpii_attr_fini(void);
 int mpii_comm_init(int world_rank, int world_size); /* env.c calls it */
 void mpii_comm_fini(void);
 
@@ -118,7 +190,8 @@ void mpii_comm_fini(void);
 
 #define MPII_CTX_COLL 1 /* added to a communicator's ctx for collectives */
 
-enum mpii_send_mode { MPII_SEND_STANDARD, MPII_SEND_SYNC };
+/* BUFFERED: a standard send of a private copy of the data (MPI_Bsend). */
+enum mpii_send_mode { MPII_SEND_STANDARD, MPII_SEND_SYNC, MPII_SEND_BUFFERED };
 
 /* Start a send of count elements to rank dest of comm on context ctx
  * (comm->ctx or comm->ctx + MPII_CTX_COLL).  *req gets a request handle.

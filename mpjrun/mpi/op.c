@@ -355,8 +355,9 @@ mpii_op_fini(void)
 
 /* --- the MPI calls -------------------------------------------------- */
 
+#pragma weak MPI_Op_create = PMPI_Op_create
 int
-MPI_Op_create(MPI_User_function *function, int commute, MPI_Op *op)
+PMPI_Op_create(MPI_User_function *function, int commute, MPI_Op *op)
 {
     static const char fn[] = "MPI_Op_create";
     struct user_op *uop;
@@ -377,8 +378,9 @@ MPI_Op_create(MPI_User_function *function, int commute, MPI_Op *op)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Op_free = PMPI_Op_free
 int
-MPI_Op_free(MPI_Op *op)
+PMPI_Op_free(MPI_Op *op)
 {
     static const char fn[] = "MPI_Op_free";
     struct user_op *us;

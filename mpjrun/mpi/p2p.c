@@ -23,7 +23,9 @@ check_buf(const void *buf, int count, MPI_Datatype dt,
         return MPI_ERR_COUNT;
     if ((*t = mpii_type_get(dt)) == NULL)
         return MPI_ERR_TYPE;
-    if (buf == NULL && count > 0 && mpii_type_size(*t) > 0)
+    /* A null buffer is MPI_BOTTOM: derived types may hold addresses. */
+    if (buf == NULL && count > 0 && mpii_type_size(*t) > 0 &&
+        mpii_type_is_builtin(*t))
         return MPI_ERR_BUFFER;
     return MPI_SUCCESS;
 }
@@ -37,10 +39,13 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     struct mpii_req *r;
     struct wire_hdr h;
     struct conn *c;
-    int rc, world;
+    int rc, world, copy;
 
     if ((rc = check_buf(buf, count, dt, &t)) != MPI_SUCCESS)
         return rc;
+    /* Buffered: the data is copied now, the send is a standard one. */
+    if ((copy = mode == MPII_SEND_BUFFERED))
+        mode = MPII_SEND_STANDARD;
     mpii_test_point(ctx == comm->ctx ? "send" : "coll");
     if (dest == MPI_PROC_NULL) {
         if ((r = req_new(REQ_SEND, handle)) == NULL)
@@ -57,14 +62,16 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     r->buf = (void *)buf;
     r->count = count;
     r->type = t;
+    mpii_type_hold(t); /* MPI_Type_free may come before completion */
     r->comm = comm;
     r->ctx = ctx;
     r->peer = dest;
     r->tag = tag;
     r->mode = mode;
     r->len = mpii_type_size(t) * (size_t)count;
-    if (mpii_type_contiguous(t))
-        r->data = (const uint8_t *)buf + mpii_type_lb(t);
+    if (mpii_type_contiguous(t) && !copy)
+        r->data =
+            (const uint8_t *)((uintptr_t)buf + (uintptr_t)mpii_type_lb(t));
     else {
         if ((r->owned = malloc(r->len > 0 ? r->len : 1)) == NULL) {
             req_complete(r, MPI_ERR_NO_MEM);
@@ -153,6 +160,7 @@ mpii_irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
     r->buf = buf;
     r->count = count;
     r->type = t;
+    mpii_type_hold(t); /* MPI_Type_free may come before completion */
     r->comm = comm;
     r->ctx = ctx;
     r->peer = source;
@@ -340,37 +348,31 @@ send_mode(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, fn);
 }
 
+#pragma weak MPI_Send = PMPI_Send
 int
-MPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-         MPI_Comm comm)
+PMPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+          MPI_Comm comm)
 {
     return send_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
                      "MPI_Send");
 }
 
+#pragma weak MPI_Ssend = PMPI_Ssend
 int
-MPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-          MPI_Comm comm)
+PMPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+           MPI_Comm comm)
 {
     return send_mode(buf, count, dt, dest, tag, comm, MPII_SEND_SYNC,
                      "MPI_Ssend");
 }
 
+#pragma weak MPI_Rsend = PMPI_Rsend
 int
-MPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-          MPI_Comm comm)
+PMPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+           MPI_Comm comm)
 {
     return send_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
                      "MPI_Rsend");
-}
-
-int
-MPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-          MPI_Comm comm)
-{
-    /* Eager sends already buffer; large ones complete when delivered. */
-    return send_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
-                     "MPI_Bsend");
 }
 
 static int
@@ -388,33 +390,37 @@ isend_mode(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, fn);
 }
 
+#pragma weak MPI_Isend = PMPI_Isend
 int
-MPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-          MPI_Comm comm, MPI_Request *req)
+PMPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+           MPI_Comm comm, MPI_Request *req)
 {
     return isend_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
                       req, "MPI_Isend");
 }
 
+#pragma weak MPI_Issend = PMPI_Issend
 int
-MPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-           MPI_Comm comm, MPI_Request *req)
+PMPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+            MPI_Comm comm, MPI_Request *req)
 {
     return isend_mode(buf, count, dt, dest, tag, comm, MPII_SEND_SYNC, req,
                       "MPI_Issend");
 }
 
+#pragma weak MPI_Irsend = PMPI_Irsend
 int
-MPI_Irsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-           MPI_Comm comm, MPI_Request *req)
+PMPI_Irsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+            MPI_Comm comm, MPI_Request *req)
 {
     return isend_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
                       req, "MPI_Irsend");
 }
 
+#pragma weak MPI_Recv = PMPI_Recv
 int
-MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag,
-         MPI_Comm comm, MPI_Status *st)
+PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag,
+          MPI_Comm comm, MPI_Status *st)
 {
     struct mpii_comm *c;
     int rc;
@@ -424,9 +430,10 @@ MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag,
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Recv");
 }
 
+#pragma weak MPI_Irecv = PMPI_Irecv
 int
-MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
-          MPI_Comm comm, MPI_Request *req)
+PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
+           MPI_Comm comm, MPI_Request *req)
 {
     struct mpii_comm *c;
     int rc;
@@ -438,10 +445,11 @@ MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Irecv");
 }
 
+#pragma weak MPI_Sendrecv = PMPI_Sendrecv
 int
-MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
-             int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source,
-             int rtag, MPI_Comm comm, MPI_Status *st)
+PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
+              int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source,
+              int rtag, MPI_Comm comm, MPI_Status *st)
 {
     struct mpii_comm *c;
     MPI_Request r[2];
@@ -466,10 +474,10 @@ MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Sendrecv");
 }
 
+#pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
 int
-MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest,
-                     int stag, int source, int rtag, MPI_Comm comm,
-                     MPI_Status *st)
+PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag,
+                      int source, int rtag, MPI_Comm comm, MPI_Status *st)
 {
     const struct mpii_type *t;
     size_t len;
@@ -484,14 +492,15 @@ MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest,
     if ((tmp = malloc(len > 0 ? len : 1)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace");
     mpii_pack(buf, count, t, tmp);
-    rc = MPI_Sendrecv(tmp, (int)len, MPI_BYTE, dest, stag, buf, count, dt,
-                      source, rtag, comm, st);
+    rc = PMPI_Sendrecv(tmp, (int)len, MPI_BYTE, dest, stag, buf, count, dt,
+                       source, rtag, comm, st);
     free(tmp);
     return rc;
 }
 
+#pragma weak MPI_Wait = PMPI_Wait
 int
-MPI_Wait(MPI_Request *req, MPI_Status *st)
+PMPI_Wait(MPI_Request *req, MPI_Status *st)
 {
     struct mpii_req *r;
     MPI_Comm comm = MPI_COMM_WORLD;
@@ -504,8 +513,9 @@ MPI_Wait(MPI_Request *req, MPI_Status *st)
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Wait");
 }
 
+#pragma weak MPI_Waitall = PMPI_Waitall
 int
-MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
+PMPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
 {
     int rc;
 
@@ -578,8 +588,9 @@ follow_wait(int n, MPI_Request reqs[], int i, MPI_Status *st)
     return mpii_wait(&reqs[i], st);
 }
 
+#pragma weak MPI_Waitany = PMPI_Waitany
 int
-MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *st)
+PMPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *st)
 {
     struct any_arg a = {n, reqs, MPI_UNDEFINED};
     uint32_t dn;
@@ -627,9 +638,10 @@ some_done(void *arg)
 static int some(int n, MPI_Request reqs[], int *outcount, int indices[],
                 MPI_Status sts[], int wait, const char *fn);
 
+#pragma weak MPI_Waitsome = PMPI_Waitsome
 int
-MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[],
-             MPI_Status sts[])
+PMPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[],
+              MPI_Status sts[])
 {
     int rc;
 
@@ -747,8 +759,9 @@ some(int n, MPI_Request reqs[], int *outcount, int indices[],
                : MPI_SUCCESS;
 }
 
+#pragma weak MPI_Test = PMPI_Test
 int
-MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
+PMPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
 {
     struct mpii_req *r;
     int rc;
@@ -772,8 +785,9 @@ MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
     return rc == MPI_SUCCESS ? rc : mpii_err(MPI_COMM_WORLD, rc, "MPI_Test");
 }
 
+#pragma weak MPI_Testall = PMPI_Testall
 int
-MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
+PMPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
 {
     struct all_arg a = {n, reqs};
     int rc;
@@ -785,12 +799,12 @@ MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
     *flag = all_done(&a);
     if (!*flag)
         return MPI_SUCCESS;
-    return MPI_Waitall(n, reqs, sts);
+    return PMPI_Waitall(n, reqs, sts);
 }
 
+#pragma weak MPI_Testany = PMPI_Testany
 int
-MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag,
-            MPI_Status *st)
+PMPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *st)
 {
     struct any_arg a = {n, reqs, MPI_UNDEFINED};
     uint32_t dn;
@@ -835,9 +849,10 @@ MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag,
     return rc == MPI_SUCCESS ? rc : mpii_err(MPI_COMM_WORLD, rc, "MPI_Testany");
 }
 
+#pragma weak MPI_Testsome = PMPI_Testsome
 int
-MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[],
-             MPI_Status sts[])
+PMPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[],
+              MPI_Status sts[])
 {
     int rc;
 
@@ -925,8 +940,9 @@ probe_check(int source, int tag, const struct mpii_comm *c)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Probe = PMPI_Probe
 int
-MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *st)
+PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *st)
 {
     struct mpii_comm *c;
     int rc;
@@ -944,8 +960,9 @@ MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *st)
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Probe");
 }
 
+#pragma weak MPI_Iprobe = PMPI_Iprobe
 int
-MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *st)
+PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *st)
 {
     struct mpii_comm *c;
     int rc;
@@ -964,8 +981,9 @@ MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *st)
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Iprobe");
 }
 
+#pragma weak MPI_Cancel = PMPI_Cancel
 int
-MPI_Cancel(MPI_Request *req)
+PMPI_Cancel(MPI_Request *req)
 {
     struct mpii_req *r;
 
@@ -982,8 +1000,9 @@ MPI_Cancel(MPI_Request *req)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Test_cancelled = PMPI_Test_cancelled
 int
-MPI_Test_cancelled(const MPI_Status *st, int *flag)
+PMPI_Test_cancelled(const MPI_Status *st, int *flag)
 {
     if (st == NULL || flag == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test_cancelled");
@@ -991,8 +1010,9 @@ MPI_Test_cancelled(const MPI_Status *st, int *flag)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Request_free = PMPI_Request_free
 int
-MPI_Request_free(MPI_Request *req)
+PMPI_Request_free(MPI_Request *req)
 {
     struct mpii_req *r;
 
@@ -1007,8 +1027,9 @@ MPI_Request_free(MPI_Request *req)
     return MPI_SUCCESS;
 }
 
+#pragma weak MPI_Get_count = PMPI_Get_count
 int
-MPI_Get_count(const MPI_Status *st, MPI_Datatype dt, int *count)
+PMPI_Get_count(const MPI_Status *st, MPI_Datatype dt, int *count)
 {
     const struct mpii_type *t;
     size_t size;
@@ -1025,53 +1046,5 @@ MPI_Get_count(const MPI_Status *st, MPI_Datatype dt, int *count)
         *count = MPI_UNDEFINED;
     else
         *count = (int)((size_t)st->p2p_count / size);
-    return MPI_SUCCESS;
-}
-
-int
-MPI_Get_elements(const MPI_Status *st, MPI_Datatype dt, int *count)
-{
-    const struct mpii_type *t;
-    MPI_Datatype basic;
-    size_t per, bsize;
-
-    if (st == NULL || count == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_elements");
-    if ((t = mpii_type_get(dt)) == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Get_elements");
-    basic = mpii_type_basic(t, &per);
-    if (basic == MPI_DATATYPE_NULL || per == 0)
-        return MPI_Get_count(st, dt, count);
-    bsize = mpii_type_size(t) / per;
-    *count = bsize ? (int)((size_t)st->p2p_count / bsize) : 0;
-    return MPI_SUCCESS;
-}
-
-static void *attached;
-static int attached_size;
-
-int
-MPI_Buffer_attach(void *buffer, int size)
-{
-    /* Sends are eager or rendezvous here, so MPI_Bsend needs no buffer;
-     * it is kept only to be given back. */
-    if (size < 0 || (buffer == NULL && size > 0))
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_attach");
-    if (attached != NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Buffer_attach");
-    attached = buffer;
-    attached_size = size;
-    return MPI_SUCCESS;
-}
-
-int
-MPI_Buffer_detach(void *buffer_addr, int *size)
-{
-    if (buffer_addr == NULL || size == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_detach");
-    *(void **)buffer_addr = attached;
-    *size = attached_size;
-    attached = NULL;
-    attached_size = 0;
     return MPI_SUCCESS;
 }

@@ -109,6 +109,11 @@ req_release(struct mpii_req *r)
 {
     free(r->owned);
     r->owned = NULL;
+    mpii_type_release(r->type);
+    r->type = NULL;
+    if (r->bsend != 0)
+        bsend_done(r->bsend);
+    r->bsend = 0;
     r->kind = REQ_FREE; /* the handle is dead from here */
     freelist[nfree++] = r->index;
 }
@@ -184,8 +189,11 @@ req_fini(void)
     int i;
 
     for (i = 0; i < nreqs; i++) {
-        if (reqs[i] != NULL)
+        if (reqs[i] != NULL) {
             free(reqs[i]->owned);
+            if (reqs[i]->kind != REQ_FREE)
+                mpii_type_release(reqs[i]->type);
+        }
         free(reqs[i]);
     }
     free(reqs);

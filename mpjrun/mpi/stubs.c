@@ -9,9 +9,10 @@
 #define UNSUPPORTED(fn)                                                       \
     mpii_err(MPI_COMM_WORLD, MPI_ERR_UNSUPPORTED_OPERATION, fn)
 
+#pragma weak MPI_Win_create = PMPI_Win_create
 int
-MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
-               MPI_Comm comm, MPI_Win *win)
+PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+                MPI_Comm comm, MPI_Win *win)
 {
     (void)base, (void)size, (void)disp_unit, (void)info, (void)comm;
     if (win != NULL)
@@ -19,24 +20,27 @@ MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
     return UNSUPPORTED("MPI_Win_create");
 }
 
+#pragma weak MPI_Win_free = PMPI_Win_free
 int
-MPI_Win_free(MPI_Win *win)
+PMPI_Win_free(MPI_Win *win)
 {
     (void)win;
     return UNSUPPORTED("MPI_Win_free");
 }
 
+#pragma weak MPI_Win_fence = PMPI_Win_fence
 int
-MPI_Win_fence(int assert, MPI_Win win)
+PMPI_Win_fence(int assert, MPI_Win win)
 {
     (void)assert, (void)win;
     return UNSUPPORTED("MPI_Win_fence");
 }
 
+#pragma weak MPI_Put = PMPI_Put
 int
-MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_type,
-        int target_rank, MPI_Aint target_disp, int target_count,
-        MPI_Datatype target_type, MPI_Win win)
+PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_type,
+         int target_rank, MPI_Aint target_disp, int target_count,
+         MPI_Datatype target_type, MPI_Win win)
 {
     (void)origin_addr, (void)origin_count, (void)origin_type;
     (void)target_rank, (void)target_disp, (void)target_count;
@@ -44,40 +48,14 @@ MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_type,
     return UNSUPPORTED("MPI_Put");
 }
 
+#pragma weak MPI_Get = PMPI_Get
 int
-MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_type,
-        int target_rank, MPI_Aint target_disp, int target_count,
-        MPI_Datatype target_type, MPI_Win win)
+PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_type,
+         int target_rank, MPI_Aint target_disp, int target_count,
+         MPI_Datatype target_type, MPI_Win win)
 {
     (void)origin_addr, (void)origin_count, (void)origin_type;
     (void)target_rank, (void)target_disp, (void)target_count;
     (void)target_type, (void)win;
     return UNSUPPORTED("MPI_Get");
-}
-
-/* The profiling names forward to the calls. */
-int
-PMPI_Init(int *argc, char ***argv)
-{
-    return MPI_Init(argc, argv);
-}
-
-int
-PMPI_Finalize(void)
-{
-    return MPI_Finalize();
-}
-
-int
-PMPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-          MPI_Comm comm)
-{
-    return MPI_Send(buf, count, dt, dest, tag, comm);
-}
-
-int
-PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag,
-          MPI_Comm comm, MPI_Status *status)
-{
-    return MPI_Recv(buf, count, dt, source, tag, comm, status);
 }
