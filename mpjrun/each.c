@@ -404,17 +404,16 @@ each_json_bytes(json_t *o, const char *key, const struct buf *b)
 static void
 each_result_json(struct each *e, const struct etask *t)
 {
-    json_t *o;
+    json_t *o, *in;
     char *line;
 
     if (e->results == NULL)
         return;
     o = json_object();
     json_object_set_new(o, "task", json_integer((json_int_t)t->num));
-    json_object_set_new(o, "input", json_stringn(t->line, strlen(t->line))
-                                        ? json_stringn(t->line,
-                                                       strlen(t->line))
-                                        : json_string("?"));
+    if ((in = json_stringn(t->line, strlen(t->line))) == NULL)
+        in = json_string("?"); /* not UTF-8: the task number says which */
+    json_object_set_new(o, "input", in);
     if (t->signaled)
         json_object_set_new(o, "signal", json_integer(t->status - 128));
     json_object_set_new(o, "status", json_integer(t->status));

@@ -93,7 +93,8 @@ launch_dup(struct msg_launch *dst, const struct msg_launch *src)
 
     *dst = *src;
     dst->procs = xcalloc(src->nprocs + 1, sizeof *dst->procs);
-    memcpy(dst->procs, src->procs, src->nprocs * sizeof *src->procs);
+    if (src->nprocs > 0)
+        memcpy(dst->procs, src->procs, src->nprocs * sizeof *src->procs);
     dst->argv = xcalloc(src->nargv + 1, sizeof *dst->argv);
     for (i = 0; i < src->nargv; i++)
         dst->argv[i] = xstrdup(src->argv[i]);
@@ -101,7 +102,8 @@ launch_dup(struct msg_launch *dst, const struct msg_launch *src)
     for (i = 0; i < src->nenv; i++)
         dst->env[i] = xstrdup(src->env[i]);
     dst->files = xcalloc(src->nfiles + 1, sizeof *dst->files);
-    memcpy(dst->files, src->files, src->nfiles * sizeof *src->files);
+    if (src->nfiles > 0)
+        memcpy(dst->files, src->files, src->nfiles * sizeof *src->files);
 }
 
 /* --- usage -------------------------------------------------------------- */

@@ -84,6 +84,8 @@ check_valid(const struct msg *m)
     case MSG_JOB_ABORT:
     case MSG_NODE_CHALLENGE:
     case MSG_NODE_PROOF:
+    case MSG_FARM_OPEN:
+    case MSG_TASK_STARTED:
         break;
     case MSG_VIEW:
         if (m->u.view.ndead > (size_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS ||
@@ -240,6 +242,10 @@ msg_eq(const struct msg *a, const struct msg *b)
     case MSG_NODE_CHALLENGE:
     case MSG_NODE_PROOF:
         return memcmp(&a->u.node, &b->u.node, sizeof a->u.node) == 0;
+    case MSG_FARM_OPEN:
+        return memcmp(&a->u.farm, &b->u.farm, sizeof a->u.farm) == 0;
+    case MSG_TASK_STARTED:
+        return memcmp(a->u.job, b->u.job, WIRE_JOB_ID_LEN) == 0;
     default:
         return 1;
     }
