@@ -67,8 +67,6 @@ enum pc_state {
     PC_GONE,       /* closed, lost or refused for good */
 };
 
-enum file_state { F_OFFERED, F_NEEDED, F_SENDING, F_DONE };
-
 enum rep_state { REP_PENDING, REP_RUNNING, REP_OK, REP_FAILED };
 
 struct pconn {
@@ -81,9 +79,7 @@ struct pconn {
     uint32_t asking;   /* in the one unanswered Reserve */
     uint32_t planned;
     char why[WIRE_MAX_TEXT + 1]; /* last refusal */
-    enum file_state *fstate;
-    int sending; /* file being streamed, -1 none */
-    struct stage_send *ss;
+    struct stage_peer *sp; /* the files on their way, while staging */
     uint64_t last_heard_ms;
     uint64_t since_ms; /* connect started (PC_CONNECTING, PC_PROVING) */
 };
@@ -206,8 +202,8 @@ pc_close(struct pconn *pc)
     if (pc->ch != NULL)
         channel_close(pc->ch);
     pc->ch = NULL;
-    stage_send_close(pc->ss);
-    pc->ss = NULL;
+    stage_peer_free(pc->sp);
+    pc->sp = NULL;
     pc->state = PC_GONE;
 }
 
@@ -695,13 +691,9 @@ pc_launch(struct pconn *pc)
 }
 
 static void
-co_stop_for_staging(struct pconn *pc, const char *what, const char *why)
+co_stop_for_staging(struct pconn *pc, const char *err)
 {
-    char msg[512];
-
-    snprintf(msg, sizeof msg, "staging %s to %s failed: %s", what, pc_host(pc),
-             why);
-    co_say(pc->co, "%s", msg);
+    co_say(pc->co, "%s (to %s)", err, pc_host(pc));
     co_stop(pc->co, 1);
 }
 
@@ -710,44 +702,19 @@ static void
 pc_pump(struct pconn *pc)
 {
     struct coord *co = pc->co;
-    char err[256];
-    long n;
-    int i, done, all = 1;
+    char err[320];
+    int rc;
 
-    if (pc->state != PC_READY || co->phase != PH_STAGE)
+    if (pc->state != PC_READY || co->phase != PH_STAGE || pc->sp == NULL)
         return;
-    if (pc->ss == NULL) {
-        for (i = 0; i < co->nfiles; i++)
-            if (pc->fstate[i] == F_NEEDED)
-                break;
-        if (i < co->nfiles) {
-            if ((pc->ss = stage_send_open(&co->files[i], err, sizeof err)) ==
-                NULL) {
-                co_stop_for_staging(pc, co->files[i].name, err);
-                return;
-            }
-            pc->sending = i;
-            pc->fstate[i] = F_SENDING;
-        }
-    }
-    if (pc->ss != NULL) {
-        n = stage_send_pump(pc->ss, pc->ch, &done, err, sizeof err);
-        if (n < 0) {
-            co_stop_for_staging(pc, co->files[pc->sending].name, err);
-            return;
-        }
-        co->staged += (uint64_t)n;
-        if (done) {
-            stage_send_close(pc->ss);
-            pc->ss = NULL; /* the peer's FileDone finishes the file */
-        }
-        return;
-    }
-    for (i = 0; i < co->nfiles; i++)
-        if (pc->fstate[i] != F_DONE)
-            all = 0;
-    if (all)
+    rc = stage_peer_pump(pc->sp, pc->ch, &co->staged, err, sizeof err);
+    if (rc == -1)
+        co_stop_for_staging(pc, err);
+    else if (rc == 1) {
+        stage_peer_free(pc->sp);
+        pc->sp = NULL;
         pc_launch(pc);
+    }
 }
 
 static void
@@ -755,7 +722,6 @@ co_stage_start(struct coord *co)
 {
     struct msg m;
     size_t i;
-    int f;
 
     co->phase = PH_STAGE;
     if (getenv("P2P_TEST_PAUSE_AFTER_RESERVE") != NULL) {
@@ -777,42 +743,25 @@ co_stage_start(struct coord *co)
             }
             continue;
         }
-        pc->fstate = xcalloc((size_t)co->nfiles + 1, sizeof *pc->fstate);
-        pc->sending = -1;
-        for (f = 0; f < co->nfiles; f++) {
-            memset(&m, 0, sizeof m);
-            m.type = MSG_FILE_OFFER;
-            memcpy(m.u.file.hash, co->files[f].hash, SEC_HASH_LEN);
-            m.u.file.size = co->files[f].size;
-            pc_send(pc, &m);
-        }
         if (co->nfiles == 0)
             pc_launch(pc);
+        else
+            pc->sp = stage_peer_new(co->files, co->nfiles, pc->ch);
     }
 }
 
 static void
 pc_file_reply(struct pconn *pc, const struct msg *m)
 {
-    struct coord *co = pc->co;
-    int i;
+    char err[320];
 
-    for (i = 0; i < co->nfiles; i++)
-        if (memcmp(co->files[i].hash, m->u.file.hash, SEC_HASH_LEN) == 0)
-            break;
-    if (i == co->nfiles || pc->fstate == NULL)
+    if (pc->sp == NULL)
         return;
-    if (m->type == MSG_FILE_NEED) {
-        if (pc->fstate[i] != F_OFFERED)
-            return;
-        pc->fstate[i] = m->u.file.flag ? F_NEEDED : F_DONE;
-        if (m->u.file.flag)
-            co->stage_total += co->files[i].size;
-    } else if (!m->u.file.flag) {
-        co_stop_for_staging(pc, co->files[i].name, m->u.file.reason);
+    if (stage_peer_reply(pc->sp, m, &pc->co->stage_total, err, sizeof err) ==
+        -1) {
+        co_stop_for_staging(pc, err);
         return;
-    } else
-        pc->fstate[i] = F_DONE;
+    }
     pc_pump(pc);
 }
 
@@ -1513,7 +1462,6 @@ co_take_peers(struct coord *co, const struct msg_list_reply *list)
         co->pc[co->npeers].co = co;
         co->pc[co->npeers].idx = (int)co->npeers;
         co->pc[co->npeers].avail = p->res.slots_free;
-        co->pc[co->npeers].sending = -1;
         co->npeers++;
     }
 }
@@ -1587,7 +1535,6 @@ coord_run(const struct p2p_config *cfg, const struct p2p_group *g,
     co_progress_clear(&co);
     for (i = 0; i < co.npeers; i++) {
         pc_close(&co.pc[i]);
-        free(co.pc[i].fstate);
     }
     for (k = 0; k < 3; k++)
         event_free(co.ev_sig[k]);

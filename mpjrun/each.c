@@ -44,7 +44,6 @@
 #define EACH_STRAGGLE_MIN 5     /* finished tasks before the rule applies */
 #define EACH_STRAGGLE_FLOOR_MS 1000 /* never duplicate a task younger */
 #define EACH_DURATIONS 1024     /* recent durations kept for the median */
-#define EACH_STOP_MS 2000
 #define EACH_SILENT_MS 1500     /* a peer not heard of this long is slow */
 #define EACH_REST_MS 5000       /* a peer that said "not now" rests */
 
@@ -86,9 +85,9 @@ struct eattempt {
     uint8_t id[WIRE_JOB_ID_LEN];
     struct etask *t;
     struct epeer *p;
-    uint64_t sent_ms, started_ms;
+    uint64_t started_ms; /* 0 until its peer says it started */
     uint64_t mem; /* what it is expected to use on its peer */
-    int killed, timed_out, speculative;
+    int killed, timed_out;
     int finishing; /* its result is being taken: not to be freed */
     struct buf out, err;
     struct eattempt *next;
@@ -96,7 +95,6 @@ struct eattempt {
 
 struct epeer {
     struct each *e;
-    int idx;
     struct peer_entry pe;
     struct channel *ch;
     enum ep_state state;
@@ -110,7 +108,6 @@ struct epeer {
 
 struct each {
     struct event_base *base;
-    const struct p2p_config *cfg;
     const struct p2p_group *group;
     const uint8_t *user_pk, *user_sk;
     const struct job_spec *js;
@@ -127,14 +124,14 @@ struct each {
     struct etask *rq_head, **rq_tail;   /* to run again first */
     uint64_t next_report;               /* ordered output: the next one */
     struct eattempt *attempts;
-    uint64_t ndone, nfailed, nrunning_tasks;
+    uint64_t ndone, nfailed;
     uint64_t total; /* lines of INPUTS when it is a file, else 0 */
     uint64_t mem_need, mem_learned;
     double durations[EACH_DURATIONS];
     size_t ndur, durpos;
     FILE *results;
     int stopping, status, progress;
-    uint64_t started_ms, stop_by_ms;
+    uint64_t started_ms;
     struct event *ev_tick, *ev_sig[3];
     /* failed tasks for the summary: number, input, status, host, last line */
     char **summary;
@@ -586,8 +583,7 @@ each_task_done(struct each *e, struct etask *t, int status, int signaled,
 
 /* Send task t to peer p as a new attempt; -1 when it cannot be sent. */
 static int
-each_send_task(struct each *e, struct epeer *p, struct etask *t,
-               int speculative)
+each_send_task(struct each *e, struct epeer *p, struct etask *t)
 {
     const struct job_spec *js = e->js;
     struct eattempt *a;
@@ -611,8 +607,6 @@ each_send_task(struct each *e, struct epeer *p, struct etask *t,
     sec_random(a->id, sizeof a->id);
     a->t = t;
     a->p = p;
-    a->sent_ms = monotime_ms();
-    a->speculative = speculative;
     a->mem = e->mem_need;
     a->next = e->attempts;
     e->attempts = a;
@@ -704,7 +698,7 @@ each_dispatch(struct each *e)
     while ((p = each_pick(e, NULL)) != NULL) {
         if ((t = each_next_task(e)) == NULL)
             break;
-        each_send_task(e, p, t, 0);
+        each_send_task(e, p, t);
     }
     each_flush(e);
     each_maybe_end(e);
@@ -1075,7 +1069,7 @@ each_watch(struct each *e, uint64_t now)
                      "on %s",
                      (unsigned long long)a->t->num, ep_host(a->p),
                      (double)(now - a->p->last_heard_ms) / 1000, ep_host(p));
-            each_send_task(e, p, a->t, 1);
+            each_send_task(e, p, a->t);
             continue;
         }
         if (a->started_ms == 0)
@@ -1095,7 +1089,7 @@ each_watch(struct each *e, uint64_t now)
                      "second copy on %s",
                      (unsigned long long)a->t->num, ep_host(a->p),
                      (double)(now - a->started_ms) / 1000, med, ep_host(p));
-            each_send_task(e, p, a->t, 1);
+            each_send_task(e, p, a->t);
         }
     }
 }
@@ -1253,7 +1247,6 @@ each_run(const struct p2p_config *cfg, const struct p2p_group *g,
     int k, status;
 
     memset(&e, 0, sizeof e);
-    e.cfg = cfg;
     e.group = g;
     e.user_pk = user_pk;
     e.user_sk = user_sk;
@@ -1309,7 +1302,6 @@ each_run(const struct p2p_config *cfg, const struct p2p_group *g,
             pe->res.slots_total == 0)
             continue;
         e.peers[e.npeers].e = &e;
-        e.peers[e.npeers].idx = (int)e.npeers;
         e.peers[e.npeers].pe = *pe;
         e.npeers++;
     }

@@ -142,16 +142,6 @@ struct stage_file {
 int stage_prepare(const struct job_spec *, struct stage_file **files, int *n,
                   int *prog, char *err, size_t errlen);
 void stage_free(struct stage_file *, int n);
-/* Sending one file over a channel without holding it in memory. */
-struct stage_send;
-struct stage_send *stage_send_open(const struct stage_file *, char *err,
-                                   size_t errlen);
-/* Queue chunks while the channel's backlog allows; returns bytes queued
- * now, and sets *done when the whole file is queued.  -1 with err on a
- * read error (or a file that changed size). */
-long stage_send_pump(struct stage_send *, struct channel *, int *done,
-                     char *err, size_t errlen);
-void stage_send_close(struct stage_send *);
 /* One peer's copy of every file: offers them all on ch at once, then
  * streams what the peer says it lacks, as the connection drains. */
 struct stage_peer;

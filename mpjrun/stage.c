@@ -153,7 +153,8 @@ stage_free(struct stage_file *fs, int n)
     free(fs);
 }
 
-struct stage_send *
+/* Sending one file over a channel without holding it in memory. */
+static struct stage_send *
 stage_send_open(const struct stage_file *f, char *err, size_t errlen)
 {
     struct stage_send *ss;
@@ -169,7 +170,10 @@ stage_send_open(const struct stage_file *f, char *err, size_t errlen)
     return ss;
 }
 
-long
+/* Queue chunks while the channel's backlog allows; returns bytes queued
+ * now, and sets *done when the whole file is queued.  -1 with err on a
+ * read error (or a file that changed size). */
+static long
 stage_send_pump(struct stage_send *ss, struct channel *ch, int *done, char *err,
                 size_t errlen)
 {
@@ -213,7 +217,7 @@ stage_send_pump(struct stage_send *ss, struct channel *ch, int *done, char *err,
     return queued;
 }
 
-void
+static void
 stage_send_close(struct stage_send *ss)
 {
     if (ss == NULL)

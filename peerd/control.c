@@ -77,6 +77,8 @@ control_request(struct peerd *pd, const char *req, char *buf, size_t len)
     n += owner_status(pd, buf + n, len - n);
     if (n < len - 1)
         n += job_describe(pd, buf + n, len - n);
+    if (n < len - 1)
+        n += farm_describe(pd, buf + n, len - n);
     if (n < len - 1 && job_count(pd) == 0)
         snprintf(buf + n, len - n, "no jobs running here\n");
 }

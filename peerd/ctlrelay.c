@@ -26,8 +26,6 @@
  * CTL_MAX_ENTRIES, so this leaves room to spare and keeps the message
  * (12 + 4n bytes) well within one SEQPACKET. */
 #define CTLRELAY_VIEW_MAX (CTL_MAX_ENTRIES * 8)
-/* Beyond this much output queued for the coordinator, hints are dropped. */
-#define CTLRELAY_BACKLOG_MAX (4 * 1024 * 1024)
 /* Progress counters go on at most this often per process, the latest
  * value; the same value again after the beat says "alive, waiting". */
 #define CTLRELAY_PROGRESS_MS 200
@@ -119,7 +117,7 @@ ctlrelay_suspect(struct ctlrelay *r, const uint8_t *buf, struct msg *m)
     }
     /* Sent again on the next failure: not worth buffering without bound
      * for a coordinator that does not read. */
-    if (owner == NULL || svc_conn_backlog(owner) > CTLRELAY_BACKLOG_MAX)
+    if (owner == NULL || svc_conn_backlog(owner) > SVC_BACKLOG_MAX)
         return -1;
     log_debug("job %.8s: rank %u replica %u suspects process %u",
               job_hex(r->job), r->rank, r->replica, su.proc);
@@ -145,7 +143,7 @@ ctlrelay_progress_send(struct ctlrelay *r, uint64_t now)
         now - r->progress_ms < (r->progress != r->progress_sent
                                     ? CTLRELAY_PROGRESS_MS
                                     : CTLRELAY_PROGRESS_BEAT_MS) ||
-        svc_conn_backlog(owner) > CTLRELAY_BACKLOG_MAX)
+        svc_conn_backlog(owner) > SVC_BACKLOG_MAX)
         return;
     memset(&m, 0, sizeof m);
     m.type = MSG_PROGRESS;

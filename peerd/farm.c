@@ -301,7 +301,8 @@ farm_open(struct peerd *pd, struct svc_conn *c, const struct msg_farm *m,
     f->tail = &f->head;
     f->next = pd->farms->list;
     pd->farms->list = f;
-    log_info("farm %.8s opened by %s", user_hex, svc_conn_name(c));
+    log_info("farm %02x%02x%02x%02x opened by %s", m->farm[0], m->farm[1],
+             m->farm[2], m->farm[3], svc_conn_name(c));
     return 0;
 }
 
@@ -540,6 +541,8 @@ farm_describe(const struct peerd *pd, char *buf, size_t len)
     size_t n = 0;
     int w;
 
+    if (pd->farms == NULL)
+        return 0;
     for (f = pd->farms->list; f != NULL && n < len; f = f->next) {
         w = snprintf(buf + n, len - n, "farm of %.12s: %zu task%s queued\n",
                      f->user, f->nqueued, f->nqueued == 1 ? "" : "s");

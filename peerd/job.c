@@ -38,7 +38,6 @@
 #include "xmalloc.h"
 
 #define JOB_READ_MAX (16 * 1024)          /* output bytes per message */
-#define JOB_BACKLOG_MAX (4 * 1024 * 1024) /* pause reading beyond this */
 #define JOB_KILL_GRACE_MS 1000            /* SIGTERM, then SIGKILL */
 /* After a process is reaped, something it left behind may still hold its
  * output pipes; they are closed after this long. */
@@ -447,7 +446,7 @@ job_stream_cb(evutil_socket_t fd, short what, void *arg)
     svc_conn_send(j->owner, &m);
     /* A coordinator that reads slowly slows the job down, instead of
      * making this daemon buffer without bound. */
-    if (svc_conn_backlog(j->owner) > JOB_BACKLOG_MAX)
+    if (svc_conn_backlog(j->owner) > SVC_BACKLOG_MAX)
         job_pause(j, 1);
 }
 
@@ -729,8 +728,7 @@ job_kill_now(struct job *j)
     job_free(j);
 }
 
-/* Per process: the configured memory, or the machine's share of it. */
-static uint64_t
+uint64_t
 job_mem_limit(const struct peerd *pd)
 {
     struct resources res;

@@ -97,8 +97,6 @@ box_setup(struct peerd *pd)
     const struct p2p_config *cfg = pd->cfg;
     uint8_t h[SEC_HASH_LEN];
     char name[64], hex[2 * 8 + 1], why[512], *lockdir;
-    uint64_t mem;
-    struct resources res;
     int fd;
 
     /* One subtree per state directory: a restarted peerd finds its own. */
@@ -139,16 +137,8 @@ box_setup(struct peerd *pd)
                   "jobs can see each other",
                   (unsigned)pd->job_uid);
     if (cfg->private_tmp) {
-        if (cfg->job_tmp_mb > 0)
-            mem = (uint64_t)cfg->job_tmp_mb << 20;
-        else if (cfg->job_mem_mb > 0)
-            mem = (uint64_t)cfg->job_mem_mb << 20;
-        else {
-            resources_probe(&res, (uint32_t)pd->slots_total, 0);
-            mem = res.mem_total / 100 * (uint64_t)cfg->job_mem_percent /
-                  (uint64_t)(pd->slots_total > 0 ? pd->slots_total : 1);
-        }
-        pd->tmp_bytes = mem;
+        pd->tmp_bytes = cfg->job_tmp_mb > 0 ? (uint64_t)cfg->job_tmp_mb << 20
+                                            : job_mem_limit(pd);
         /* Try once now, so that a machine that cannot says so at start. */
         if ((fd = mntns_new(pd->state_dir, pd->tmp_bytes, why, sizeof why)) ==
             -1)

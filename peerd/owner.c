@@ -293,8 +293,6 @@ owner_welcome_now(struct peerd *pd, struct owner *o, uint64_t now_ms)
     struct tm tm;
     time_t t;
 
-    o->input_idle_s = owner_input_idle(pd);
-    owner_sample_load(pd, o, now_ms);
     if (o->mode == SHARE_NEVER) {
         snprintf(o->why, sizeof o->why, "not sharing%s",
                  o->override ? " (p2pshare off)" : "");
@@ -310,6 +308,9 @@ owner_welcome_now(struct peerd *pd, struct owner *o, uint64_t now_ms)
     }
     if (o->mode != SHARE_IDLE)
         return 1;
+    /* Only now: the owner's presence matters with "idle" alone. */
+    o->input_idle_s = owner_input_idle(pd);
+    owner_sample_load(pd, o, now_ms);
     if (o->input_idle_s == -1 && !o->input_warned) {
         o->input_warned = 1;
         log_warnx("no input device or terminal is readable: the owner's "
@@ -418,36 +419,37 @@ owner_set_mode(struct peerd *pd, int mode)
 void
 owner_evict_now(struct peerd *pd)
 {
-    struct owner *o = pd->owner;
-
     log_info("owner: evicting every job (p2pshare evict)");
     job_suspend_all(pd, 0);
     job_evict_all(pd, "evicted by the owner (p2pshare evict)");
-    (void)o;
 }
 
 size_t
 owner_status(const struct peerd *pd, char *buf, size_t len)
 {
     const struct owner *o = pd->owner;
+    char presence[128];
     size_t n;
-    char idle[64];
 
-    if (o->input_idle_s < 0)
-        snprintf(idle, sizeof idle, "no input source readable");
+    if (o->mode != SHARE_IDLE)
+        snprintf(presence, sizeof presence,
+                 "presence not watched (sharing %s)", share_name[o->mode]);
+    else if (o->input_idle_s < 0)
+        snprintf(presence, sizeof presence,
+                 "no input source readable, load not ours %.2f per core%s",
+                 o->load, o->load_known ? "" : " (not measured yet)");
     else
-        snprintf(idle, sizeof idle, "input idle for %ld m %ld s",
-                 o->input_idle_s / 60, o->input_idle_s % 60);
+        snprintf(presence, sizeof presence,
+                 "input idle for %ld m %ld s, load not ours %.2f per core%s",
+                 o->input_idle_s / 60, o->input_idle_s % 60, o->load,
+                 o->load_known ? "" : " (not measured yet)");
     n = (size_t)snprintf(
-        buf, len,
-        "sharing: %s (%s)\n"
-        "owner: %s%s%s\n"
-        "%s, load not ours %.2f per core%s\n",
+        buf, len, "sharing: %s (%s)\nowner: %s%s%s\n%s\n",
         share_name[o->mode], o->override ? "set by p2pshare" : "configured",
         o->state == OWNER_AWAY ? "guests welcome"
         : o->state == OWNER_BACK ? "guests suspended"
                                  : "guests evicted",
         o->state == OWNER_AWAY ? "" : ": ", o->state == OWNER_AWAY ? "" : o->why,
-        idle, o->load, o->load_known ? "" : " (not measured yet)");
+        presence);
     return n < len ? n : len - 1;
 }

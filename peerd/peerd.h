@@ -19,6 +19,10 @@
 #include "group.h"
 #include "netaddr.h"
 
+/* Output queued for a coordinator beyond which a job's pipes stop being
+ * read, and its processes' hints (suspicions, progress) are dropped. */
+#define SVC_BACKLOG_MAX (4 * 1024 * 1024)
+
 struct link;
 struct svc_conn;
 struct job;
@@ -308,6 +312,9 @@ const char *job_bind_host(const struct job *);
 uint32_t job_nprocs_total(const struct job *);
 /* Kill and remove what an earlier run left; call before serving. */
 void job_recover(struct peerd *);
+/* Memory of one job process: [peer] job_mem_mb, else job_mem_percent
+ * of the machine's memory divided by the slots; bytes. */
+uint64_t job_mem_limit(const struct peerd *);
 /* Processes running (not suspended) here. */
 size_t job_running_procs(const struct peerd *);
 /* Freeze (or thaw) every running job. */
