@@ -29,6 +29,7 @@
 #include "xmalloc.h"
 
 #define FARM_QUEUE_MAX 256      /* tasks queued per farm */
+#define FARM_PER_CONN_MAX 8     /* farms open on one connection */
 #define FARM_USERS_MAX 4096     /* users remembered in the usage table */
 #define FARM_SAVE_EVERY_MS 1000 /* usage written at most this often */
 /* A refusal that says "not here, not now": the task goes elsewhere. */
@@ -284,12 +285,22 @@ int
 farm_open(struct peerd *pd, struct svc_conn *c, const struct msg_farm *m,
           const char *user_hex, char *why, size_t whylen)
 {
+    const struct farm *g;
     struct farm *f;
+    int n = 0;
 
     if (farm_find(pd, c, m->farm) != NULL)
         return 0;
     if (!owner_welcome(pd, why, whylen))
         return -1;
+    /* Bounded whoever asks: a farm holds a queue and a box. */
+    for (g = pd->farms->list; g != NULL; g = g->next)
+        n += g->owner == c;
+    if (n >= FARM_PER_CONN_MAX) {
+        snprintf(why, whylen, "at most %d farms per connection",
+                 FARM_PER_CONN_MAX);
+        return -1;
+    }
     f = xcalloc(1, sizeof *f);
     memcpy(f->id, m->farm, WIRE_JOB_ID_LEN);
     f->owner = c;

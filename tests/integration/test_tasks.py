@@ -14,6 +14,7 @@ import base64
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -239,6 +240,37 @@ sleep 0.2; echo "$1"
         self.assertEqual(rc, 0, run.describe())
         self.assertEqual(run.stdout, "".join("done %d\n" % i
                                              for i in range(1, 13)))
+
+    def test_farm_flood(self):
+        # A key holder asks one peer for 20 farms on one connection and
+        # 300 tasks in one farm: the peer gives 8 farms and one queue's
+        # worth, refuses the rest with a reason, and goes on serving.
+        sn, (peer,) = self.start_jobnet(1, slots=1)
+        flood = subprocess.Popen(
+            [harness.binary("p2p_farmflood"), "--conf", self.c.conf,
+             "--peer", peer.addr, "--farms", "20", "--tasks", "300"],
+            stdout=subprocess.PIPE, text=True, env=self.c.env)
+        try:
+            farms = flood.stdout.readline().split()
+            tasks = flood.stdout.readline().split()
+            self.assertEqual(farms, ["farms", "8", "12"])
+            self.assertEqual(tasks[0], "tasks")
+            queued, refused = int(tasks[1]), int(tasks[2])
+            self.assertLessEqual(queued, 256 + 1)  # a queue, and the slot
+            self.assertEqual(queued + refused, 300)
+            self.assertIn("at most 8 farms per connection", peer.log())
+            r = self.c.run([harness.binary("p2pshare"), "--state-dir",
+                            peer.state_dir, "status"])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("tasks queued", r.stdout)
+        finally:
+            flood.terminate()
+            flood.wait(10)
+        # The flooder gone, its tasks go and the slot comes back.
+        self.assert_job_over(sn, [peer], timeout=5)
+        r = self.p2prun(["-n", "1", "echo", "served"], timeout=30)
+        self.assert_rc(r, 0)
+        self.assertEqual(r.stdout, "served\n")
 
     def test_fair_share_two_users(self):
         # The seed's scenario: one free slot, user A's ten tasks of 0.1 s
