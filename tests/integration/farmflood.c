@@ -20,6 +20,7 @@
 #include "config.h"
 #include "group.h"
 #include "log.h"
+#include "mpjrun.h"
 #include "netaddr.h"
 #include "xmalloc.h"
 
@@ -63,16 +64,10 @@ flood_report(evutil_socket_t fd, short what, void *arg)
 static void
 flood_ready(struct channel *ch, void *arg)
 {
-    uint8_t buf[16 + SEC_HASH_LEN];
     struct msg m;
     int i;
 
-    memset(&m, 0, sizeof m);
-    m.type = MSG_USER_AUTH;
-    memcpy(m.u.auth.user_key, user_pk, SEC_SIGN_PK_LEN);
-    memcpy(buf, "p2p-user\0\0\0\0\0\0\0\0", 16);
-    memcpy(buf + 16, channel_session_id(ch), SEC_HASH_LEN);
-    sec_sign(m.u.auth.signature, buf, sizeof buf, user_sk);
+    userkey_auth(&m, ch, user_pk, user_sk);
     channel_send(ch, &m);
     for (i = 0; i < nfarms; i++) {
         memset(&m, 0, sizeof m);
