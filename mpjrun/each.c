@@ -46,6 +46,9 @@
 #define EACH_DURATIONS 1024     /* recent durations kept for the median */
 #define EACH_SILENT_MS 1500     /* a peer not heard of this long is slow */
 #define EACH_REST_MS 5000       /* a peer that said "not now" rests */
+/* A worker task's input line travels in its launch, within one request
+ * frame beside the program's arguments and environment. */
+#define EACH_WORKER_INPUT_MAX (WIRE_MAX_CHUNK - 8192)
 
 enum ep_state {
     EP_IDLE,       /* not contacted */
@@ -306,6 +309,12 @@ each_argv(struct each *e, const struct etask *t, size_t *n, char *why,
             xasprintf(&argv[k++], "./%s", e->files[e->prog].name);
             continue;
         }
+        if (js->worker) {
+            /* A worker serves every task: its arguments are the same for
+             * all, and the line is its task's input. */
+            argv[k++] = xstrdup(a);
+            continue;
+        }
         for (p = a; *p != '\0';) {
             if (strncmp(p, "{}", 2) == 0) {
                 buf_add(&b, t->line, strlen(t->line));
@@ -320,7 +329,7 @@ each_argv(struct each *e, const struct etask *t, size_t *n, char *why,
         buf_add(&b, "", 1);
         argv[k++] = b.p;
     }
-    if (!any)
+    if (!any && !js->worker)
         argv[k++] = xstrdup(t->line);
     *n = k;
     for (i = 0; i < (int)k; i++)
@@ -594,6 +603,14 @@ each_send_task(struct each *e, struct epeer *p, struct etask *t)
     size_t nargv, i;
     int k;
 
+    if (js->worker && strlen(t->line) > EACH_WORKER_INPUT_MAX) {
+        snprintf(t->why, sizeof t->why,
+                 "an input line of %zu bytes is longer than the %d a "
+                 "worker task takes",
+                 strlen(t->line), EACH_WORKER_INPUT_MAX);
+        each_task_done(e, t, 1, 0, NULL);
+        return 0;
+    }
     if ((argv = each_argv(e, t, &nargv, why, sizeof why)) == NULL) {
         snprintf(t->why, sizeof t->why, "%s", why);
         each_task_done(e, t, 1, 0, NULL);
@@ -632,6 +649,11 @@ each_send_task(struct each *e, struct epeer *p, struct etask *t)
         l->files[k].executable = e->files[k].executable;
     }
     l->nfiles = (size_t)e->nfiles;
+    if (js->worker) {
+        l->worker = 1;
+        l->input = (uint8_t *)t->line;
+        l->input_len = strlen(t->line);
+    }
     ep_send(p, &m);
     free(l->files);
     free(env[js->nenv]);
@@ -731,6 +753,47 @@ each_attempt_lost(struct each *e, struct eattempt *a, int death,
     each_requeue(e, t, 1);
 }
 
+/* A persistent worker died under a task or broke the protocol during it
+ * (x->error names both): the task runs again, on a fresh worker, as when
+ * its peer dies; a task that took EACH_MAX_DEATHS workers with it is
+ * failed with the last one's end (a signal, or the protocol error). */
+static void
+each_worker_lost(struct each *e, struct eattempt *a,
+                 const struct msg_proc_exit *x)
+{
+    struct etask *t = a->t;
+    const char *host = ep_host(a->p);
+    int started = a->started_ms != 0;
+
+    if (t->state == ET_DONE) {
+        each_attempt_free(e, a);
+        return;
+    }
+    if (started)
+        t->deaths++;
+    if (!started || t->deaths < EACH_MAX_DEATHS || t->live > 1) {
+        each_say(e, "task %llu: %s; running it again",
+                 (unsigned long long)t->num, x->error);
+        each_attempt_free(e, a);
+        if (t->live == 0)
+            each_requeue(e, t, 1);
+        return;
+    }
+    snprintf(t->why, sizeof t->why, "%d workers were lost under it, the "
+             "last: %s", t->deaths, x->error);
+    each_say(e, "task %llu failed: %s", (unsigned long long)t->num, t->why);
+    buf_free(&t->out);
+    buf_free(&t->err);
+    t->err = a->err;
+    memset(&a->err, 0, sizeof a->err);
+    a->finishing = 1;
+    each_task_done(e, t,
+                   x->signaled ? 128 + (int)(x->code & 0x7f)
+                               : (x->code != 0 ? (int)(x->code & 0xff) : 1),
+                   x->signaled, host);
+    each_attempt_free(e, a);
+}
+
 static void
 each_proc_exit(struct epeer *p, const struct msg_proc_exit *x)
 {
@@ -751,6 +814,14 @@ each_proc_exit(struct epeer *p, const struct msg_proc_exit *x)
         each_dispatch(e);
         return;
     }
+    if (x->worker_lost && !a->killed) {
+        each_worker_lost(e, a, x);
+        each_dispatch(e);
+        return;
+    }
+    /* A worker's answer comes with its end (a long one came as output). */
+    if (x->out_len > 0)
+        buf_add(&a->out, x->out, x->out_len);
     status = x->signaled ? 128 + (int)(x->code & 0x7f) : (int)(x->code & 0xff);
     if (a->timed_out)
         status = 124;

@@ -125,6 +125,7 @@ struct job_spec {
     int retries;         /* re-runs of a failing task */
     int task_timeout_s;  /* 0: none */
     uint64_t mem_need;   /* bytes per task, 0: learn it */
+    int worker;          /* --worker: PROGRAM serves many tasks (protocol) */
     int lag_ms;           /* progress rule: a replica this far behind goes */
     uint64_t spool_bytes; /* a backup's output kept ahead, per stream */
 };

@@ -32,7 +32,8 @@ usage(FILE *f)
             "[ARGS...]\n"
             "       p2prun --each INPUTS [--unordered] [--results FILE] "
             "[--retries K]\n"
-            "              [--task-timeout SECONDS] [--mem SIZE] [-l FILE]... "
+            "              [--worker] [--task-timeout SECONDS] [--mem SIZE] "
+            "[-l FILE]... "
             "[-x VAR[=VAL]]...\n"
             "              [--tag-output] [--] PROGRAM [ARGS...]\n"
             "\n"
@@ -75,6 +76,10 @@ usage(FILE *f)
             "124)\n"
             "  --mem SIZE            memory a task needs (2G, 512M); "
             "default: learnt\n"
+            "  --worker              start PROGRAM once per slot and give it "
+            "the lines as\n"
+            "                        tasks on its stdin, in the worker "
+            "protocol (docs/tasks.md)\n"
             "\n"
             "With no supernode configured, the job runs on an embedded "
             "cluster on\n"
@@ -197,6 +202,7 @@ main(int argc, char **argv)
         {"retries", required_argument, NULL, 'K'},
         {"task-timeout", required_argument, NULL, 'O'},
         {"mem", required_argument, NULL, 'M'},
+        {"worker", no_argument, NULL, 'W'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -281,6 +287,9 @@ main(int argc, char **argv)
         case 'U':
             js.unordered = 1;
             break;
+        case 'W':
+            js.worker = 1;
+            break;
         case 'R':
             js.results = optarg;
             break;
@@ -320,9 +329,10 @@ main(int argc, char **argv)
     js.argv = argv + optind;
     js.argc = argc - optind;
     if (js.each == NULL && (js.unordered || js.results || js.retries ||
-                            js.task_timeout_s || js.mem_need)) {
+                            js.task_timeout_s || js.mem_need || js.worker)) {
         fprintf(stderr, "p2prun: --unordered, --results, --retries, "
-                        "--task-timeout and --mem go with --each\n");
+                        "--task-timeout, --mem and --worker go with "
+                        "--each\n");
         spec_free(&js);
         return 2;
     }

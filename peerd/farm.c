@@ -105,6 +105,11 @@ launch_dup(struct msg_launch *dst, const struct msg_launch *src)
     dst->files = xcalloc(src->nfiles + 1, sizeof *dst->files);
     if (src->nfiles > 0)
         memcpy(dst->files, src->files, src->nfiles * sizeof *src->files);
+    dst->input = NULL;
+    if (src->input_len > 0) {
+        dst->input = xmalloc(src->input_len);
+        memcpy(dst->input, src->input, src->input_len);
+    }
 }
 
 /* --- usage -------------------------------------------------------------- */
@@ -386,7 +391,7 @@ farm_cancel(struct peerd *pd, struct svc_conn *c, const uint8_t job[16])
                 return 1;
             }
     }
-    return 0;
+    return worker_cancel(pd, c, job);
 }
 
 void
@@ -422,6 +427,7 @@ farm_drop_owner(struct peerd *pd, struct svc_conn *c)
 
     if (pd->farms == NULL)
         return;
+    worker_drop_owner(pd, c);
     for (fp = &pd->farms->list; (f = *fp) != NULL;) {
         if (f->owner != c) {
             fp = &f->next;
@@ -441,7 +447,8 @@ farm_reap(struct peerd *pd, uint64_t now_ms)
 
     for (f = pd->farms->list; f != NULL; f = f->next)
         for (rp = &f->running; (r = *rp) != NULL;) {
-            if (job_find(pd, r->job) != NULL) {
+            if (job_find(pd, r->job) != NULL ||
+                worker_has_task(pd, r->job)) {
                 rp = &r->next;
                 continue;
             }
@@ -451,6 +458,18 @@ farm_reap(struct peerd *pd, uint64_t now_ms)
             *rp = r->next;
             free(r);
         }
+}
+
+/* Could f's next task start now: a free slot, or for a worker's task an
+ * idle worker of the farm? */
+static int
+farm_can_start(struct peerd *pd, const struct farm *f)
+{
+    if (f->head == NULL)
+        return 0;
+    if (f->head->l.worker && worker_can_take(pd, f->owner, f->id))
+        return 1;
+    return reserve_free(pd) > 0;
 }
 
 /* The farm whose next task would leave its user with the least usage:
@@ -465,7 +484,7 @@ farm_next(struct peerd *pd, uint64_t now_ms)
     double u, bu = 0;
 
     for (f = pd->farms->list; f != NULL; f = f->next) {
-        if (f->head == NULL)
+        if (!farm_can_start(pd, f))
             continue;
         u = farm_user_usage(pd, f->user, now_ms) +
             (f->ndone > 0 ? f->done_secs / f->ndone : 0);
@@ -496,7 +515,23 @@ farm_start(struct peerd *pd, struct farm *f, uint64_t now_ms)
     memset(&m, 0, sizeof m);
     if (f->box == NULL)
         f->box = box_new(pd, why, sizeof why);
-    if (f->box == NULL ||
+    if (f->box != NULL && t->l.worker) {
+        /* The worker says when it starts the task. */
+        if (worker_give(pd, f->owner, f->box, &t->l, why, sizeof why) ==
+            0) {
+            r = xcalloc(1, sizeof *r);
+            memcpy(r->job, t->l.job, WIRE_JOB_ID_LEN);
+            r->started_ms = now_ms;
+            r->next = f->running;
+            f->running = r;
+            launch_free(&t->l);
+            free(t);
+            return;
+        }
+        m.type = MSG_LAUNCH_REPLY;
+        memcpy(m.u.reply.job, t->l.job, WIRE_JOB_ID_LEN);
+        snprintf(m.u.reply.reason, sizeof m.u.reply.reason, "%s", why);
+    } else if (f->box == NULL ||
         reserve_take(pd, t->l.job, 1, t->l.lease_ms, f->owner, &free_now, why,
                      sizeof why) == -1 ||
         job_launch(pd, f->owner, &t->l, f->box, why, sizeof why) == -1) {
@@ -528,9 +563,15 @@ farm_kick(struct peerd *pd)
     if (pd->farms == NULL || pd->farms->list == NULL)
         return;
     farm_reap(pd, now);
-    while (reserve_free(pd) > 0 && owner_welcome(pd, why, sizeof why) &&
+    while (owner_welcome(pd, why, sizeof why) &&
            (f = farm_next(pd, now)) != NULL)
         farm_start(pd, f, now);
+    /* Idle workers of one farm must not keep another's tasks waiting. */
+    if (reserve_free(pd) == 0)
+        for (f = pd->farms->list; f != NULL; f = f->next)
+            if (f->head != NULL && !farm_can_start(pd, f) &&
+                worker_reclaim(pd, f->id))
+                break;
 }
 
 void
