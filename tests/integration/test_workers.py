@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""Persistent workers: p2prun --each --worker, tried as users would.
+
+The Python worker of examples/ end to end (results in input order, one
+worker per slot, not one per task; a task that raises fails with its
+message); a worker killed mid-task (the task's result still exactly once);
+a task that crashes its worker (the signal reported after three workers,
+the farm goes on with fresh ones); a malformed frame and stray stdout from
+a worker (a clear error naming the task and the worker, a fresh worker, the
+farm goes on); a peer killed mid-farm.  After each, nothing is left running
+and every slot is free."""
+
+import json
+import os
+import signal
+import sys
+
+sys.dont_write_bytecode = True
+import harness  # noqa: E402
+from harness import wait_until  # noqa: E402
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                        "examples")
+
+# A worker written against the protocol directly (not examples/worker.py,
+# so that it can break the protocol on purpose).  What it does depends on
+# the input line; a misbehaviour ending "-once" happens only the first
+# time (a marker file in OUT), so that a fresh worker then answers.
+RAW_WORKER = r'''
+import os, signal, struct, sys, time
+OUT = %r
+inp = sys.stdin.buffer
+def once(name):
+    path = os.path.join(OUT, name)
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+        return True
+    except FileExistsError:
+        return False
+def answer(task, status, data):
+    sys.stdout.buffer.write(struct.pack("<4sIQi", b"P2PR", len(data), task,
+                                        status) + data)
+    sys.stdout.buffer.flush()
+while True:
+    hdr = inp.read(16)
+    if len(hdr) < 16:
+        break
+    magic, n, task = struct.unpack("<4sIQ", hdr)
+    line = inp.read(n).decode()
+    sys.stderr.write("err %%s\n" %% line)
+    sys.stderr.flush()
+    if line == "crash":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if line == "sleep" or (line == "sleep-once" and once("sleep")):
+        with open(os.path.join(OUT, "pid"), "w") as f:
+            f.write(str(os.getpid()))
+        time.sleep(60)
+    if line == "junk-once" and once("junk"):
+        sys.stdout.buffer.write(b"hello from a stray print\n")
+        sys.stdout.buffer.flush()
+        time.sleep(60)
+    if line == "badframe-once" and once("badframe"):
+        sys.stdout.buffer.write(b"P2PR\xff\xff\xff\xff" + bytes(12))
+        sys.stdout.buffer.flush()
+        time.sleep(60)
+    if line == "wrongtask-once" and once("wrongtask"):
+        answer(task + 1000, 0, b"not yours\n")
+        time.sleep(60)
+    if line == "fail":
+        answer(task, 3, b"it went wrong")
+        continue
+    answer(task, 0, ("ok %%s %%d\n" %% (line, os.getpid())).encode())
+'''
+
+
+class TestWorkers(harness.JobTestCase):
+
+    def inputs(self, name, lines):
+        path = self.c.path(name)
+        with open(path, "w") as f:
+            f.write("".join(l + "\n" for l in lines))
+        return path
+
+    def raw_worker(self):
+        path = self.c.path("raw.py")
+        with open(path, "w") as f:
+            f.write(RAW_WORKER % self.outdir)
+        return path
+
+    def worker_starts(self, peers):
+        return sum(p.count_log("worker [0-9]+ started") for p in peers)
+
+    def oks(self, out):
+        """The ok lines' inputs, in order, without the worker's pid."""
+        return [l.split()[1] for l in out.splitlines() if l.startswith("ok ")]
+
+    def test_python_worker_end_to_end(self):
+        sn, peers = self.start_jobnet(2, slots=2)
+        inp = self.inputs("in", [str(i) for i in range(1, 1001)])
+        r = self.p2prun(["--each", inp, "--worker", "-l",
+                         os.path.join(EXAMPLES, "worker.py"), "--",
+                         "python3", "worker.py"], timeout=120)
+        self.assert_rc(r, 0)
+        self.assertEqual(r.stdout, "".join("%d\n" % (i * i)
+                                           for i in range(1, 1001)))
+        # One Python per slot (4), not one per task.
+        starts = self.worker_starts(peers)
+        self.assertGreaterEqual(starts, 1)
+        self.assertLessEqual(starts, 4, "workers started: %d" % starts)
+        self.assert_job_over(sn, peers, timeout=10)
+        # A task that raises fails with its message; the others are fine.
+        script = self.c.path("mine.py")
+        with open(script, "w") as f:
+            f.write("import worker\n"
+                    "def f(data):\n"
+                    "    print('working on', data.decode())\n"
+                    "    return '%d\\n' % (10 // int(data))\n"
+                    "worker.serve(f)\n")
+        inp = self.inputs("in2", ["1", "0", "5"])
+        res = self.c.path("results.json")
+        r = self.p2prun(["--each", inp, "--worker", "--results", res, "-l",
+                         os.path.join(EXAMPLES, "worker.py"), "-l", script,
+                         "--", "python3", "mine.py"], timeout=60)
+        self.assert_rc(r, 1)
+        self.assertEqual(r.stdout, "10\n2\n")
+        self.assertIn("working on 0", r.stderr)
+        self.assertIn("ZeroDivisionError", r.stderr)
+        self.assertIn("1 of 3 tasks failed", r.stderr)
+        self.assertIn("task 2 (0): status 1", r.stderr)
+        with open(res) as f:
+            rows = [json.loads(l) for l in f]
+        self.assertEqual([(x["task"], x["status"], x["stdout"])
+                          for x in rows],
+                         [(1, 0, "10\n"), (2, 1, ""), (3, 0, "2\n")])
+        self.assertIn("ZeroDivisionError", rows[1]["stderr"])
+        self.assert_job_over(sn, peers, timeout=10)
+
+    def test_errors_stderr_and_bad_workers(self):
+        sn, peers = self.start_jobnet(2, slots=1)
+        raw = self.raw_worker()
+        lines = ["a", "fail", "junk-once", "b", "badframe-once",
+                 "wrongtask-once", "c"]
+        inp = self.inputs("in", lines)
+        r = self.p2prun(["--each", inp, "--worker", "--", "python3", raw],
+                        timeout=120)
+        self.assert_rc(r, 1)
+        # Every good task answered once, in order; the misbehaving ones
+        # ran again on a fresh worker.
+        self.assertEqual(self.oks(r.stdout), ["a", "junk-once", "b",
+                                              "badframe-once",
+                                              "wrongtask-once", "c"])
+        # A failed task: its status and message.
+        self.assertIn("task 2 (fail): status 3", r.stderr)
+        self.assertIn("it went wrong", r.stderr)
+        # Each task's stderr is its own.
+        self.assertIn("err a\n", r.stderr)
+        # Clear errors naming the task and the worker.
+        self.assertRegex(r.stderr, r"task 3: worker \d+ on host\d broke the "
+                         r"protocol during task 3: not a result frame "
+                         r"\(bad magic\) \(\"hello")
+        self.assertRegex(r.stderr, r"task 5: worker \d+ on host\d broke the "
+                         r"protocol during task 5: frame longer than the "
+                         r"limit")
+        self.assertRegex(r.stderr, r"task 6: worker \d+ on host\d broke the "
+                         r"protocol during task 6: an answer to task 1006")
+        self.assert_job_over(sn, peers, timeout=10)
+
+    def test_worker_killed_mid_task(self):
+        sn, peers = self.start_jobnet(2, slots=1)
+        raw = self.raw_worker()
+        inp = self.inputs("in", ["a", "b", "sleep-once", "c", "d"])
+        run = self.start_p2prun(["--each", inp, "--worker", "--", "python3",
+                                 raw])
+        pidfile = os.path.join(self.outdir, "pid")
+        wait_until(lambda: os.path.exists(pidfile) and
+                   open(pidfile).read().strip() != "", 30,
+                   "the worker holding the sleeping task")
+        os.kill(int(open(pidfile).read()), signal.SIGKILL)
+        self.assertEqual(run.wait(60), 0, run.describe())
+        self.assertEqual(self.oks(run.stdout),
+                         ["a", "b", "sleep-once", "c", "d"])
+        self.assertRegex(run.stderr, r"task 3: worker \d+ on host\d died of "
+                         r"signal 9 .*running it again")
+        self.assert_job_over(sn, peers, timeout=10)
+
+    def test_crashing_task(self):
+        sn, peers = self.start_jobnet(2, slots=1)
+        raw = self.raw_worker()
+        inp = self.inputs("in", ["a", "crash", "b", "c"])
+        r = self.p2prun(["--each", inp, "--worker", "--", "python3", raw],
+                        timeout=120)
+        self.assert_rc(r, 1)
+        self.assertEqual(self.oks(r.stdout), ["a", "b", "c"])
+        # Three workers died under it: failed with the signal.
+        self.assertIn("task 2 (crash): signal 11", r.stderr)
+        self.assertIn("3 workers were lost under it", r.stderr)
+        # And workers were restarted for it and the rest.
+        self.assertGreaterEqual(self.worker_starts(peers), 4)
+        self.assert_job_over(sn, peers, timeout=10)
+
+    def test_peer_killed_mid_farm(self):
+        sn, peers = self.start_jobnet(3, slots=1)
+        script = self.c.path("slow.py")
+        with open(script, "w") as f:
+            f.write("import time, worker\n"
+                    "def f(data):\n"
+                    "    time.sleep(0.1)\n"
+                    "    return 'done %s\\n' % data.decode()\n"
+                    "worker.serve(f)\n")
+        inp = self.inputs("in", [str(i) for i in range(1, 61)])
+        run = self.start_p2prun(["--each", inp, "--worker", "-l",
+                                 os.path.join(EXAMPLES, "worker.py"), "-l",
+                                 script, "--", "python3", "slow.py"])
+        wait_until(lambda: run.stdout.count("done") >= 6, 30, "six tasks")
+        self.kill_peer_and_jobs(peers[0])
+        self.assertEqual(run.wait(90), 0, run.describe())
+        self.assertEqual(run.stdout, "".join("done %d\n" % i
+                                             for i in range(1, 61)))
+        self.assertIn("lost peer host2", run.stderr)
+        self.assert_job_over(sn, peers[1:], timeout=10)
+
+
+if __name__ == "__main__":
+    harness.main()
