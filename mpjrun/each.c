@@ -46,9 +46,6 @@
 #define EACH_DURATIONS 1024     /* recent durations kept for the median */
 #define EACH_SILENT_MS 1500     /* a peer not heard of this long is slow */
 #define EACH_REST_MS 5000       /* a peer that said "not now" rests */
-/* A worker task's input line travels in its launch, within one request
- * frame beside the program's arguments and environment. */
-#define EACH_WORKER_INPUT_MAX (WIRE_MAX_CHUNK - 8192)
 
 enum ep_state {
     EP_IDLE,       /* not contacted */
@@ -69,7 +66,8 @@ struct buf {
 
 struct etask {
     uint64_t num; /* from 1 */
-    char *line;
+    char *line;     /* its input (a call's: name, NUL, input), NUL-ended */
+    size_t linelen;
     enum et_state state;
     int attempts, retries, deaths, live;
     int requeued; /* in the requeue list */
@@ -121,6 +119,10 @@ struct each {
     int nfiles, prog;
     FILE *in;
     int in_eof;
+    int unordered; /* results as they finish (always for a caller) */
+    struct farmlink *link; /* --workers: the program calling tasks */
+    struct etask *fresh_head, **fresh_tail; /* its calls not yet read */
+    size_t nfresh;
     uint64_t nread;
     struct etask *open_head, **open_tail; /* read, not yet reported */
     size_t nopen;
@@ -232,6 +234,19 @@ each_read(struct each *e)
     ssize_t n;
     struct etask *t;
 
+    if (e->link != NULL) {
+        if ((t = e->fresh_head) == NULL || e->nopen >= EACH_OPEN_MAX)
+            return NULL;
+        if ((e->fresh_head = t->next) == NULL)
+            e->fresh_tail = &e->fresh_head;
+        e->nfresh--;
+        t->next = NULL;
+        e->nread++;
+        *e->open_tail = t;
+        e->open_tail = &t->next;
+        e->nopen++;
+        return t;
+    }
     if (e->in_eof || e->nopen >= EACH_OPEN_MAX)
         return NULL;
     n = getline(&line, &cap, e->in);
@@ -245,6 +260,7 @@ each_read(struct each *e)
     t = xcalloc(1, sizeof *t);
     t->num = ++e->nread;
     t->line = line;
+    t->linelen = (size_t)n;
     *e->open_tail = t;
     e->open_tail = &t->next;
     e->nopen++;
@@ -461,6 +477,20 @@ each_report(struct each *e, struct etask *t)
     char last[256], *s;
 
     each_progress_clear(e);
+    if (e->link != NULL) {
+        /* The caller has the result and the status; the terminal the
+         * task's stderr. */
+        each_emit(e, STDERR_FILENO, t, &t->err);
+        if (t->status == 0)
+            farmlink_result(e->link, t->num, 0, 0, t->out.p, t->out.len);
+        else {
+            if (t->why[0] == '\0')
+                each_last_line(&t->err, t->why, sizeof t->why);
+            farmlink_result(e->link, t->num, t->status, t->signaled, t->why,
+                            strlen(t->why));
+        }
+        return;
+    }
     each_emit(e, STDOUT_FILENO, t, &t->out);
     each_emit(e, STDERR_FILENO, t, &t->err);
     each_result_json(e, t);
@@ -496,7 +526,7 @@ each_flush(struct each *e)
 
     for (tp = &e->open_head; (t = *tp) != NULL;) {
         if (t->state != ET_DONE || t->live > 0) {
-            if (!e->js->unordered)
+            if (!e->unordered)
                 break;
             tp = &t->next;
             continue;
@@ -510,6 +540,8 @@ each_flush(struct each *e)
     }
     if (e->results != NULL)
         fflush(e->results);
+    if (e->link != NULL && e->nopen + e->nfresh < EACH_OPEN_MAX / 2)
+        farmlink_pause(e->link, 0);
 }
 
 /* --- attempts ----------------------------------------------------------- */
@@ -603,11 +635,13 @@ each_send_task(struct each *e, struct epeer *p, struct etask *t)
     size_t nargv, i;
     int k;
 
-    if (js->worker && strlen(t->line) > EACH_WORKER_INPUT_MAX) {
+    /* A worker task's input travels in its launch, within one request
+     * frame beside the program's arguments and environment. */
+    if (js->worker && t->linelen > EACH_CALL_MAX) {
         snprintf(t->why, sizeof t->why,
-                 "an input line of %zu bytes is longer than the %d a "
-                 "worker task takes",
-                 strlen(t->line), EACH_WORKER_INPUT_MAX);
+                 "an input of %zu bytes is longer than the %d a worker "
+                 "task takes",
+                 t->linelen, EACH_CALL_MAX);
         each_task_done(e, t, 1, 0, NULL);
         return 0;
     }
@@ -652,7 +686,7 @@ each_send_task(struct each *e, struct epeer *p, struct etask *t)
     if (js->worker) {
         l->worker = 1;
         l->input = (uint8_t *)t->line;
-        l->input_len = strlen(t->line);
+        l->input_len = t->linelen;
     }
     ep_send(p, &m);
     free(l->files);
@@ -684,7 +718,15 @@ each_pick(struct each *e, const struct epeer *not)
     struct epeer *p, *best = NULL;
     uint64_t avail, bavail = 0;
     size_t i;
+    int held = 0;
 
+    /* --workers W: at most W tasks in hand at once. */
+    if (e->js->workers_max > 0) {
+        for (i = 0; i < e->npeers; i++)
+            held += e->peers[i].inflight;
+        if (held >= e->js->workers_max)
+            return NULL;
+    }
     for (i = 0; i < e->npeers; i++) {
         p = &e->peers[i];
         if (p->state != EP_READY || p == not || p->inflight >= ep_depth(p) ||
@@ -1221,7 +1263,8 @@ each_maybe_end(struct each *e)
 
     if (e->stopping)
         return;
-    if (e->in_eof && e->open_head == NULL && e->attempts == NULL) {
+    if (e->in_eof && e->open_head == NULL && e->fresh_head == NULL &&
+        e->attempts == NULL) {
         each_finish(e, e->nfailed ? 1 : 0);
         return;
     }
@@ -1282,6 +1325,8 @@ each_signal(evutil_socket_t sig, short what, void *arg)
     struct eattempt *a;
 
     each_say(e, "signal %d: stopping every task", (int)sig);
+    if (e->link != NULL)
+        farmlink_signal(e->link, (int)sig);
     for (a = e->attempts; a != NULL; a = a->next)
         each_attempt_kill(a);
     e->status = 128 + (int)sig;
@@ -1301,6 +1346,57 @@ each_summary(struct each *e)
     for (i = 0; i < e->nsummary; i++)
         fprintf(stderr, "  %s\n", e->summary[i]);
 }
+
+/* --- the program calling tasks (--workers) ----------------------------- */
+
+static void
+each_link_call(void *arg, uint64_t task, uint8_t *payload, size_t len)
+{
+    struct each *e = arg;
+    struct etask *t;
+
+    t = xcalloc(1, sizeof *t);
+    t->num = task;
+    /* NUL-ended, so that its name reads as a string (the summary). */
+    t->line = xreallocarray(payload, len + 1, 1);
+    t->line[len] = '\0';
+    t->linelen = len;
+    *e->fresh_tail = t;
+    e->fresh_tail = &t->next;
+    e->nfresh++;
+    if (e->nopen + e->nfresh >= EACH_OPEN_MAX)
+        farmlink_pause(e->link, 1);
+    each_dispatch(e);
+}
+
+static void
+each_link_end(void *arg)
+{
+    struct each *e = arg;
+
+    e->in_eof = 1;
+    each_dispatch(e);
+}
+
+static void
+each_link_gone(void *arg, const char *why)
+{
+    struct each *e = arg;
+    struct eattempt *a;
+
+    if (e->stopping)
+        return;
+    each_say(e, "%s: stopping every task", why);
+    for (a = e->attempts; a != NULL; a = a->next)
+        each_attempt_kill(a);
+    each_finish(e, 1);
+}
+
+static const struct farmlink_cbs each_link_cbs = {
+    .on_call = each_link_call,
+    .on_end = each_link_end,
+    .on_gone = each_link_gone,
+};
 
 int
 each_run(const struct p2p_config *cfg, const struct p2p_group *g,
@@ -1327,8 +1423,12 @@ each_run(const struct p2p_config *cfg, const struct p2p_group *g,
     e.rq_tail = &e.rq_head;
     e.mem_need = js->mem_need;
     e.started_ms = monotime_ms();
+    e.unordered = js->unordered || js->caller;
+    e.fresh_tail = &e.fresh_head;
     sec_random(e.farm, sizeof e.farm);
-    if (strcmp(js->each, "-") == 0)
+    if (js->caller)
+        e.in = NULL; /* the calls come from the program */
+    else if (strcmp(js->each, "-") == 0)
         e.in = stdin;
     else if ((e.in = fopen(js->each, "re")) == NULL) {
         fprintf(stderr, "p2prun: --each %s: %s\n", js->each, strerror(errno));
@@ -1384,6 +1484,12 @@ each_run(const struct p2p_config *cfg, const struct p2p_group *g,
     }
     for (i = 0; i < e.npeers; i++)
         ep_connect(&e.peers[i]);
+    if (js->caller &&
+        (e.link = farmlink_start(e.base, js->argv, &each_link_cbs, &e, err,
+                                 sizeof err)) == NULL) {
+        each_say(&e, "%s", err);
+        each_finish(&e, 1);
+    }
     for (k = 0; k < 3; k++) {
         e.ev_sig[k] = evsignal_new(e.base, sigs[k], each_signal, &e);
         evsignal_add(e.ev_sig[k], NULL);
@@ -1398,8 +1504,16 @@ each_run(const struct p2p_config *cfg, const struct p2p_group *g,
     while ((a = e.attempts) != NULL)
         each_attempt_free(&e, a);
     each_flush(&e);
-    each_summary(&e);
+    if (e.link == NULL)
+        each_summary(&e);
     status = e.status == -1 ? 1 : e.status;
+    /* A caller's farm ends with the program, and as it does (unless
+     * stopped by a signal). */
+    if (e.link != NULL && (k = farmlink_finish(e.link)) >= 0 &&
+        status < 128)
+        status = k;
+    farmlink_free(e.link);
+    e.link = NULL;
     for (k = 0; k < 3; k++)
         if (e.ev_sig[k] != NULL)
             event_free(e.ev_sig[k]);
@@ -1416,6 +1530,10 @@ each_run(const struct p2p_config *cfg, const struct p2p_group *g,
 out:
     while ((t = e.open_head) != NULL) {
         e.open_head = t->next;
+        each_task_free(t);
+    }
+    while ((t = e.fresh_head) != NULL) {
+        e.fresh_head = t->next;
         each_task_free(t);
     }
     for (i = 0; i < e.nsummary; i++)
