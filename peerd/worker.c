@@ -258,9 +258,13 @@ worker_answer(struct worker *w, struct taskframe *f)
         m.type = MSG_PROC_EXIT;
         memcpy(m.u.exit.job, t->id, WIRE_JOB_ID_LEN);
         m.u.exit.code = (uint32_t)f->status;
-        if (f->status != 0)
-            /* A failed task's answer is its error message. */
+        if (f->status != 0) {
+            /* A failed task's answer is its error message: a line of
+             * its stderr. */
             worker_send_output(w, t, 2, f->data, f->len);
+            if (f->len > 0 && f->data[f->len - 1] != '\n')
+                worker_send_output(w, t, 2, (const uint8_t *)"\n", 1);
+        }
         else if (f->len > WIRE_MAX_CHUNK)
             worker_send_output(w, t, 1, f->data, f->len);
         else {

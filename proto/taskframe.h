@@ -19,6 +19,12 @@
  *            is then its error message)
  *
  * A worker answers its tasks in the order it received them.
+ *
+ * The same frames link p2prun --workers to the program that calls tasks
+ * (mpjrun/farmlink.c, mpjrun/mpi/farm.c): calls numbered from 1 in order,
+ * payload the task's name, a NUL, then the input; outcomes as they
+ * complete, status the task's code or TASKFRAME_LINK_SIGNALED | N for a
+ * death by signal N, payload the result (or the message of a failure).
  */
 #ifndef P2P_TASKFRAME_H
 #define P2P_TASKFRAME_H
@@ -32,6 +38,7 @@
 #define TASKFRAME_RESULT_HDR 20
 /* Largest payload either side accepts by default. */
 #define TASKFRAME_MAX_DEFAULT (64u * 1024 * 1024)
+#define TASKFRAME_LINK_SIGNALED 0x100
 
 enum taskframe_kind { TASKFRAME_TASK, TASKFRAME_RESULT };
 

@@ -7,20 +7,24 @@ message); a worker killed mid-task (the task's result still exactly once);
 a task that crashes its worker (the signal reported after three workers,
 the farm goes on with fresh ones); a malformed frame and stray stdout from
 a worker (a clear error naming the task and the worker, a fresh worker, the
-farm goes on); a peer killed mid-farm.  After each, nothing is left running
-and every slot is free."""
+farm goes on); a peer killed mid-farm.  And the C task API (p2p_task.h)
+through p2prun --workers: p2p_map over 10,000 inputs checked in order,
+submit and wait-any, a task that crashes its worker, a task that fails
+with a code and a message.  After each, nothing is left running and
+every slot is free."""
 
 import json
 import os
 import signal
+import subprocess
 import sys
 
 sys.dont_write_bytecode = True
 import harness  # noqa: E402
 from harness import wait_until  # noqa: E402
 
-EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                        "examples")
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.join(HERE, "..", "..", "examples")
 
 # A worker written against the protocol directly (not examples/worker.py,
 # so that it can break the protocol on purpose).  What it does depends on
@@ -218,6 +222,59 @@ class TestWorkers(harness.JobTestCase):
                                              for i in range(1, 61)))
         self.assertIn("lost peer host2", run.stderr)
         self.assert_job_over(sn, peers[1:], timeout=10)
+
+
+    # -- the C task API ------------------------------------------------------
+
+    def task_api(self):
+        prog = self.c.path("task_api")
+        subprocess.run([harness.binary("p2pcc"), "-O2", "-o", prog,
+                        os.path.join(HERE, "task_api.c")], check=True)
+        return prog
+
+    def test_c_map_and_wait_any(self):
+        sn, peers = self.start_jobnet(2, slots=2)
+        prog = self.task_api()
+        r = self.p2prun(["--workers", "0", prog, "map", "10000"],
+                        timeout=120)
+        self.assert_rc(r, 0)
+        self.assertEqual(r.stdout, "map 10000: 0 wrong\n")
+        # The same program served as the workers: one per slot.
+        starts = self.worker_starts(peers)
+        self.assertGreaterEqual(starts, 1)
+        self.assertLessEqual(starts, 4, "workers started: %d" % starts)
+        self.assert_job_over(sn, peers, timeout=10)
+        r = self.p2prun(["--workers", "3", prog, "async", "12"], timeout=60)
+        self.assert_rc(r, 0)
+        self.assertEqual(r.stdout,
+                         "async 12: 0 wrong, then no task outstanding\n")
+        self.assert_job_over(sn, peers, timeout=10)
+        # A failing task: its code and its message, to the caller.
+        r = self.p2prun(["--workers", "0", prog, "fail"], timeout=60)
+        self.assert_rc(r, 0)
+        self.assertEqual(r.stdout, 'fail: success, status 7, signal 0, '
+                         'message "bad input x1", 0 bytes\n')
+        self.assertIn("bad input x1\n", r.stderr)
+        # The program's exit status is p2prun's.
+        r = self.p2prun(["--workers", "0", prog, "nosuchmode"], timeout=60)
+        self.assert_rc(r, 2)
+        self.assert_job_over(sn, peers, timeout=10)
+
+    def test_c_crashing_task(self):
+        sn, peers = self.start_jobnet(2, slots=1)
+        prog = self.task_api()
+        r = self.p2prun(["--workers", "0", prog, "crash"], timeout=120)
+        self.assert_rc(r, 0)
+        self.assertIn("crash: a task failed; statuses 0 139 0; fine a fine b\n",
+                      r.stdout)
+        self.assertRegex(r.stdout, r"message: call 1: 3 workers were lost "
+                         r"under it, the last: worker \d+ on host\d died of "
+                         r"signal 11")
+        self.assertIn("map 20: 0 wrong\n", r.stdout)
+        self.assertIn("about to crash", r.stderr)
+        # Workers were restarted for the crash and the calls after it.
+        self.assertGreaterEqual(self.worker_starts(peers), 4)
+        self.assert_job_over(sn, peers, timeout=10)
 
 
 if __name__ == "__main__":
