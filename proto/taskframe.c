@@ -98,7 +98,8 @@ taskframe_header(struct taskframe_dec *d)
     d->f.status = d->kind == TASKFRAME_RESULT ? (int32_t)get_u32(d->hdr + 16)
                                               : 0;
     d->f.len = len;
-    if ((d->f.data = malloc(len > 0 ? len : 1)) == NULL)
+    /* One more byte: a NUL after the payload, for text's sake. */
+    if ((d->f.data = malloc((size_t)len + 1)) == NULL)
         return taskframe_fail(d, "out of memory for a frame");
     d->got = 0;
     return 0;
@@ -147,6 +148,7 @@ taskframe_feed(struct taskframe_dec *d, const uint8_t *p, size_t n,
         d->got += k;
         off += k;
         if (d->got == d->f.len) {
+            d->f.data[d->f.len] = 0;
             *out = d->f;
             memset(&d->f, 0, sizeof d->f);
             d->hlen = 0;

@@ -45,7 +45,8 @@ enum taskframe_kind { TASKFRAME_TASK, TASKFRAME_RESULT };
 struct taskframe {
     uint64_t task;
     int32_t status; /* result frames */
-    uint8_t *data;  /* malloc'd (never NULL once complete); the caller's */
+    uint8_t *data;  /* malloc'd (never NULL once complete), followed by a
+                     * NUL not counted in len; the caller's */
     size_t len;
 };
 

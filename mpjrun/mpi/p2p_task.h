@@ -101,7 +101,8 @@ typedef struct p2p_outcome {
                        * 1 also when it could not run at all */
     int signal;       /* N when killed by signal N, else 0 */
     void *out;        /* the result (malloc'd, the caller's; NULL when
-                       * empty or failed) */
+                       * empty or failed), followed by a NUL byte not
+                       * counted in outlen */
     size_t outlen;
     char message[512]; /* why it failed; "" when done */
 } p2p_outcome;
@@ -131,7 +132,8 @@ int p2p_wait_any(p2p_farm *, p2p_outcome *out);
 void p2p_outcome_free(p2p_outcome *);
 
 /* Call task once per input (ins[i], inlens[i]) and wait for them all:
- * outs[i] (malloc'd, the caller's; NULL when empty or failed) and
+ * outs[i] (malloc'd, the caller's; NULL when empty or failed; NUL-ended
+ * as in p2p_outcome) and
  * outlens[i] get each result, statuses[i] its status as in p2p_outcome;
  * outs/outlens/statuses may each be NULL.  0 when every call succeeded,
  * P2P_EFAILED when some failed, or an error before any result. */

@@ -170,6 +170,8 @@ task_call(const uint8_t *payload, size_t len, struct p2p_result *r)
 void
 task_result_take(struct p2p_result *r, void **out, size_t *outlen)
 {
+    if (r->len > 0)
+        r->p[r->len] = '\0'; /* room: cap > len after any write */
     *out = r->len > 0 ? r->p : NULL;
     *outlen = r->len;
     if (r->len == 0)

@@ -114,7 +114,7 @@ t_outcomes(void)
     CHECK_EQ_INT(o.id, a);
     CHECK_EQ_INT(o.status, 0);
     CHECK_EQ_INT(o.outlen, 4);
-    CHECK_MEM(o.out, "abab", 4);
+    CHECK_MEM(o.out, "abab", 5); /* and a NUL */
     p2p_outcome_free(&o);
     CHECK(o.out == NULL);
     CHECK_EQ_INT(p2p_wait_any(f, &o), P2P_OK);

@@ -64,6 +64,7 @@ t_pieces(void)
                 CHECK_EQ_INT(f.status, 0);
                 CHECK_EQ_INT(f.len, 5);
                 CHECK_MEM(f.data, "hello", 5);
+                CHECK_EQ_INT(f.data[5], 0); /* NUL-ended, for text */
             } else {
                 CHECK_EQ_INT(f.task, 8);
                 CHECK_EQ_INT(f.status, 3);
