@@ -25,7 +25,7 @@
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"
-build=${1:-$root/build}
+build=$(cd "${1:-$root/build}" && pwd) || exit 1
 n=${TASKS_BENCH_N:-10000}
 p2prun=$build/bin/p2prun
 cores=$(nproc)

@@ -653,7 +653,9 @@ each_send_task(struct each *e, struct epeer *p, struct etask *t)
     env = xcalloc((size_t)js->nenv + 2, sizeof *env);
     for (k = 0; k < js->nenv; k++)
         env[k] = js->env[k];
-    xasprintf(&env[k], "P2P_TASK=%llu", (unsigned long long)t->num);
+    /* A worker serves many tasks: each one's number is in its frame. */
+    if (!js->worker)
+        xasprintf(&env[k], "P2P_TASK=%llu", (unsigned long long)t->num);
     a = xcalloc(1, sizeof *a);
     sec_random(a->id, sizeof a->id);
     a->t = t;
@@ -674,7 +676,7 @@ each_send_task(struct each *e, struct epeer *p, struct etask *t)
     l->argv = argv;
     l->nargv = nargv;
     l->env = env;
-    l->nenv = (size_t)js->nenv + 1;
+    l->nenv = (size_t)js->nenv + (js->worker ? 0 : 1);
     l->files = xcalloc((size_t)e->nfiles + 1, sizeof *l->files);
     for (k = 0; k < e->nfiles; k++) {
         snprintf(l->files[k].name, sizeof l->files[k].name, "%s",
