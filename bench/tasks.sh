@@ -98,7 +98,7 @@ fi
 
 # Persistent workers.
 api=$build/bin/tasks_api
-capi=- crtt=- cbytes=- pyw=-
+capi=- crtt=- cbytes=- pyw=- cpus=-
 cbsize=49152 cbn=$(( n / 5 > 0 ? n / 5 : 1 ))
 # runapi ARGS...: the benchmark program's one figure (- on failure).
 runapi() {
@@ -107,7 +107,9 @@ runapi() {
 }
 if [ -x "$api" ]; then
     cp "$api" "$work/tasks_api"
-    capi=$(runapi map "$n")
+    cmap=$(runapi map "$n")
+    capi=$(echo "$cmap" | awk '{ print $1 }')
+    cpus=$(echo "$cmap" | awk 'NF == 5 { printf "caller %s, p2prun %s, peerd %s, worker %s", $2, $3, $4, $5 }')
     crtt=$(runapi rtt 1000)
     cbytes=$(runapi bytes "$cbn" "$cbsize")
 fi
@@ -141,5 +143,6 @@ printf '%-36s %10s %12s\n' "Python worker, empty function" "$pyw" "$(rate "$pyw"
 printf '%-36s %10s %12s\n' "Dask client.map (trivial function)" "$dask" "$(rate "$dask")"
 printf '%-36s %10s (target >= 10)\n' "C task API vs Dask (speed)" "$(ratio "$dask" "$capi")"
 printf '%-36s %10s (target >= 3)\n' "Python worker vs Dask (speed)" "$(ratio "$dask" "$pyw")"
+printf '%-36s %s\n' "CPU per C task (us)" "$cpus"
 printf '%-36s %10s ms (target < 1; Dask 10.6 ms here)\n' "submit + wait, median round trip" "$crtt"
 printf '%-36s %10s MB/s (in + out; %d calls in %s s)\n' "48 KiB in and 48 KiB out per call" "$(mbs "$cbytes")" "$cbn" "$cbytes"
