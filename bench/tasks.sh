@@ -11,7 +11,7 @@
 #
 # Persistent workers, side by side with the same Dask run: the C task API
 # (bench/tasks_api.c under p2prun --workers: an empty task through
-# p2p_map, the median submit-and-wait round trip, 48 KiB in and out per
+# p2p_map, the median submit-and-wait round trip, 64 KiB in and out per
 # call), and the worker protocol with an empty Python function
 # (examples/worker.py under p2prun --each --worker, timed from the
 # command's start, so it includes starting the farm).  Targets (issue 12):
@@ -99,7 +99,7 @@ fi
 # Persistent workers.
 api=$build/bin/tasks_api
 capi=- crtt=- cbytes=- pyw=- cpus=-
-cbsize=49152 cbn=$(( n / 5 > 0 ? n / 5 : 1 ))
+cbsize=65536 cbn=$(( n / 5 > 0 ? n / 5 : 1 ))
 # runapi ARGS...: the benchmark program's one figure (- on failure).
 runapi() {
     (cd "$work" && env HOME="$work/home" P2P_CONF= "$p2prun" --workers 0 \
@@ -145,4 +145,4 @@ printf '%-36s %10s (target >= 10)\n' "C task API vs Dask (speed)" "$(ratio "$das
 printf '%-36s %10s (target >= 3)\n' "Python worker vs Dask (speed)" "$(ratio "$dask" "$pyw")"
 printf '%-36s %s\n' "CPU per C task (us)" "$cpus"
 printf '%-36s %10s ms (target < 1; Dask 10.6 ms here)\n' "submit + wait, median round trip" "$crtt"
-printf '%-36s %10s MB/s (in + out; %d calls in %s s)\n' "48 KiB in and 48 KiB out per call" "$(mbs "$cbytes")" "$cbn" "$cbytes"
+printf '%-36s %10s MB/s (in + out; %d calls in %s s)\n' "64 KiB in and 64 KiB out per call" "$(mbs "$cbytes")" "$cbn" "$cbytes"

@@ -147,7 +147,7 @@ main(int argc, char **argv)
     p2p_farm *f = p2p_farm_open(&argc, &argv, NULL);
     const char *mode = argc > 1 ? argv[1] : "map";
     size_t n = argc > 2 ? strtoul(argv[2], NULL, 10) : 10000, i;
-    size_t bytes = argc > 3 ? strtoul(argv[3], NULL, 10) : 49152;
+    size_t bytes = argc > 3 ? strtoul(argv[3], NULL, 10) : 65536;
     double t, *rtt;
     p2p_outcome o;
     int rc = 0;

@@ -686,9 +686,20 @@ each_send_task(struct each *e, struct epeer *p, struct etask *t)
     }
     l->nfiles = (size_t)e->nfiles;
     if (js->worker) {
+        size_t off = 0;
+
+        /* A long input goes in pieces, the last with the launch. */
         l->worker = 1;
-        l->input = (uint8_t *)t->line;
-        l->input_len = t->linelen;
+        while (t->linelen - off > EACH_INPUT_PIECE) {
+            l->input = (uint8_t *)t->line + off;
+            l->input_len = EACH_INPUT_PIECE;
+            l->input_more = 1;
+            ep_send(p, &m);
+            off += EACH_INPUT_PIECE;
+        }
+        l->input = (uint8_t *)t->line + off;
+        l->input_len = t->linelen - off;
+        l->input_more = 0;
     }
     ep_send(p, &m);
     free(l->files);

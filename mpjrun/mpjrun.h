@@ -174,9 +174,11 @@ int each_run(const struct p2p_config *, const struct p2p_group *,
              const uint8_t user_sk[SEC_SIGN_SK_LEN], const struct job_spec *);
 /* "2G", "512M", "1.5GiB", bytes; -1 if not a size. */
 int each_parse_mem(const char *, uint64_t *);
-/* Largest call of a --workers program (name, NUL and input): it travels
- * in one launch, with the program's arguments (P2P_TASK_INPUT_MAX). */
-#define EACH_CALL_MAX (WIRE_MAX_CHUNK - 8192)
+/* Largest input of a worker task (a --workers program's call: name, NUL
+ * and input, P2P_TASK_INPUT_MAX), sent in launch pieces of at most
+ * EACH_INPUT_PIECE bytes (each beside the program's arguments). */
+#define EACH_CALL_MAX WIRE_MAX_TASK_INPUT
+#define EACH_INPUT_PIECE (WIRE_MAX_CHUNK - 8192)
 
 /* farmlink.c: p2prun --workers, the link to the program calling tasks */
 struct farmlink;

@@ -155,6 +155,7 @@ encode_launch(const struct msg_launch *l, P2p__Message *pb, uint8_t **out,
     if (l->task != 0)
         BYTES(la.farm, l->farm, WIRE_JOB_ID_LEN);
     la.worker = l->worker;
+    la.input_more = l->input_more;
     if (l->input_len > 0)
         BYTES(la.input, l->input, l->input_len);
     if (l->nprocs > 0) {
@@ -704,7 +705,8 @@ decode_launch(const P2p__Launch *pb, struct msg_launch *l, char *err,
                           errlen) == -1)
             return -1;
     }
-    if ((pb->worker || pb->input.len > 0) && l->task == 0) {
+    if ((pb->worker || pb->input.len > 0 || pb->input_more) &&
+        l->task == 0) {
         snprintf(err, errlen, "launch: a worker's input outside a farm");
         return -1;
     }
@@ -713,7 +715,13 @@ decode_launch(const P2p__Launch *pb, struct msg_launch *l, char *err,
                  pb->input.len, WIRE_MAX_CHUNK);
         return -1;
     }
+    if (pb->input_more && !pb->worker) {
+        snprintf(err, errlen, "launch: input pieces for a task without a "
+                              "worker");
+        return -1;
+    }
     l->worker = pb->worker;
+    l->input_more = pb->input_more;
     if (pb->input.len > 0) {
         l->input = xmalloc(pb->input.len);
         memcpy(l->input, pb->input.data, pb->input.len);

@@ -167,6 +167,7 @@ struct msg_launch {
     int worker;     /* a task for a persistent worker */
     uint8_t *input; /* its input (owned; NULL when empty) */
     size_t input_len;
+    int input_more; /* a piece: more of the input follows */
 };
 
 /* A farm of tasks opens on a peer. */

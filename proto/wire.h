@@ -51,6 +51,9 @@ enum frame_kind {
 #define WIRE_MAX_RANKS 65536       /* ranks of a job */
 #define WIRE_MAX_REPLICAS 16       /* replicas of a rank */
 #define WIRE_MAX_CHUNK (60 * 1024) /* file chunk or output piece */
+/* A worker task's whole input (a C call's: its name, a NUL, 4 MiB),
+ * sent as Launch pieces of at most WIRE_MAX_CHUNK (input_more). */
+#define WIRE_MAX_TASK_INPUT (4 * 1024 * 1024 + 64)
 /* A farm's task refused for now (the owner is back, not sharing): the
  * LaunchReply's reason starts with this, and the task goes elsewhere. */
 #define WIRE_NOT_NOW "not now: "

@@ -381,9 +381,9 @@ p2p_submit(p2p_farm *f, const char *task, const void *in, size_t inlen,
         return farm_fail(f, P2P_ENOTASK, "no task named \"%s\" is "
                                          "registered (P2P_TASK)",
                          task);
-    if (inlen > P2P_TASK_INPUT_MAX - nlen - 1)
-        return farm_fail(f, P2P_ETOOBIG, "an input of %zu bytes, limit %zu",
-                         inlen, (size_t)P2P_TASK_INPUT_MAX - nlen - 1);
+    if (inlen > P2P_TASK_INPUT_MAX)
+        return farm_fail(f, P2P_ETOOBIG, "an input of %zu bytes, limit %d",
+                         inlen, P2P_TASK_INPUT_MAX);
     if (f->lost)
         return P2P_ELOST;
     need = TASKFRAME_TASK_HDR + nlen + 1 + inlen;

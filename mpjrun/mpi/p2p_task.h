@@ -56,8 +56,8 @@ enum p2p_task_error {
     P2P_EFAILED = -8, /* p2p_map: a task failed (see its status) */
 };
 
-/* Largest input of one call (name included): it travels in one message. */
-#define P2P_TASK_INPUT_MAX (52 * 1024)
+/* Largest input of one call. */
+#define P2P_TASK_INPUT_MAX (4 * 1024 * 1024)
 /* Longest task name. */
 #define P2P_TASK_NAME_MAX 63
 

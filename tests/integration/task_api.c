@@ -10,6 +10,8 @@
  *   crash    a task that kills its worker (SIGSEGV) among good ones: the
  *            signal reported; later calls still served (fresh workers)
  *   fail     a task that fails with a code and a message
+ *   big      inputs from 1 byte to 4 MiB (sent in pieces), each echoed
+ *            back whole; one byte more is refused (P2P_ETOOBIG)
  */
 #include <signal.h>
 #include <stdio.h>
@@ -50,6 +52,42 @@ P2P_TASK(crashy)
 P2P_TASK(failing)
 {
     return p2p_result_fail(res, 7, "bad input %s", in);
+}
+
+P2P_TASK(echo)
+{
+    return p2p_result_write(res, in, inlen);
+}
+
+static int
+do_big(p2p_farm *f)
+{
+    static const size_t sizes[] = {1, 61440, 65536, 65537, 1048576,
+                                   P2P_TASK_INPUT_MAX};
+    const size_t n = sizeof sizes / sizeof sizes[0];
+    char *in = malloc(P2P_TASK_INPUT_MAX + 1);
+    const void *ins[6];
+    void *outs[6];
+    size_t i, outlens[6];
+    int st[6], rc, bad = 0;
+
+    for (i = 0; i < P2P_TASK_INPUT_MAX + 1; i++)
+        in[i] = (char)('a' + i * 7 % 26);
+    for (i = 0; i < n; i++)
+        ins[i] = in;
+    rc = p2p_map(f, "echo", ins, sizes, n, outs, outlens, st);
+    for (i = 0; i < n; i++) {
+        if (st[i] != 0 || outlens[i] != sizes[i] ||
+            memcmp(outs[i], in, sizes[i]) != 0)
+            bad++;
+        free(outs[i]);
+    }
+    printf("big: %s, %d wrong; one more byte: %s\n", p2p_task_strerror(rc),
+           bad,
+           p2p_task_strerror(p2p_submit(f, "echo", in, P2P_TASK_INPUT_MAX + 1,
+                                        NULL)));
+    free(in);
+    return rc != 0 || bad != 0;
 }
 
 static int
@@ -183,6 +221,8 @@ main(int argc, char **argv)
         rc = do_crash(f);
     else if (strcmp(mode, "fail") == 0)
         rc = do_fail(f);
+    else if (strcmp(mode, "big") == 0)
+        rc = do_big(f);
     if (p2p_farm_close(f) != P2P_OK)
         rc = 1;
     return rc;

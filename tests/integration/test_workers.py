@@ -117,25 +117,31 @@ class TestWorkers(harness.JobTestCase):
         with open(script, "w") as f:
             f.write("import worker\n"
                     "def f(data):\n"
+                    "    if len(data) > 1000:\n"
+                    "        return '%d long\\n' % len(data)\n"
                     "    print('working on', data.decode())\n"
                     "    return '%d\\n' % (10 // int(data))\n"
                     "worker.serve(f)\n")
         inp = self.inputs("in2", ["1", "0", "5"])
+        # And a line of 300 KB (its input goes in pieces).
+        with open(inp, "a") as f:
+            f.write("7" * 300000 + "\n")
         res = self.c.path("results.json")
         r = self.p2prun(["--each", inp, "--worker", "--results", res, "-l",
                          os.path.join(EXAMPLES, "worker.py"), "-l", script,
                          "--", "python3", "mine.py"], timeout=60)
         self.assert_rc(r, 1)
-        self.assertEqual(r.stdout, "10\n2\n")
+        self.assertEqual(r.stdout, "10\n2\n300000 long\n")
         self.assertIn("working on 0", r.stderr)
         self.assertIn("ZeroDivisionError", r.stderr)
-        self.assertIn("1 of 3 tasks failed", r.stderr)
+        self.assertIn("1 of 4 tasks failed", r.stderr)
         self.assertIn("task 2 (0): status 1", r.stderr)
         with open(res) as f:
             rows = [json.loads(l) for l in f]
         self.assertEqual([(x["task"], x["status"], x["stdout"])
                           for x in rows],
-                         [(1, 0, "10\n"), (2, 1, ""), (3, 0, "2\n")])
+                         [(1, 0, "10\n"), (2, 1, ""), (3, 0, "2\n"),
+                          (4, 0, "300000 long\n")])
         self.assertIn("ZeroDivisionError", rows[1]["stderr"])
         self.assert_job_over(sn, peers, timeout=10)
 
@@ -255,6 +261,11 @@ class TestWorkers(harness.JobTestCase):
         self.assertEqual(r.stdout, 'fail: success, status 7, signal 0, '
                          'message "bad input x1", 0 bytes\n')
         self.assertIn("bad input x1\n", r.stderr)
+        # Inputs up to 4 MiB, in pieces, come back whole.
+        r = self.p2prun(["--workers", "0", prog, "big"], timeout=120)
+        self.assert_rc(r, 0)
+        self.assertEqual(r.stdout, "big: success, 0 wrong; one more byte: "
+                         "input too long\n")
         # The program's exit status is p2prun's.
         r = self.p2prun(["--workers", "0", prog, "nosuchmode"], timeout=60)
         self.assert_rc(r, 2)

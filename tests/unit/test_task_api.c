@@ -62,7 +62,7 @@ static void
 t_submit_checks(void)
 {
     p2p_farm *f = open_local();
-    static char big[P2P_TASK_INPUT_MAX];
+    static char big[P2P_TASK_INPUT_MAX + 1];
     p2p_task_id id = 0;
 
     CHECK(f != NULL);
