@@ -669,6 +669,7 @@ farm_cron(struct peerd *pd, uint64_t now_ms)
     if (pd->farms == NULL)
         return;
     farm_kick(pd);
+    worker_cron(pd, now_ms);
     if (pd->farms->dirty && now_ms - pd->farms->saved_ms >= FARM_SAVE_EVERY_MS) {
         farm_save_usage(pd);
         pd->farms->saved_ms = now_ms;

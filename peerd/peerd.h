@@ -435,6 +435,8 @@ void worker_drop_owner(struct peerd *, const struct svc_conn *);
 /* Stop an idle worker of another farm to free a slot for farm; 1 if one
  * is stopping (its slot comes back when it has exited). */
 int worker_reclaim(struct peerd *, const uint8_t farm[WIRE_JOB_ID_LEN]);
+/* Stop workers that have been idle too long (from the cron). */
+void worker_cron(struct peerd *, uint64_t now_ms);
 /* From job.c: bytes from a worker's stdout and stderr, and its end. */
 void worker_stdout(struct worker *, const uint8_t *, size_t);
 void worker_stderr(struct worker *, const uint8_t *, size_t);

@@ -39,9 +39,9 @@
 
 /* Largest answer accepted from a worker (sent on in pieces). */
 #define WORKER_ANSWER_MAX (64u * 1024 * 1024)
-/* Input bytes written to a worker and not yet taken: past this the pipe
- * is given no more tasks. */
-#define WORKER_PIPE_MAX (1024 * 1024)
+/* A worker without a task this long stops and frees its slot (a farm
+ * whose caller pauses between maps pays a worker's start-up again). */
+#define WORKER_IDLE_MS 10000
 
 enum wt_state {
     WT_WAITING, /* written to the worker, behind another task */
@@ -69,6 +69,7 @@ struct worker {
     struct taskframe_dec dec;
     struct wtask *head, **tail;
     unsigned ntasks;
+    uint64_t idle_since;    /* when it last had nothing to do */
     int broken;             /* killed for a protocol error */
     int reclaimed;          /* stopped to free its slot */
     char why[WIRE_MAX_TEXT + 1]; /* that error */
@@ -183,6 +184,8 @@ worker_pop(struct worker *w)
         w->tail = &w->head;
     w->ntasks--;
     free(t);
+    if (w->ntasks == 0)
+        w->idle_since = monotime_ms();
     if (w->head != NULL)
         worker_send_started(w, w->head);
 }
@@ -454,6 +457,7 @@ worker_start(struct peerd *pd, struct svc_conn *c, struct box *box,
     memcpy(w->farm, l->farm, WIRE_JOB_ID_LEN);
     sec_random(w->id, sizeof w->id);
     w->num = ++pd->workers->seq;
+    w->idle_since = monotime_ms();
     w->tail = &w->head;
     w->in = evbuffer_new();
     taskframe_dec_init(&w->dec, TASKFRAME_RESULT, WORKER_ANSWER_MAX);
@@ -569,6 +573,29 @@ worker_drop_owner(struct peerd *pd, const struct svc_conn *c)
     }
 }
 
+/* Stop a worker that does nothing: its slot goes back to the peer. */
+static void
+worker_retire(struct worker *w, const char *why)
+{
+    log_info("worker %u stops: %s", w->num, why);
+    w->broken = w->reclaimed = 1;
+    snprintf(w->why, sizeof w->why, "worker %u stopped: %s", w->num, why);
+    job_kill(w->job, why);
+}
+
+void
+worker_cron(struct peerd *pd, uint64_t now_ms)
+{
+    struct worker *w;
+
+    if (pd->workers == NULL)
+        return;
+    for (w = pd->workers->list; w != NULL; w = w->next)
+        if (w->job != NULL && w->ntasks == 0 && !w->broken &&
+            now_ms - w->idle_since >= WORKER_IDLE_MS)
+            worker_retire(w, "idle");
+}
+
 int
 worker_reclaim(struct peerd *pd, const uint8_t farm[WIRE_JOB_ID_LEN])
 {
@@ -583,12 +610,7 @@ worker_reclaim(struct peerd *pd, const uint8_t farm[WIRE_JOB_ID_LEN])
     for (w = pd->workers->list; w != NULL; w = w->next)
         if (w->job != NULL && w->ntasks == 0 && !w->broken &&
             memcmp(w->farm, farm, WIRE_JOB_ID_LEN) != 0) {
-            log_info("worker %u stops: another farm waits for its slot",
-                     w->num);
-            w->broken = w->reclaimed = 1;
-            snprintf(w->why, sizeof w->why, "worker %u stopped for another "
-                     "farm", w->num);
-            job_kill(w->job, "another farm waits for its slot");
+            worker_retire(w, "another farm waits for its slot");
             return 1;
         }
     return 0;

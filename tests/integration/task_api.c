@@ -10,6 +10,7 @@
  *   crash    a task that kills its worker (SIGSEGV) among good ones: the
  *            signal reported; later calls still served (fresh workers)
  *   fail     a task that fails with a code and a message
+ *   pause S  a map of 20, S seconds of nothing, a map of 20 again
  *   big      inputs from 1 byte to 4 MiB (sent in pieces), each echoed
  *            back whole; one byte more is refused (P2P_ETOOBIG)
  */
@@ -225,6 +226,12 @@ main(int argc, char **argv)
         rc = do_fail(f);
     else if (strcmp(mode, "big") == 0)
         rc = do_big(f);
+    else if (strcmp(mode, "pause") == 0) {
+        rc = do_map(f, 20);
+        fflush(stdout);
+        sleep((unsigned)n);
+        rc |= do_map(f, 20);
+    }
     if (p2p_farm_close(f) != P2P_OK)
         rc = 1;
     return rc;

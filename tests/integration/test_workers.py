@@ -271,6 +271,24 @@ class TestWorkers(harness.JobTestCase):
         self.assert_rc(r, 2)
         self.assert_job_over(sn, peers, timeout=10)
 
+    def test_c_idle_workers_free_their_slots(self):
+        sn, peers = self.start_jobnet(2, slots=1)
+        prog = self.task_api()
+        run = self.start_p2prun(["--workers", "0", prog, "pause", "120"])
+        wait_until(lambda: "map 20: 0 wrong" in run.stdout, 30, "a map")
+        # The caller pauses: its workers stop after 10 s idle, and every
+        # slot is free again while the farm stays open.
+        wait_until(lambda: sum(p.count_log("stops: idle") for p in peers)
+                   >= 2, 40, "idle workers to stop")
+        self.wait_all_free(sn, peers, 10)
+        self.assertTrue(run.alive())
+        # SIGTERM on p2prun reaches the program too.
+        run.signal(signal.SIGTERM)
+        self.assertEqual(run.wait(20), 128 + signal.SIGTERM, run.describe())
+        self.assertEqual(harness.processes_with_argv([prog, "pause", "120"]),
+                         [])
+        self.assert_job_over(sn, peers, timeout=10)
+
     def test_c_crashing_task(self):
         sn, peers = self.start_jobnet(2, slots=1)
         prog = self.task_api()
