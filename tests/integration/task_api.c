@@ -11,6 +11,7 @@
  *            signal reported; later calls still served (fresh workers)
  *   fail     a task that fails with a code and a message
  *   pause S  a map of 20, S seconds of nothing, a map of 20 again
+ *   slow N   p2p_map of square over 0..N-1, each call taking 0.1 s
  *   big      inputs from 1 byte to 4 MiB (sent in pieces), each echoed
  *            back whole; one byte more is refused (P2P_ETOOBIG)
  */
@@ -23,9 +24,15 @@
 
 #include <p2p_task.h>
 
+static int slow;
+
 P2P_TASK(square)
 {
     long x = strtol(in, NULL, 10);
+    struct timespec ts = {0, 100000000L};
+
+    if (slow)
+        nanosleep(&ts, NULL);
 
     /* Only a worker has P2P_WORKER: the call did not run here. */
     if (getenv("P2P_WORKER") == NULL)
@@ -208,7 +215,11 @@ do_fail(p2p_farm *f)
 int
 main(int argc, char **argv)
 {
-    p2p_farm *f = p2p_farm_open(&argc, &argv, NULL);
+    p2p_farm *f;
+
+    /* Before p2p_farm_open: in a worker it does not return. */
+    slow = argc > 1 && strcmp(argv[1], "slow") == 0;
+    f = p2p_farm_open(&argc, &argv, NULL);
     const char *mode = argc > 1 ? argv[1] : "map";
     int n = argc > 2 ? atoi(argv[2]) : 100, rc = 2;
 
@@ -226,6 +237,10 @@ main(int argc, char **argv)
         rc = do_fail(f);
     else if (strcmp(mode, "big") == 0)
         rc = do_big(f);
+    else if (strcmp(mode, "slow") == 0) {
+        /* The workers are this program too: they read the mode. */
+        rc = do_map(f, n);
+    }
     else if (strcmp(mode, "pause") == 0) {
         rc = do_map(f, 20);
         fflush(stdout);

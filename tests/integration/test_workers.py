@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 sys.dont_write_bytecode = True
 import harness  # noqa: E402
@@ -288,6 +289,19 @@ class TestWorkers(harness.JobTestCase):
         self.assertEqual(harness.processes_with_argv([prog, "pause", "120"]),
                          [])
         self.assert_job_over(sn, peers, timeout=10)
+
+    def test_c_peer_killed_mid_map(self):
+        sn, peers = self.start_jobnet(3, slots=1)
+        prog = self.task_api()
+        run = self.start_p2prun(["--workers", "0", prog, "slow", "60"])
+        wait_until(lambda: sum(p.count_log("worker [0-9]+ started")
+                               for p in peers) >= 3, 30, "three workers")
+        time.sleep(0.5)
+        self.kill_peer_and_jobs(peers[0])
+        self.assertEqual(run.wait(90), 0, run.describe())
+        self.assertEqual(run.stdout, "map 60: 0 wrong\n")
+        self.assertIn("lost peer host2", run.stderr)
+        self.assert_job_over(sn, peers[1:], timeout=10)
 
     def test_c_crashing_task(self):
         sn, peers = self.start_jobnet(2, slots=1)
