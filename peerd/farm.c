@@ -564,7 +564,8 @@ farm_can_start(struct peerd *pd, const struct farm *f)
  * the user's usage so far plus what that task is expected to take (the
  * mean of the farm's tasks that ended here, 0 until one has), as a
  * weighted fair queue orders by finish tag.  Short tasks of a light user
- * go before a heavy user's long ones. */
+ * go before a heavy user's long ones.  Whether it can start now is the
+ * caller's question: another farm's idle worker must not take its turn. */
 static struct farm *
 farm_next(struct peerd *pd, uint64_t now_ms)
 {
@@ -572,7 +573,7 @@ farm_next(struct peerd *pd, uint64_t now_ms)
     double u, bu = 0;
 
     for (f = pd->farms->list; f != NULL; f = f->next) {
-        if (!farm_can_start(pd, f))
+        if (f->head == NULL)
             continue;
         u = farm_user_usage(pd, f->user, now_ms) +
             (f->ndone > 0 ? f->done_secs / f->ndone : 0);
@@ -653,14 +654,17 @@ farm_kick(struct peerd *pd)
         return;
     farm_reap(pd, now);
     while (owner_welcome(pd, why, sizeof why) &&
-           (f = farm_next(pd, now)) != NULL)
+           (f = farm_next(pd, now)) != NULL) {
+        if (!farm_can_start(pd, f)) {
+            /* Its turn, but no slot: an idle worker of another farm
+             * gives its slot back (it comes when the worker has
+             * exited), rather than serve that farm out of turn. */
+            if (reserve_free(pd) == 0)
+                (void)worker_reclaim(pd, f->id);
+            break;
+        }
         farm_start(pd, f, now);
-    /* Idle workers of one farm must not keep another's tasks waiting. */
-    if (reserve_free(pd) == 0)
-        for (f = pd->farms->list; f != NULL; f = f->next)
-            if (f->head != NULL && !farm_can_start(pd, f) &&
-                worker_reclaim(pd, f->id))
-                break;
+    }
 }
 
 void

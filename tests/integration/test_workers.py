@@ -231,6 +231,46 @@ class TestWorkers(harness.JobTestCase):
         self.assert_job_over(sn, peers[1:], timeout=10)
 
 
+    def test_fair_share_between_worker_farms(self):
+        # One slot.  User A's farm of 15 tasks of 0.3 s is running on its
+        # worker when user B's farm of 5 short tasks arrives: B goes
+        # first (its usage is lower), though A's worker is idle between
+        # two of A's tasks: that worker gives its slot back.
+        sn, peers = self.start_jobnet(1, slots=1)
+        bkey, _ = self.c.user_key("bob")
+        bconf = self.c.job_config("bob.conf", [sn], user_key=bkey)
+        script = self.c.path("nap.py")
+        with open(script, "w") as f:
+            f.write("import time, worker\n"
+                    "def f(data):\n"
+                    "    time.sleep(float(data))\n"
+                    "    return 'slept %s\\n' % data.decode()\n"
+                    "worker.serve(f)\n")
+        common = ["--worker", "-l", os.path.join(EXAMPLES, "worker.py"),
+                  "-l", script, "--", "python3", "nap.py"]
+        a = self.start_p2prun(["--each", self.inputs("a", ["0.3"] * 15)]
+                              + common)
+        wait_until(lambda: a.stdout.count("slept") >= 2, 30, "A running")
+        b = self.start_p2prun(["--each", self.inputs("b", ["0.01"] * 5)]
+                              + common, conf=bconf)
+
+        def both_ended():
+            # Both polled each time: a Run's end is taken when reaped.
+            ended = [r.poll() is not None for r in (a, b)]
+            return all(ended)
+
+        wait_until(both_ended, 90, "both farms to end", interval=0.01)
+        self.assertEqual(a.rc, 0, a.describe())
+        self.assertEqual(b.rc, 0, b.describe())
+        self.assertEqual(b.stdout, "slept 0.01\n" * 5)
+        # B ended while A still had most of its tasks to run.
+        self.assertLess(b.t0 + b.elapsed, a.t0 + a.elapsed,
+                        "B waited for A: A %s, B %s"
+                        % (a.describe(), b.describe()))
+        self.assertGreaterEqual(peers[0].count_log(
+            "stops: another farm waits for its slot"), 1)
+        self.assert_job_over(sn, peers, timeout=10)
+
     # -- the C task API ------------------------------------------------------
 
     def task_api(self):
