@@ -881,6 +881,14 @@ job_forget_worker(struct job *j)
     j->worker = NULL;
 }
 
+uint64_t
+job_mem_peak(const struct job *j)
+{
+    return j->nprocs > 0 && j->procs[0].cg != NULL
+               ? cgroup_mem_peak(j->procs[0].cg)
+               : 0;
+}
+
 void
 job_kill(struct job *j, const char *why)
 {

@@ -353,6 +353,9 @@ struct job *job_launch_worker(struct peerd *, struct svc_conn *,
                               size_t whylen);
 /* The worker is gone: its job reports nothing more to it. */
 void job_forget_worker(struct job *);
+/* The peak memory of a job's first process so far (its cgroup), 0 when
+ * not known. */
+uint64_t job_mem_peak(const struct job *);
 /* Read what a worker's stderr pipe holds now (before its answer). */
 void job_drain_stderr(struct job *);
 /* The coordinator's connection went away: kill its jobs. */

@@ -42,6 +42,9 @@
 /* A worker without a task this long stops and frees its slot (a farm
  * whose caller pauses between maps pays a worker's start-up again). */
 #define WORKER_IDLE_MS 10000
+/* A worker's peak memory, given with each answer for the memory fit, is
+ * read from its cgroup at most this often. */
+#define WORKER_MEM_READ_MS 100
 
 enum wt_state {
     WT_WAITING, /* written to the worker, behind another task */
@@ -70,6 +73,7 @@ struct worker {
     struct wtask *head, **tail;
     unsigned ntasks;
     uint64_t idle_since;    /* when it last had nothing to do */
+    uint64_t mem_peak, mem_read_ms; /* its peak memory, read then */
     int broken;             /* killed for a protocol error */
     int reclaimed;          /* stopped to free its slot */
     char why[WIRE_MAX_TEXT + 1]; /* that error */
@@ -261,6 +265,14 @@ worker_answer(struct worker *w, struct taskframe *f)
         m.type = MSG_PROC_EXIT;
         memcpy(m.u.exit.job, t->id, WIRE_JOB_ID_LEN);
         m.u.exit.code = (uint32_t)f->status;
+        /* The worker's peak so far bounds its tasks' need: the memory
+         * fit learns from it as from a task's own process. */
+        if (w->job != NULL &&
+            monotime_ms() - w->mem_read_ms >= WORKER_MEM_READ_MS) {
+            w->mem_peak = job_mem_peak(w->job);
+            w->mem_read_ms = monotime_ms();
+        }
+        m.u.exit.mem_peak = w->mem_peak;
         if (f->status != 0) {
             /* A failed task's answer is its error message: a line of
              * its stderr. */

@@ -15,6 +15,7 @@ every slot is free."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -144,6 +145,9 @@ class TestWorkers(harness.JobTestCase):
                          [(1, 0, "10\n"), (2, 1, ""), (3, 0, "2\n"),
                           (4, 0, "300000 long\n")])
         self.assertIn("ZeroDivisionError", rows[1]["stderr"])
+        # The memory fit learns from the worker's peak (its cgroup).
+        if re.search(r"jobs are contained by .*memory", peers[0].log()):
+            self.assertGreater(rows[0]["mem_peak"], 1 << 20, rows[0])
         self.assert_job_over(sn, peers, timeout=10)
 
     def test_errors_stderr_and_bad_workers(self):
