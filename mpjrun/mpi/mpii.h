@@ -133,6 +133,7 @@ struct mpii_comm {
     int lsize;
     int *lworld;
     MPI_Comm lcomm; /* the local group as a hidden intracommunicator */
+    uint32_t nbc_seq; /* nonblocking collectives started (coll_sched.c) */
 };
 
 /* NULL for an invalid or freed handle. */
