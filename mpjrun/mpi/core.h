@@ -25,6 +25,7 @@ enum req_kind { REQ_FREE = 0, REQ_SEND, REQ_RECV, REQ_PERSIST, REQ_COLL,
 struct mpii_sched;   /* coll_sched.c */
 struct mpii_persist; /* persist.c */
 struct mpii_greq;    /* persist.c */
+struct umsg;         /* match.c: an unexpected message */
 
 struct mpii_req {
     enum req_kind kind;
@@ -87,6 +88,18 @@ int mpii_progress(int timeout_ms);
 /* Not a request a wait family call waits for: an inactive persistent
  * request (treated as MPI_REQUEST_NULL). */
 int req_inactive(const struct mpii_req *);
+
+/* p2p.c: Probe and Iprobe, agreed between replicas; with claim, a
+ * matched probe that also takes the message (*claim, for
+ * mpii_irecv_claimed).  An MPI error. */
+int mpii_probe_agreed(const struct mpii_comm *, int source, int tag,
+                      int wait, int *flag, MPI_Status *, struct umsg **claim);
+/* The receive of a claimed message (from src with tag on comm): it
+ * starts at once; an MPI error if the buffer is invalid (the message
+ * then stays claimed). */
+int mpii_irecv_claimed(void *buf, int count, MPI_Datatype,
+                       struct mpii_comm *, struct umsg *, int src, int tag,
+                       MPI_Request *req);
 
 /* coll_sched.c: move every nonblocking collective on as far as it goes
  * without waiting; free a schedule (its request is released). */
@@ -191,6 +204,12 @@ void match_post(struct mpii_req *);
 int match_unpost(struct mpii_req *);
 /* Probe: the oldest unexpected message matching, into status. */
 int match_probe(uint32_t ctx, int source, int tag, MPI_Status *);
+/* Matched probes: take the oldest unexpected message matching out of
+ * the queue (no receive can match it any more) and keep it for its
+ * receive; NULL if there is none.  match_take_claimed gives it to
+ * receive r (built, not posted), and the receive goes on as any. */
+struct umsg *match_claim(uint32_t ctx, int source, int tag);
+void match_take_claimed(struct mpii_req *r, struct umsg *u);
 /* A rendezvous receive is matched: tell the sender to go. */
 void match_start_rendezvous(struct mpii_req *, struct conn *, uint32_t sid,
                             size_t total);

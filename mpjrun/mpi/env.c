@@ -379,6 +379,7 @@ PMPI_Finalize(void)
     req_fini();
     mpii_errclass_fini();
     mpii_info_fini();
+    mpii_message_fini();
     mpii_comm_fini();
     mpii_attr_fini();
     mpii_group_fini();

@@ -596,6 +596,15 @@ MPI_Fint MPI_Message_c2f(MPI_Message message);
 MPI_Message MPI_Message_f2c(MPI_Fint message);
 int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
 int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message,
+               MPI_Status *status);
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag,
+                MPI_Message *message, MPI_Status *status);
+int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype,
+              MPI_Message *message, MPI_Status *status);
+int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype,
+               MPI_Message *message, MPI_Request *request);
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
 /* ==== end of nonblocking collectives ... handle conversion ==== */
 
 /* --- datatypes and operations --- */
@@ -992,6 +1001,15 @@ MPI_Fint PMPI_Message_c2f(MPI_Message message);
 MPI_Message PMPI_Message_f2c(MPI_Fint message);
 int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
 int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message,
+                MPI_Status *status);
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag,
+                 MPI_Message *message, MPI_Status *status);
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype,
+               MPI_Message *message, MPI_Status *status);
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype,
+                MPI_Message *message, MPI_Request *request);
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
 /* ==== end of profiling names: nonblocking collectives ... ==== */
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype,
                          MPI_Datatype *newtype);

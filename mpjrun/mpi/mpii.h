@@ -60,6 +60,11 @@ void mpii_errclass_fini(void);
 /* Free every info object (MPI_Finalize). */
 void mpii_info_fini(void);
 
+/* --- mprobe.c ------------------------------------------------------- */
+
+/* Drop every MPI_Message not received (MPI_Finalize, after match_fini). */
+void mpii_message_fini(void);
+
 /* --- handles.c ------------------------------------------------------ */
 
 /* Objects behind handles kind | generation << 16 | (0x1000 + slot), kind

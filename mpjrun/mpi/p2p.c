@@ -191,6 +191,32 @@ mpii_irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
     return MPI_SUCCESS;
 }
 
+int
+mpii_irecv_claimed(void *buf, int count, MPI_Datatype dt,
+                   struct mpii_comm *comm, struct umsg *u, int src, int tag,
+                   MPI_Request *handle)
+{
+    const struct mpii_type *t;
+    struct mpii_req *r;
+    int rc;
+
+    if ((rc = check_buf(buf, count, dt, &t)) != MPI_SUCCESS)
+        return rc;
+    if ((r = req_new(REQ_RECV, handle)) == NULL)
+        return MPI_ERR_NO_MEM;
+    r->buf = buf;
+    r->count = count;
+    r->type = t;
+    mpii_type_hold(t);
+    r->comm = comm;
+    r->ctx = comm->ctx;
+    r->peer = src;
+    r->tag = tag;
+    r->cap = mpii_type_size(t) * (size_t)count;
+    match_take_claimed(r, u);
+    return MPI_SUCCESS;
+}
+
 /* --- completing ------------------------------------------------------- */
 
 static void
@@ -921,10 +947,14 @@ probe_found(void *arg)
 }
 
 /* Probe (wait) or Iprobe.  With replicas the master's outcome (flag,
- * source, tag) is everyone's: a backup then waits for that message. */
-static int
-probe_agreed(const struct mpii_comm *c, int source, int tag, int wait,
-             int *flag, MPI_Status *st)
+ * source, tag) is everyone's: a backup then waits for that message.
+ * A matched probe (claim not NULL) also takes the message out of the
+ * queue, before the decision is published (publishing makes progress,
+ * and a receive could take it meanwhile): the oldest message from that
+ * source with that tag, the same one in every replica. */
+int
+mpii_probe_agreed(const struct mpii_comm *c, int source, int tag, int wait,
+                  int *flag, MPI_Status *st, struct umsg **claim)
 {
     struct probe_arg p;
     MPI_Status mine;
@@ -949,6 +979,9 @@ probe_agreed(const struct mpii_comm *c, int source, int tag, int wait,
         p.tag = v[2];
         if ((rc = req_wait_until(probe_found, &p)) != MPI_SUCCESS)
             return rc;
+        if (claim != NULL &&
+            (*claim = match_claim(c->ctx, p.source, p.tag)) == NULL)
+            return MPI_ERR_INTERN;
     } else {
         if (wait)
             rc = req_wait_until(probe_found, &p);
@@ -962,6 +995,9 @@ probe_agreed(const struct mpii_comm *c, int source, int tag, int wait,
         v[0] = found;
         v[1] = found ? mine.MPI_SOURCE : 0;
         v[2] = found ? mine.MPI_TAG : 0;
+        if (found && claim != NULL &&
+            (*claim = match_claim(c->ctx, v[1], v[2])) == NULL)
+            return MPI_ERR_INTERN;
         if (dn != 0 && (rc = dec_publish(dn, v, 3)) != MPI_SUCCESS)
             return rc;
         if (!found)
@@ -999,7 +1035,7 @@ PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *st)
             st->MPI_SOURCE = MPI_PROC_NULL;
         return MPI_SUCCESS;
     }
-    rc = probe_agreed(c, source, tag, 1, NULL, st);
+    rc = mpii_probe_agreed(c, source, tag, 1, NULL, st, NULL);
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Probe");
 }
 
@@ -1020,7 +1056,7 @@ PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *st)
             st->MPI_SOURCE = MPI_PROC_NULL;
         return MPI_SUCCESS;
     }
-    rc = probe_agreed(c, source, tag, 0, flag, st);
+    rc = mpii_probe_agreed(c, source, tag, 0, flag, st, NULL);
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Iprobe");
 }
 

@@ -7,7 +7,7 @@
  * on the same communicator, which must never match a collective's
  * messages; a non-commutative operation (composition of affine maps),
  * whose operand order the reductions must keep; Alltoallw,
- * Reduce_local and Op_commutative.
+ * Reduce_local, Op_commutative and Comm_idup.
  */
 #include "mpitest.h"
 
@@ -488,6 +488,24 @@ check_two_comms(void)
     MPI_OK(MPI_Comm_free(&half));
 }
 
+/* Comm_idup: a communicator of its own once the request completes. */
+static void
+check_idup(void)
+{
+    MPI_Comm dup;
+    MPI_Request q;
+    int res, one = 1, sum = 0;
+
+    MPI_OK(MPI_Comm_idup(MPI_COMM_WORLD, &dup, &q));
+    MPI_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Comm_compare(dup, MPI_COMM_WORLD, &res));
+    CHECK(res == MPI_CONGRUENT, "Comm_idup: compare says %d", res);
+    MPI_OK(MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, dup, &q));
+    MPI_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+    CHECK(sum == t_size, "Iallreduce on the idup'd communicator: %d", sum);
+    MPI_OK(MPI_Comm_free(&dup));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -503,5 +521,6 @@ main(int argc, char **argv)
     check_isolation();
     check_alltoallw();
     check_two_comms();
+    check_idup();
     return t_finish("coll_nb");
 }
