@@ -24,6 +24,12 @@
  *   request.c   requests, wait and test families
  *   p2p.c       the point-to-point calls
  *   bsend.c     buffered sends and the attached buffer
+ *   persist.c   persistent and generalized requests
+ *   mprobe.c    matched probes (Mprobe ... Imrecv) and MPI_Message
+ *   coll_sched.c, coll_nb.c  schedules and the nonblocking collectives
+ *   info.c      info objects
+ *   errclass.c  error classes and codes the program adds
+ *   fint.c      C/Fortran handle conversion
  *   coll.c      the collective calls, built on point-to-point
  *   stubs.c     calls that only exist to link
  */
