@@ -3,7 +3,9 @@
  * per sender with wildcard matched probes (MPI_Mprobe, then MPI_Improbe
  * polling, each received with MPI_Mrecv), then K through a persistent
  * MPI_ANY_SOURCE receive (MPI_Recv_init, MPI_Start), printing each
- * source; a nonblocking allreduce runs across the whole second phase.
+ * source.  A nonblocking allreduce is in flight all along: rank 0
+ * starts it first thing, the others only after their first phase, so a
+ * failover of rank 0 midway happens inside it.
  * Then it broadcasts both sequences and every rank prints them: replicas
  * of rank 0 that chose differently show up as a printed sequence that is
  * not the broadcast one.  argv: K */
@@ -28,6 +30,7 @@ main(int argc, char **argv)
     probed = calloc((size_t)(n > 0 ? n : 1), sizeof *probed);
     pers = calloc((size_t)(n > 0 ? n : 1), sizeof *pers);
     if (rank == 0) {
+        MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &ar);
         for (i = 0; i < n; i++) {
             int flag = 0;
 
@@ -43,7 +46,6 @@ main(int argc, char **argv)
             fflush(stdout);
             usleep(2000);
         }
-        MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &ar);
         MPI_Recv_init(&v, 1, MPI_INT, MPI_ANY_SOURCE, 2, MPI_COMM_WORLD, &pr);
         for (i = 0; i < n; i++) {
             MPI_Start(&pr);

@@ -198,8 +198,9 @@ class TestMpiReplicas(harness.JobTestCase):
     def test_matched_probe_agreement(self):
         """Rank 0's course depends on arrival order through wildcard
         matched probes (Mprobe, Improbe + Mrecv) and a persistent
-        MPI_ANY_SOURCE receive, with a nonblocking allreduce in flight;
-        its master is killed midway.  The backup followed the master's
+        MPI_ANY_SOURCE receive, with a nonblocking allreduce in flight
+        (rank 0 started it, the others have not yet); its master is
+        killed midway, inside the allreduce.  The backup followed the master's
         choices: what rank 0 printed before and after the failover is
         what it broadcast at the end."""
         prog = self.c.path("mpi_mwild")
