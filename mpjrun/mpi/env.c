@@ -377,6 +377,9 @@ PMPI_Finalize(void)
     dec_fini();
     match_fini();
     req_fini();
+    mpii_errclass_fini();
+    mpii_info_fini();
+    mpii_message_fini();
     mpii_comm_fini();
     mpii_attr_fini();
     mpii_group_fini();

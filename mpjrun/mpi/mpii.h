@@ -45,6 +45,26 @@ int mpii_err(MPI_Comm comm, int err, const char *fn);
  * (fatal errors); nothing else is printed. */
 void mpii_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* --- errclass.c ---------------------------------------------------- */
+
+/* Error classes and codes the program added: the class of an added
+ * code and its string ("" until set), or -1 / NULL for any other code;
+ * the largest code in use (MPI_LASTUSEDCODE). */
+int mpii_errclass_of(int code);
+const char *mpii_errclass_text(int code);
+int mpii_errclass_last(void);
+void mpii_errclass_fini(void);
+
+/* --- info.c --------------------------------------------------------- */
+
+/* Free every info object (MPI_Finalize). */
+void mpii_info_fini(void);
+
+/* --- mprobe.c ------------------------------------------------------- */
+
+/* Drop every MPI_Message not received (MPI_Finalize, after match_fini). */
+void mpii_message_fini(void);
+
 /* --- handles.c ------------------------------------------------------ */
 
 /* Objects behind handles kind | generation << 16 | (0x1000 + slot), kind
@@ -133,6 +153,7 @@ struct mpii_comm {
     int lsize;
     int *lworld;
     MPI_Comm lcomm; /* the local group as a hidden intracommunicator */
+    uint32_t nbc_seq; /* nonblocking collectives started (coll_sched.c) */
 };
 
 /* NULL for an invalid or freed handle. */
@@ -183,6 +204,9 @@ void mpii_attr_drop(struct mpii_comm *);
  * mpii_attr_fini then frees the keyvals. */
 int mpii_attr_finalize(void);
 void mpii_attr_fini(void);
+/* Non-zero if a live communicator has error handler e (errh.c keeps a
+ * freed handler for it). */
+int mpii_comm_uses_errh(MPI_Errhandler e);
 int mpii_comm_init(int world_rank, int world_size); /* env.c calls it */
 void mpii_comm_fini(void);
 
