@@ -26,6 +26,8 @@
  *   bsend.c     buffered sends and the attached buffer
  *   coll.c      the collective calls, built on point-to-point
  *   stubs.c     calls that only exist to link
+ *   topo.c      process topologies (Cartesian, graph, distributed graph)
+ *   coll_neighbor.c  the neighbour collectives over a topology
  */
 #ifndef P2PMPI_MPII_H
 #define P2PMPI_MPII_H
@@ -133,6 +135,7 @@ struct mpii_comm {
     int lsize;
     int *lworld;
     MPI_Comm lcomm; /* the local group as a hidden intracommunicator */
+    struct mpii_topo *topo; /* topo.c: NULL without a topology */
 };
 
 /* NULL for an invalid or freed handle. */
@@ -161,6 +164,18 @@ int mpii_inter_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype,
                       MPI_Op, int root, MPI_Comm);
 int mpii_inter_allreduce(const void *sbuf, void *rbuf, int count,
                          MPI_Datatype, MPI_Op, MPI_Comm);
+
+/* --- topo.c --------------------------------------------------------- */
+
+struct mpii_topo;
+void mpii_topo_free(struct mpii_topo *); /* NULL is fine */
+/* A copy for Comm_dup; NULL on no memory. */
+struct mpii_topo *mpii_topo_dup(const struct mpii_topo *);
+/* c's in- and out-neighbours in the order the neighbour collectives use
+ * (MPI_PROC_NULL possible for a Cartesian grid): malloc'ed, the caller
+ * frees both; MPI_ERR_TOPOLOGY without a topology. */
+int mpii_topo_neighbors(struct mpii_comm *c, int **in, int *nin, int **out,
+                        int *nout);
 
 /* --- group.c -------------------------------------------------------- */
 
