@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "jobjson.h"
 #include "log.h"
 #include "sec.h"
 #include "supernode.h"
@@ -20,12 +21,15 @@
 #define API_MAX_RANKS 1024
 #define API_MAX_GONE 128
 
-/* What a peer is, as the page colours it: silent once it missed more
- * than two heartbeats, whatever it said before. */
+/* What a peer is, as the page colours it: silent once it has not been
+ * heard from for a third of the expiry (at least 1.5 s, a few beats),
+ * whatever it said before; the registry drops it at the expiry. */
 static const char *
-api_peer_state(const struct resources *res, uint64_t age_ms, int heartbeat_ms)
+api_peer_state(const struct resources *res, uint64_t age_ms, int expire_s)
 {
-    if (age_ms > (uint64_t)heartbeat_ms * 5 / 2 + 500)
+    uint64_t silent_ms = (uint64_t)expire_s * 1000 / 3;
+
+    if (age_ms > (silent_ms > 1500 ? silent_ms : 1500))
         return "silent";
     return peer_state_name(res->state);
 }
@@ -58,7 +62,7 @@ api_info(json_t *o, const struct reg_peer_info *in, uint64_t now_unix)
 struct api_walk {
     json_t *arr;
     uint64_t now_ms, now_unix;
-    int heartbeat_ms;
+    int expire_s;
 };
 
 static void
@@ -76,7 +80,7 @@ api_peer(const struct reg_peer *p, void *arg)
     json_object_set_new(o, "host", json_string(reg_peer_label(p)));
     json_object_set_new(o, "addr", json_string(reg_peer_addr(p)));
     json_object_set_new(o, "state",
-                        json_string(api_peer_state(res, age, w->heartbeat_ms)));
+                        json_string(api_peer_state(res, age, w->expire_s)));
     json_object_set_new(o, "reported_state",
                         json_string(peer_state_name(res->state)));
     api_res(o, res);
@@ -115,7 +119,7 @@ api_peers(struct server *srv, uint64_t now_ms)
 {
     const struct history_gone *gone[API_MAX_GONE];
     struct api_walk w = {json_array(), now_ms, (uint64_t)time(NULL),
-                         server_heartbeat_ms(srv)};
+                         server_expire_s(srv)};
     json_t *root = json_object(), *sorted, *o;
     json_t **items;
     char id[2 * SEC_SIGN_PK_LEN + 1];
@@ -153,72 +157,10 @@ api_peers(struct server *srv, uint64_t now_ms)
         json_array_append_new(sorted, o);
     }
     json_object_set_new(root, "now", json_integer((json_int_t)w.now_unix));
-    json_object_set_new(root, "heartbeat_ms",
-                        json_integer(server_heartbeat_ms(srv)));
     json_object_set_new(root, "expire_ms",
                         json_integer((json_int_t)server_expire_s(srv) * 1000));
     json_object_set_new(root, "peers", sorted);
     return api_dump(root);
-}
-
-/* One job: its summary and, for an MPI job, its rank map. */
-static json_t *
-api_job(const struct job_info *j)
-{
-    json_t *o = json_object(), *ranks, *reps = NULL, *r;
-    char id[2 * WIRE_JOB_ID_LEN + 1];
-    uint32_t cur = UINT32_MAX, shown = 0;
-    size_t i;
-
-    sec_hex(id, j->job, WIRE_JOB_ID_LEN);
-    json_object_set_new(o, "id", json_string(id));
-    json_object_set_new(o, "kind", json_string(j->farm ? "farm" : "mpi"));
-    json_object_set_new(o, "user", json_string(j->user));
-    json_object_set_new(o, "command", json_string(j->command));
-    json_object_set_new(o, "started", json_integer((json_int_t)j->started));
-    json_object_set_new(o, "state",
-                        json_string(j->finished ? "finished" : "running"));
-    json_object_set_new(o, "exit",
-                        j->finished && j->exit >= 0 ? json_integer(j->exit)
-                                                    : json_null());
-    json_object_set_new(o, "hosts", json_integer(j->hosts));
-    if (j->farm) {
-        json_object_set_new(
-            o, "tasks",
-            json_pack("{s:I,s:I,s:I}", "running", (json_int_t)j->tasks_running,
-                      "queued", (json_int_t)j->tasks_queued, "done",
-                      (json_int_t)j->tasks_done));
-        return o;
-    }
-    json_object_set_new(o, "size", json_integer(j->size));
-    json_object_set_new(o, "replicas", json_integer(j->nreplicas));
-    /* procs are sorted by rank then replica: one entry per rank seen. */
-    ranks = json_array();
-    for (i = 0; i < j->nprocs; i++) {
-        const struct job_proc *p = &j->procs[i];
-
-        if (p->rank != cur) {
-            if (shown == API_MAX_RANKS)
-                break;
-            cur = p->rank;
-            reps = json_array();
-            r = json_object();
-            json_object_set_new(r, "rank", json_integer(p->rank));
-            json_object_set_new(r, "replicas", reps);
-            json_array_append_new(ranks, r);
-            shown++;
-        }
-        r = json_object();
-        json_object_set_new(r, "replica", json_integer(p->replica));
-        json_object_set_new(r, "host", json_string(p->host));
-        json_object_set_new(r, "state", json_string(proc_run_name(p->state)));
-        if (p->state == PROC_RUN_EXITED || p->state == PROC_RUN_KILLED)
-            json_object_set_new(r, "code", json_integer(p->code));
-        json_array_append_new(reps, r);
-    }
-    json_object_set_new(o, "ranks", ranks);
-    json_object_set_new(o, "ranks_truncated", json_boolean(i < j->nprocs));
-    return o;
 }
 
 char *
@@ -229,9 +171,9 @@ api_jobs(struct server *srv, uint64_t now_ms)
     size_t n, i;
 
     (void)now_ms;
-    jobview_export(server_jobview(srv), &jobs, &n);
+    jobview_export(server_jobview(srv), JOBVIEW_EXPORT_MAX_PROCS, &jobs, &n);
     for (i = 0; i < n; i++)
-        json_array_append_new(arr, api_job(&jobs[i]));
+        json_array_append_new(arr, jobjson_job(&jobs[i], API_MAX_RANKS));
     codec_jobs_free(jobs, n);
     json_object_set_new(root, "now", json_integer((json_int_t)time(NULL)));
     json_object_set_new(root, "jobs", arr);

@@ -67,11 +67,30 @@ struct http {
     int nconns, max_conns;
     /* bad-request log throttle */
     uint64_t log_start_ms;
-    unsigned log_lines;
+    unsigned log_lines[4]; /* by http_log_kind() */
     uint64_t log_quiet;
 };
 
-/* One line for a refused request, unless this interval had its share. */
+/* Which budget of log lines a refusal takes from: one per kind, so that
+ * a flood of one kind does not hide the others. */
+static int
+http_log_kind(int code)
+{
+    switch (code) {
+    case 401:
+        return 0;
+    case 414:
+    case 431:
+        return 1;
+    case 503:
+        return 2;
+    default:
+        return 3;
+    }
+}
+
+/* One line for a refused request, unless this interval had its share of
+ * that kind; then a count, said at the next interval. */
 static void
 http_refused(struct http *h, struct evhttp_request *req, int code,
              const char *why)
@@ -80,6 +99,7 @@ http_refused(struct http *h, struct evhttp_request *req, int code,
     char *peer = NULL;
     ev_uint16_t port = 0;
     struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+    int kind = http_log_kind(code);
 
     if (now - h->log_start_ms >= HTTP_LOG_EVERY_MS) {
         if (h->log_quiet > 0)
@@ -88,10 +108,10 @@ http_refused(struct http *h, struct evhttp_request *req, int code,
                       (unsigned long long)h->log_quiet,
                       HTTP_LOG_EVERY_MS / 1000);
         h->log_start_ms = now;
-        h->log_lines = 0;
+        memset(h->log_lines, 0, sizeof h->log_lines);
         h->log_quiet = 0;
     }
-    if (h->log_lines++ >= HTTP_LOG_BUDGET) {
+    if (h->log_lines[kind]++ >= HTTP_LOG_BUDGET) {
         h->log_quiet++;
         return;
     }
@@ -141,7 +161,7 @@ http_token_ok(const struct http *h, const char *given, size_t len)
         return 0;
     sec_hash(a, given, len);
     sec_hash(b, h->token, strlen(h->token));
-    return sec_equal(a, b, sizeof a) == 0;
+    return sec_equal(a, b, sizeof a);
 }
 
 /* The value of cookie name in a Cookie header, into out; -1 if none. */

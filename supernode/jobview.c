@@ -325,12 +325,13 @@ jv_proc_order(const void *a, const void *b)
 }
 
 void
-jobview_export(const struct jobview *jv, struct job_info **out, size_t *n)
+jobview_export(const struct jobview *jv, size_t max_procs,
+               struct job_info **out, size_t *n)
 {
     const struct jv_job *j;
     const struct jv_part *p;
     struct job_info *ji;
-    size_t np, i = 0;
+    size_t np, i = 0, total = 0;
 
     *n = jv->njobs;
     *out = jv->njobs ? xcalloc(jv->njobs, sizeof **out) : NULL;
@@ -345,11 +346,13 @@ jobview_export(const struct jobview *jv, struct job_info **out, size_t *n)
             ji->tasks_done += p->tasks_done;
             ji->hosts++;
         }
+        /* Within the bound over all jobs, whole parts only. */
         ji->procs = np ? xcalloc(np, sizeof *ji->procs) : NULL;
         ji->nprocs = 0;
         for (p = j->parts; p != NULL; p = p->next) {
-            if (p->nprocs == 0)
+            if (p->nprocs == 0 || total + p->nprocs > max_procs)
                 continue;
+            total += p->nprocs;
             memcpy(ji->procs + ji->nprocs, p->procs,
                    p->nprocs * sizeof *p->procs);
             ji->nprocs += p->nprocs;

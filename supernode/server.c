@@ -378,7 +378,7 @@ session_list(struct session *s, int list_jobs)
     m.type = MSG_LIST_REPLY;
     registry_export(s->srv->reg, monotime_ms(), &m.u.list);
     if (list_jobs)
-        jobview_export(s->srv->jobs, &m.u.list.jobs, &m.u.list.njobs);
+        jobview_export(s->srv->jobs, JOBVIEW_EXPORT_MAX_PROCS, &m.u.list.jobs, &m.u.list.njobs);
     channel_send(s->ch, &m);
     free(m.u.list.peers);
     codec_jobs_free(m.u.list.jobs, m.u.list.njobs);
@@ -609,12 +609,6 @@ struct history *
 server_history(const struct server *srv)
 {
     return srv->history;
-}
-
-int
-server_heartbeat_ms(const struct server *srv)
-{
-    return srv->p.heartbeat_ms;
 }
 
 int

@@ -95,7 +95,6 @@ size_t server_peer_count(const struct server *);
 struct registry *server_registry(const struct server *);
 struct jobview *server_jobview(const struct server *);
 struct history *server_history(const struct server *);
-int server_heartbeat_ms(const struct server *);
 int server_expire_s(const struct server *);
 
 /* jobview.c: the jobs of the network, from the peers' job reports */
@@ -113,9 +112,11 @@ void jobview_peer_gone(struct jobview *, const uint8_t peer[SEC_SIGN_PK_LEN],
 void jobview_cron(struct jobview *, uint64_t now_ms);
 size_t jobview_count(const struct jobview *);
 /* Every job, running first then newest, each with its processes sorted
- * by rank and replica and their hosts; free with codec_jobs_free(). */
-void jobview_export(const struct jobview *, struct job_info **out,
-                    size_t *n);
+ * by rank and replica and their hosts, at most max_procs processes in
+ * all (a reply must fit a frame); free with codec_jobs_free(). */
+#define JOBVIEW_EXPORT_MAX_PROCS 65536
+void jobview_export(const struct jobview *, size_t max_procs,
+                    struct job_info **out, size_t *n);
 
 /* history.c: samples for the dashboard's chart, and departed peers */
 #define HISTORY_EVERY_MS 2000
