@@ -186,6 +186,9 @@ jv_take(struct jobview *jv, const uint8_t peer[SEC_SIGN_PK_LEN],
         j->info = *in;
         j->info.procs = NULL;
         j->info.nprocs = 0;
+        /* Counts live in the parts; the export sums them. */
+        j->info.tasks_running = j->info.tasks_queued = 0;
+        j->info.tasks_done = 0;
         j->info.exit = -1;
         j->seen_ms = now_ms;
         HASH_ADD(hh, jv->jobs, info.job, WIRE_JOB_ID_LEN, j);
