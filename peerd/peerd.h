@@ -93,6 +93,9 @@ char *identity_default_state_dir(void);
 int resources_init(char *err, size_t errlen);
 void resources_fini(void);
 unsigned resources_cores(void);
+/* What the dashboard shows of the machine: CPU model (hwloc), OS
+ * (os-release), kernel (uname), and when this peerd started. */
+void resources_describe(struct msg_register *);
 /* Current figures: hardware, free memory and load from /proc, slots. */
 void resources_probe(struct resources *, uint32_t slots_total,
                      uint32_t slots_free);
@@ -135,10 +138,25 @@ int cache_copy_out(struct cache *, const uint8_t hash[SEC_HASH_LEN],
 /* Total size of the cached files. */
 uint64_t cache_bytes(const struct cache *);
 
+/* report.c: what this peer runs, for the supernodes' dashboards */
+struct report;
+struct report *report_new(void);
+void report_free(struct report *);
+/* A job report is due on this link when what we run changed since the
+ * last one sent on it, or REPORT_REFRESH_MS passed: fills m (valid until
+ * the next call) and returns 1; else 0.  Call reset when the link
+ * (re)registers. */
+int report_due(struct report *, const struct peerd *, uint64_t now_ms,
+               struct msg *m);
+void report_reset(struct report *);
+
 /* link.c: one per configured supernode */
 struct link *link_new(struct peerd *, const char *supernode);
 /* Free slots changed: send a heartbeat to every supernode now. */
 void link_announce(struct peerd *);
+/* What we run changed for good (a job ends): every supernode hears of it
+ * now, if it differs from what it last heard. */
+void link_report_now(struct peerd *);
 /* Unregister (if registered) and close; the loop finishes the job. */
 void link_shutdown(struct link *);
 void link_free(struct link *);
@@ -321,6 +339,12 @@ size_t job_running_procs(const struct peerd *);
 void job_suspend_all(struct peerd *, int suspend);
 /* Kill every job now; their exits are reported as evictions, why. */
 void job_evict_all(struct peerd *, const char *why);
+/* The dashboard's view of the jobs here, farm tasks left out: at most
+ * max jobs and, in all, maxprocs processes taken from procs (out[i].procs
+ * point into it); each job that did not fit adds one to *more.  Returns
+ * how many were filled. */
+size_t job_report(const struct peerd *, struct job_info *out, size_t max,
+                  struct job_proc *procs, size_t maxprocs, uint32_t *more);
 /* One line per job (owner, program, ranks) into buf; its length. */
 size_t job_describe(const struct peerd *, char *buf, size_t len);
 
@@ -399,6 +423,10 @@ void farm_drop_owner(struct peerd *, struct svc_conn *);
 void farm_kick(struct peerd *);
 void farm_cron(struct peerd *, uint64_t now_ms);
 size_t farm_describe(const struct peerd *, char *buf, size_t len);
+/* The farms here for the dashboard (task counts, no entries): at most
+ * max, the rest counted in *more; how many were filled. */
+size_t farm_report(const struct peerd *, struct job_info *out, size_t max,
+                   uint32_t *more);
 
 /* control.c: the local socket p2pshare talks to (root or our own user) */
 struct control *control_new(struct peerd *, char *err, size_t errlen);
