@@ -105,6 +105,7 @@ struct job {
     char evict_reason[WIRE_MAX_TEXT + 1];
     char user[64];      /* who launched it, for p2pshare status */
     char *cmd;          /* its program, likewise */
+    struct ctltable_in *table; /* the address table, as it arrives */
     struct job *next;
 };
 
@@ -264,6 +265,7 @@ job_destroy(struct job *j)
     free(j->dir);
     free(j->cmd);
     free(j->procs);
+    ctltable_in_free(j->table);
     free(j);
 }
 
@@ -493,7 +495,9 @@ job_table(struct job *j, const struct msg_table *t)
 {
     struct ctlrelay **r = job_relays(j);
 
-    ctlrelay_table(r, j->nprocs, t);
+    if (ctlrelay_table(&j->table, j, r, j->nprocs, t) == -1)
+        log_warnx("job %.8s: bad address table from the coordinator",
+                  j->hex);
     free(r);
 }
 
@@ -707,6 +711,7 @@ job_start_proc(struct job *j, const struct msg_launch *l, struct proc *p,
         p->out[s].fd = fds[s];
         p->out[s].ev = event_new(pd->base, fds[s], EV_READ | EV_PERSIST,
                                  job_stream_cb, &p->out[s]);
+        event_priority_set(p->out[s].ev, PEERD_PRIO_BULK);
         event_add(p->out[s].ev, NULL);
     }
     return 0;

@@ -22,7 +22,7 @@
 
 #define P2P_WIRE_MAGIC0 'P'
 #define P2P_WIRE_MAGIC1 '2'
-#define P2P_WIRE_VERSION 3
+#define P2P_WIRE_VERSION 4
 #define FRAME_HEADER_LEN 8
 
 enum frame_kind {
