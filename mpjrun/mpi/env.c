@@ -332,7 +332,7 @@ all_fins(void *arg)
     (void)arg;
     if (rep_active())
         return rep_fins() >= world_size - 1 && rep_quiet();
-    return match_fins() >= world_size - 1;
+    return transport_fin_step();
 }
 
 #pragma weak MPI_Finalize = PMPI_Finalize
@@ -340,27 +340,24 @@ int
 PMPI_Finalize(void)
 {
     struct wire_hdr h;
-    struct conn *c;
     int i, me, rc;
 
     MPII_CHECK_INIT("MPI_Finalize");
     mpii_attr_finalize(); /* MPI_COMM_SELF's attributes go first */
     /* Everything we sent is on its way; then tell everyone we are done
      * and wait until everyone is: no rank closes a connection another
-     * still reads. */
+     * still reads.  With replicas, every rank is told; otherwise every
+     * rank we have a connection with (all_fins). */
     me = mpii_world_rank();
     mpii_test_point("finalize");
     rc = req_wait_until(all_flushed, NULL);
-    for (i = 0; rc == MPI_SUCCESS && i < world_size; i++) {
+    for (i = 0; rc == MPI_SUCCESS && rep_active() && i < world_size; i++) {
         if (i == me)
             continue;
         memset(&h, 0, sizeof h);
         h.type = FR_FIN;
         h.ctx = MPII_CTX_INTERNAL;
-        if (rep_active())
-            rc = rep_send(i, &h, NULL, 0, NULL);
-        else if ((c = conn_to(i)) != NULL)
-            rc = conn_send(c, &h, NULL, 0, 0, NULL);
+        rc = rep_send(i, &h, NULL, 0, NULL);
     }
     if (rc == MPI_SUCCESS)
         rc = req_wait_until(all_fins, NULL);
