@@ -658,8 +658,12 @@ conn_open(int w)
     struct timespec t0;
     struct conn *c;
 
-    if (tp.failed || tp.addr == NULL || tp.addr[w][0] == '\0')
+    if (tp.failed || tp.addr == NULL || tp.addr[w][0] == '\0') {
+        if (getenv("P2P_MPI_DEBUG") != NULL)
+            mpii_log("rank %d: no connection to rank %d (%s)", tp.world, w,
+                     tp.failed ? "failed before" : "no address");
         return NULL;
+    }
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
         tp_accept();
@@ -819,8 +823,10 @@ conn_kill(struct conn *c)
         c->lost_race = 1;
         return;
     }
+    /* A rank that sent us its FIN is done with us and leaves when every
+     * rank it talked to is: its end closing is no failure. */
     if (c->world >= 0 && tp.by_world != NULL &&
-        tp.by_world[c->world] == c) {
+        tp.by_world[c->world] == c && !c->fin_rx) {
         if (tp.nrep == 1)
             tp.failed = 1;
         else
@@ -1078,7 +1084,7 @@ conn_frame(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
             conn_protocol_error(c);
             return 0;
         }
-        if (h->type == FR_FIN)
+        if (h->type == FR_FIN && tp.nrep == 1)
             c->fin_rx = 1;
         if (tp.nrep > 1)
             rep_incoming(c, h, NULL);
