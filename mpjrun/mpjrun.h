@@ -20,6 +20,11 @@
 int snquery_list(const struct p2p_config *, const struct p2p_group *,
                  int timeout_ms, struct msg_list_reply *out, char *err,
                  size_t errlen);
+/* The same, with the supernode's job view too when want_jobs (the caller
+ * frees out->jobs with codec_jobs_free()). */
+int snquery_list_jobs(const struct p2p_config *, const struct p2p_group *,
+                      int timeout_ms, int want_jobs,
+                      struct msg_list_reply *out, char *err, size_t errlen);
 
 /* alloc.c: where the ranks go (pure: no I/O) */
 

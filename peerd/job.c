@@ -105,6 +105,9 @@ struct job {
     char evict_reason[WIRE_MAX_TEXT + 1];
     char user[64];      /* who launched it, for p2pshare status */
     char *cmd;          /* its program, likewise */
+    int task;           /* a farm's task: reported with its farm */
+    time_t started;     /* wall clock, for the dashboard */
+    struct ctltable_in *table; /* the address table, as it arrives */
     struct job *next;
 };
 
@@ -264,6 +267,7 @@ job_destroy(struct job *j)
     free(j->dir);
     free(j->cmd);
     free(j->procs);
+    ctltable_in_free(j->table);
     free(j);
 }
 
@@ -305,6 +309,8 @@ job_end(struct job *j)
     size_t i;
 
     log_info("job %.8s: finished", j->hex);
+    if (!j->task)
+        link_report_now(j->pd);
     job_set_state(j, JOB_ENDED);
     for (i = 0; i < j->nprocs; i++) {
         ctlrelay_free(j->procs[i].ctl);
@@ -493,7 +499,9 @@ job_table(struct job *j, const struct msg_table *t)
 {
     struct ctlrelay **r = job_relays(j);
 
-    ctlrelay_table(r, j->nprocs, t);
+    if (ctlrelay_table(&j->table, j, r, j->nprocs, t) == -1)
+        log_warnx("job %.8s: bad address table from the coordinator",
+                  j->hex);
     free(r);
 }
 
@@ -707,6 +715,7 @@ job_start_proc(struct job *j, const struct msg_launch *l, struct proc *p,
         p->out[s].fd = fds[s];
         p->out[s].ev = event_new(pd->base, fds[s], EV_READ | EV_PERSIST,
                                  job_stream_cb, &p->out[s]);
+        event_priority_set(p->out[s].ev, PEERD_PRIO_BULK);
         event_add(p->out[s].ev, NULL);
     }
     return 0;
@@ -786,6 +795,8 @@ job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
     job_set_bind_host(j, c);
     snprintf(j->user, sizeof j->user, "%s", svc_conn_name(c));
     j->cmd = xstrdup(l->argv[0]);
+    j->task = l->task != 0;
+    j->started = time(NULL);
     j->next = pd->jobs;
     pd->jobs = j;
     reserve_confirm(pd, h, (uint32_t)l->nprocs);
@@ -1152,6 +1163,60 @@ job_describe(const struct peerd *pd, char *buf, size_t len)
     }
     if (n >= len)
         n = len - 1;
+    return n;
+}
+
+/* How one process is doing, for the dashboard. */
+static enum proc_run
+job_proc_run(const struct job *j, const struct proc *p)
+{
+    /* Not yet started (done until spawned, never reaped) counts as
+     * running: the spawn follows at once. */
+    if (p->state == PROC_RUNNING || (p->reaped_ms == 0 && j->state == JOB_RUNNING))
+        return j->suspended ? PROC_RUN_SUSPENDED : PROC_RUN_RUNNING;
+    if (j->evicted)
+        return PROC_RUN_EVICTED;
+    return WIFSIGNALED(p->status) ? PROC_RUN_KILLED : PROC_RUN_EXITED;
+}
+
+size_t
+job_report(const struct peerd *pd, struct job_info *out, size_t max,
+           struct job_proc *procs, size_t maxprocs, uint32_t *more)
+{
+    const struct job *j;
+    size_t n = 0, np = 0, i;
+
+    for (j = pd->jobs; j != NULL; j = j->next) {
+        if (j->task)
+            continue;
+        if (n == max || np + j->nprocs > maxprocs) {
+            (*more)++;
+            continue;
+        }
+        memset(&out[n], 0, sizeof out[n]);
+        memcpy(out[n].job, j->id, WIRE_JOB_ID_LEN);
+        snprintf(out[n].user, sizeof out[n].user, "%s", j->user);
+        snprintf(out[n].command, sizeof out[n].command, "%s",
+                 strrchr(j->cmd, '/') != NULL ? strrchr(j->cmd, '/') + 1
+                                              : j->cmd);
+        out[n].size = j->size;
+        out[n].nreplicas = j->nreplicas;
+        out[n].started = (uint64_t)j->started;
+        out[n].exit = -1;
+        out[n].procs = &procs[np];
+        for (i = 0; i < j->nprocs; i++, np++) {
+            memset(&procs[np], 0, sizeof procs[np]);
+            procs[np].rank = j->procs[i].rank;
+            procs[np].replica = j->procs[i].replica;
+            procs[np].state = job_proc_run(j, &j->procs[i]);
+            procs[np].code =
+                procs[np].state == PROC_RUN_KILLED
+                    ? (uint32_t)WTERMSIG(j->procs[i].status)
+                    : (uint32_t)WEXITSTATUS(j->procs[i].status) & 0xff;
+        }
+        out[n].nprocs = j->nprocs;
+        n++;
+    }
     return n;
 }
 

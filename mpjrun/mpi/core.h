@@ -181,16 +181,21 @@ int transport_progress(int timeout_ms);
 struct ctl_entry;
 /* Listen on host (an IP), port chosen by the kernel. */
 int transport_listen(const char *host, uint16_t *port);
-/* Connect to every process in the table (the lower index of each pair
- * connects; with R = 1 only our replica exists), authenticating with the
- * job key; sealed turns encryption on.  With R > 1, ctl is where views
- * arrive, and a process missing from the table or declared dead is not
- * waited for.  With n = 0 and size 1: a job of one. */
+/* Wire up from the table, authenticating with the job key; sealed turns
+ * encryption on.  With R = 1, remember the addresses: conn_to() connects
+ * to a rank when first asked (on demand).  With R > 1, connect to every
+ * process now (the lower index of each pair connects); ctl is where
+ * views arrive, and a process missing from the table or declared dead is
+ * not waited for.  With n = 0 and size 1: a job of one. */
 int transport_connect_all(const struct ctl_entry *, int n, const uint8_t *key,
                           int world, int size, int replica, int nrep,
                           int sealed, int ctl);
 /* Nothing queued for sending. */
 int transport_flushed(void);
+/* Finishing with R = 1: send FIN on every connection not yet told; 1
+ * once every connection has the other end's FIN, so that no rank closes
+ * a connection another still reads. */
+int transport_fin_step(void);
 void transport_fini(void);
 /* Deliver a frame to ourselves (sends to our own rank). */
 void transport_self(const struct wire_hdr *, const void *data);
