@@ -376,6 +376,7 @@ PMPI_Finalize(void)
     rep_fini();
     dec_fini();
     match_fini();
+    mpii_win_fini();
     req_fini();
     mpii_comm_fini();
     mpii_attr_fini();
