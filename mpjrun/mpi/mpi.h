@@ -677,6 +677,24 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win);
 int MPI_Win_complete(MPI_Win win);
 int MPI_Win_wait(MPI_Win win);
 int MPI_Win_test(MPI_Win win, int *flag);
+int MPI_Rput(const void *origin_addr, int origin_count,
+          MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+          int target_count, MPI_Datatype target_datatype, MPI_Win win,
+          MPI_Request *request);
+int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+          int target_rank, MPI_Aint target_disp, int target_count,
+          MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+int MPI_Raccumulate(const void *origin_addr, int origin_count,
+                 MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                 MPI_Request *request);
+int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
+                     MPI_Datatype origin_datatype, void *result_addr,
+                     int result_count, MPI_Datatype result_datatype,
+                     int target_rank, MPI_Aint target_disp, int target_count,
+                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                     MPI_Request *request);
 /* ==== end of one-sided ==== */
 
 /* The profiling interface (MPI 3.1, 14.2): every MPI_X is also PMPI_X.
@@ -1048,6 +1066,24 @@ int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win);
 int PMPI_Win_complete(MPI_Win win);
 int PMPI_Win_wait(MPI_Win win);
 int PMPI_Win_test(MPI_Win win, int *flag);
+int PMPI_Rput(const void *origin_addr, int origin_count,
+          MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+          int target_count, MPI_Datatype target_datatype, MPI_Win win,
+          MPI_Request *request);
+int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+          int target_rank, MPI_Aint target_disp, int target_count,
+          MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+int PMPI_Raccumulate(const void *origin_addr, int origin_count,
+                 MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                 MPI_Request *request);
+int PMPI_Rget_accumulate(const void *origin_addr, int origin_count,
+                     MPI_Datatype origin_datatype, void *result_addr,
+                     int result_count, MPI_Datatype result_datatype,
+                     int target_rank, MPI_Aint target_disp, int target_count,
+                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                     MPI_Request *request);
 /* ==== end of PMPI_ one-sided ==== */
 
 #ifdef __cplusplus

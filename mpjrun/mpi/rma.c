@@ -3,7 +3,8 @@
  * Put, Get, Accumulate, Get_accumulate, Fetch_and_op, Compare_and_swap,
  * and the synchronization calls: Win_fence; Win_post, Win_start,
  * Win_complete, Win_wait, Win_test; Win_lock, Win_unlock, Win_lock_all,
- * Win_unlock_all, Win_flush(_all), Win_flush_local(_all), Win_sync.
+ * Win_unlock_all, Win_flush(_all), Win_flush_local(_all), Win_sync;
+ * the request-based Rput, Rget, Raccumulate, Rget_accumulate.
  *
  * An operation is a request header to the target, then the target
  * datatype's layout when it is not one contiguous run, then the origin
@@ -539,6 +540,120 @@ unlock_range(struct mpii_win *w, int lo, int hi, int keep)
 
         return rc == MPI_SUCCESS ? rc2 : rc;
     }
+}
+
+/* --- request-based operations --------------------------------------- */
+
+/* Rput, Rget, Raccumulate, Rget_accumulate (passive-target epochs only):
+ * the operation, then a flush of its target, so that it is complete when
+ * the call returns; the request given back is already complete (a
+ * receive from MPI_PROC_NULL).  Simple and correct, at the price of a
+ * round trip per call. */
+static int
+rma_rop(MPI_Win win, const struct rma_call *a, MPI_Request *request,
+        const char *fn)
+{
+    struct mpii_win *w = mpii_win_get(win);
+    int rc;
+
+    if (request == NULL)
+        return rma_err(w, MPI_ERR_ARG, fn);
+    *request = MPI_REQUEST_NULL;
+    if ((rc = rma_op(win, a, fn)) != MPI_SUCCESS)
+        return rc;
+    if (a->target != MPI_PROC_NULL) {
+        if (w->locked[a->target] == 0)
+            return rma_err(w, MPI_ERR_RMA_SYNC, fn);
+        if ((rc = unlock_range(w, a->target, a->target + 1, 1)) != MPI_SUCCESS)
+            return rma_err(w, rc, fn);
+    }
+    rc = mpii_irecv(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, w->c, w->c->ctx,
+                    request);
+    return rc == MPI_SUCCESS ? rc : rma_err(w, rc, fn);
+}
+
+#pragma weak MPI_Rput = PMPI_Rput
+int
+PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_type,
+          int target_rank, MPI_Aint target_disp, int target_count,
+          MPI_Datatype target_type, MPI_Win win, MPI_Request *request)
+{
+    struct rma_call a = {.op = RMA_PUT,
+                         .oaddr = origin_addr,
+                         .ocount = origin_count,
+                         .otype = origin_type,
+                         .target = target_rank,
+                         .disp = target_disp,
+                         .tcount = target_count,
+                         .ttype = target_type};
+
+    return rma_rop(win, &a, request, "MPI_Rput");
+}
+
+#pragma weak MPI_Rget = PMPI_Rget
+int
+PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_type,
+          int target_rank, MPI_Aint target_disp, int target_count,
+          MPI_Datatype target_type, MPI_Win win, MPI_Request *request)
+{
+    struct rma_call a = {.op = RMA_GET,
+                         .oaddr = origin_addr,
+                         .ocount = origin_count,
+                         .otype = origin_type,
+                         .target = target_rank,
+                         .disp = target_disp,
+                         .tcount = target_count,
+                         .ttype = target_type};
+
+    return rma_rop(win, &a, request, "MPI_Rget");
+}
+
+#pragma weak MPI_Raccumulate = PMPI_Raccumulate
+int
+PMPI_Raccumulate(const void *origin_addr, int origin_count,
+                 MPI_Datatype origin_type, int target_rank,
+                 MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_type, MPI_Op op, MPI_Win win,
+                 MPI_Request *request)
+{
+    struct rma_call a = {.op = RMA_ACC,
+                         .oaddr = origin_addr,
+                         .ocount = origin_count,
+                         .otype = origin_type,
+                         .target = target_rank,
+                         .disp = target_disp,
+                         .tcount = target_count,
+                         .ttype = target_type,
+                         .mop = op};
+
+    if (op == MPI_NO_OP)
+        return rma_err(mpii_win_get(win), MPI_ERR_OP, "MPI_Raccumulate");
+    return rma_rop(win, &a, request, "MPI_Raccumulate");
+}
+
+#pragma weak MPI_Rget_accumulate = PMPI_Rget_accumulate
+int
+PMPI_Rget_accumulate(const void *origin_addr, int origin_count,
+                     MPI_Datatype origin_type, void *result_addr,
+                     int result_count, MPI_Datatype result_type,
+                     int target_rank, MPI_Aint target_disp, int target_count,
+                     MPI_Datatype target_type, MPI_Op op, MPI_Win win,
+                     MPI_Request *request)
+{
+    struct rma_call a = {.op = RMA_GACC,
+                         .oaddr = origin_addr,
+                         .ocount = origin_count,
+                         .otype = origin_type,
+                         .raddr = result_addr,
+                         .rcount = result_count,
+                         .rtype = result_type,
+                         .target = target_rank,
+                         .disp = target_disp,
+                         .tcount = target_count,
+                         .ttype = target_type,
+                         .mop = op};
+
+    return rma_rop(win, &a, request, "MPI_Rget_accumulate");
 }
 
 #pragma weak MPI_Win_lock = PMPI_Win_lock

@@ -5,8 +5,8 @@
  *    strided target datatype (vector), Get_accumulate;
  *  - passive target: Fetch_and_op under an exclusive lock hands out
  *    distinct tickets; Compare_and_swap lets exactly one rank win;
- *    shared locks with Accumulate; lock_all with flush; a rank locking
- *    its own window to read it;
+ *    shared locks with Accumulate; lock_all with flush; Rput, Rget,
+ *    Raccumulate; a rank locking its own window to read it;
  *  - post/start/complete/wait around a ring (and Win_test);
  *  - dynamic windows (attach, addresses exchanged), Win_allocate,
  *    Win_allocate_shared on MPI_COMM_SELF with Win_shared_query;
@@ -137,6 +137,25 @@ test_passive(void)
         MPI_OK(MPI_Get(&back, 1, MPI_INT, next, 3, 1, MPI_INT, win));
         MPI_OK(MPI_Win_flush_all(win));
         CHECK(back == t_rank, "lock_all put then get: %d", back);
+    }
+    MPI_OK(MPI_Win_unlock_all(win));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    /* Request-based: Rget our slot 3 back from the next rank after a
+     * Raccumulate of 10 into it; both complete at their Wait. */
+    MPI_OK(MPI_Win_lock_all(0, win));
+    {
+        int next = (t_rank + 1) % t_size, ten = 10, back = -1;
+        MPI_Request rq;
+
+        MPI_OK(MPI_Raccumulate(&ten, 1, MPI_INT, next, 3, 1, MPI_INT,
+                               MPI_SUM, win, &rq));
+        MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+        MPI_OK(MPI_Win_flush(next, win));
+        MPI_OK(MPI_Rget(&back, 1, MPI_INT, next, 3, 1, MPI_INT, win, &rq));
+        MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+        CHECK(back == t_rank + 10, "raccumulate then rget: %d", back);
+        MPI_OK(MPI_Rput(&t_rank, 1, MPI_INT, next, 3, 1, MPI_INT, win, &rq));
+        MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
     }
     MPI_OK(MPI_Win_unlock_all(win));
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
