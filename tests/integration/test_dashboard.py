@@ -201,6 +201,44 @@ class TestDashboardJobs(harness.JobTestCase):
                          "exited")
 
 
+class TestDashboardFarm(harness.JobTestCase):
+
+    def test_farm_counts(self):
+        sn = start_dashboard(self.c)
+        peers = [self.c.start_peer(2 + i, [sn], slots=2,
+                                   state_dir=self.c.path("state-%d" % i))
+                 for i in range(2)]
+        self.c.wait_listed([sn], peers)
+        key, _ = self.c.user_key("user")
+        self.runconf = self.c.job_config("run.conf", [sn], user_key=key)
+        inp = self.c.path("inputs")
+        with open(inp, "w") as f:
+            f.write("".join("%d\n" % i for i in range(1, 41)))
+        stop = self.c.path("stop")
+        prog = self.script("task.sh", HOLD.replace("$1", "$2") +
+                           'echo "done $1"\n')
+        run = self.start_p2prun(["--each", inp, "--", prog, "{}", stop])
+
+        def farm():
+            jobs = [j for j in api(sn, "jobs")["jobs"] if j["kind"] == "farm"]
+            return jobs[0] if len(jobs) == 1 else None
+        # Four slots: four tasks run, the rest wait (with p2prun or queued
+        # on the peers); never one entry per task.
+        wait_until(lambda: farm() is not None and
+                   farm()["tasks"]["running"] == 4, 30,
+                   lambda: "four running tasks listed (now %s)" % farm())
+        f = farm()
+        self.assertEqual((f["command"], f["state"], f["hosts"]),
+                         ("task.sh", "running", 2))
+        self.assertNotIn("ranks", f)
+        open(stop, "w").close()
+        self.assertEqual(run.wait(60), 0, run.describe())
+        wait_until(lambda: farm() is not None and
+                   farm()["state"] == "finished", 15,
+                   lambda: "the farm finished (now %s)" % farm())
+        self.assertGreater(farm()["tasks"]["done"], 0)
+
+
 class TestDashboardAccess(harness.ClusterTestCase):
 
     TOKEN = "dashboard-token-0123456789"
