@@ -28,11 +28,11 @@ jobjson_job(const struct job_info *j, size_t max_ranks)
                                                     : json_null());
     json_object_set_new(o, "hosts", json_integer(j->hosts));
     if (j->farm) {
-        json_object_set_new(
-            o, "tasks",
-            json_pack("{s:I,s:I,s:I}", "running", (json_int_t)j->tasks_running,
-                      "queued", (json_int_t)j->tasks_queued, "done",
-                      (json_int_t)j->tasks_done));
+        json_object_set_new(o, "tasks",
+                            json_pack("{s:I,s:I,s:I}", "running",
+                                      (json_int_t)j->tasks_running, "queued",
+                                      (json_int_t)j->tasks_queued, "done",
+                                      (json_int_t)j->tasks_done));
         return o;
     }
     json_object_set_new(o, "size", json_integer(j->size));
@@ -65,4 +65,3 @@ jobjson_job(const struct job_info *j, size_t max_ranks)
     json_object_set_new(o, "ranks_truncated", json_boolean(i < j->nprocs));
     return o;
 }
-

@@ -330,8 +330,8 @@ http_on_request(struct evhttp_request *req, void *arg)
         snprintf(cookie, sizeof cookie,
                  HTTP_COOKIE "=%s; Path=/; HttpOnly; SameSite=Strict",
                  h->token);
-        evhttp_add_header(evhttp_request_get_output_headers(req),
-                          "Set-Cookie", cookie);
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Set-Cookie",
+                          cookie);
         evhttp_add_header(evhttp_request_get_output_headers(req), "Location",
                           path);
         evhttp_send_reply(req, 303, "See Other", NULL);
@@ -342,9 +342,9 @@ http_on_request(struct evhttp_request *req, void *arg)
     else if (strcmp(path, "/api/jobs") == 0)
         http_send_json(req, api_jobs(h->srv, monotime_ms()));
     else if (strcmp(path, "/api/supernodes") == 0)
-        http_send_json(req, api_supernodes(h->srv,
-                                           (const char *const *)h->known,
-                                           h->nknown, h->self_addr));
+        http_send_json(req,
+                       api_supernodes(h->srv, (const char *const *)h->known,
+                                      h->nknown, h->self_addr));
     else if (strcmp(path, "/api/history") == 0)
         http_send_json(req, api_history(h->srv));
     else if ((a = asset_find(path)) != NULL)

@@ -270,8 +270,8 @@ jobview_report(struct jobview *jv, const uint8_t peer[SEC_SIGN_PK_LEN],
     jv_forget(jv, peer, pp, r, PROC_RUN_UNKNOWN, now_ms);
     for (i = 0; i < r->njobs; i++)
         jv_take(jv, peer, host, &r->jobs[i], now_ms);
-    pp->njobs = r->njobs < WIRE_MAX_REPORT_JOBS ? r->njobs
-                                                : WIRE_MAX_REPORT_JOBS;
+    pp->njobs =
+        r->njobs < WIRE_MAX_REPORT_JOBS ? r->njobs : WIRE_MAX_REPORT_JOBS;
     for (i = 0; i < pp->njobs; i++)
         memcpy(pp->jobs[i], r->jobs[i].job, WIRE_JOB_ID_LEN);
 }
