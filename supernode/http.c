@@ -51,6 +51,15 @@
 #define HTTP_COOKIE "p2p_dashboard"
 #define HTTP_LOG_EVERY_MS 10000
 #define HTTP_LOG_BUDGET 5
+/* The API answers at most this stale (the page polls every 1.5 s). */
+#define HTTP_CACHE_MS 500
+
+enum http_api { API_PEERS, API_JOBS, API_SUPERNODES, API_HISTORY, API__COUNT };
+
+struct http_cached {
+    char *json;
+    uint64_t at_ms;
+};
 
 struct http {
     struct event_base *base;
@@ -69,6 +78,7 @@ struct http {
     uint64_t log_start_ms;
     unsigned log_lines[4]; /* by http_log_kind() */
     uint64_t log_quiet;
+    struct http_cached cache[API__COUNT];
 };
 
 /* Which budget of log lines a refusal takes from: one per kind, so that
@@ -272,8 +282,39 @@ http_send(struct evhttp_request *req, const char *type, const void *body,
     evbuffer_free(b);
 }
 
+/* An endpoint's JSON, made again only when older than HTTP_CACHE_MS:
+ * ten open pages cost the registry what one does. */
+static const char *
+http_json(struct http *h, enum http_api which)
+{
+    struct http_cached *c = &h->cache[which];
+    uint64_t now = monotime_ms();
+
+    if (c->json != NULL && now - c->at_ms < HTTP_CACHE_MS)
+        return c->json;
+    free(c->json);
+    switch (which) {
+    case API_PEERS:
+        c->json = api_peers(h->srv, now);
+        break;
+    case API_JOBS:
+        c->json = api_jobs(h->srv, now);
+        break;
+    case API_SUPERNODES:
+        c->json = api_supernodes(h->srv, (const char *const *)h->known,
+                                 h->nknown, h->self_addr);
+        break;
+    case API_HISTORY:
+    default:
+        c->json = api_history(h->srv);
+        break;
+    }
+    c->at_ms = now;
+    return c->json;
+}
+
 static void
-http_send_json(struct evhttp_request *req, char *json)
+http_send_json(struct evhttp_request *req, const char *json)
 {
     struct evkeyvalq *out = evhttp_request_get_output_headers(req);
     struct evbuffer *b = evbuffer_new();
@@ -283,7 +324,6 @@ http_send_json(struct evhttp_request *req, char *json)
     evhttp_add_header(out, "X-Content-Type-Options", "nosniff");
     evbuffer_add(b, json, strlen(json));
     evbuffer_add(b, "\n", 1);
-    free(json);
     evhttp_send_reply(req, HTTP_OK, "OK", b);
     evbuffer_free(b);
 }
@@ -338,15 +378,13 @@ http_on_request(struct evhttp_request *req, void *arg)
         goto out;
     }
     if (strcmp(path, "/api/peers") == 0)
-        http_send_json(req, api_peers(h->srv, monotime_ms()));
+        http_send_json(req, http_json(h, API_PEERS));
     else if (strcmp(path, "/api/jobs") == 0)
-        http_send_json(req, api_jobs(h->srv, monotime_ms()));
+        http_send_json(req, http_json(h, API_JOBS));
     else if (strcmp(path, "/api/supernodes") == 0)
-        http_send_json(req,
-                       api_supernodes(h->srv, (const char *const *)h->known,
-                                      h->nknown, h->self_addr));
+        http_send_json(req, http_json(h, API_SUPERNODES));
     else if (strcmp(path, "/api/history") == 0)
-        http_send_json(req, api_history(h->srv));
+        http_send_json(req, http_json(h, API_HISTORY));
     else if ((a = asset_find(path)) != NULL)
         http_send(req, a->type, a->data, a->len, "no-cache");
     else {
@@ -396,6 +434,14 @@ http_bind(const struct http_params *p, char *bound_addr, size_t bound_len,
         return -1;
     if (p->token != NULL && p->token[0] == '\0') {
         snprintf(err, errlen, "the dashboard's token is empty");
+        return -1;
+    }
+    if (p->token != NULL &&
+        p->token[strspn(p->token, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+                                  "qrstuvwxyz0123456789-._~+/=")] != '\0') {
+        snprintf(err, errlen,
+                 "the dashboard's token may hold only letters, digits and "
+                 "-._~+/= (it travels in a cookie and a URL)");
         return -1;
     }
     if (!http_is_loopback(&na) && p->token == NULL) {
@@ -473,6 +519,8 @@ http_free(struct http *h)
         return;
     if (h->evh != NULL)
         evhttp_free(h->evh);
+    for (i = 0; i < API__COUNT; i++)
+        free(h->cache[i].json);
     for (i = 0; i < h->nknown; i++)
         free(h->known[i]);
     free(h->known);
