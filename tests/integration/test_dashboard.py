@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 
@@ -99,6 +100,27 @@ class TestDashboardPeers(harness.ClusterTestCase):
         self.assertEqual(sns["self"]["peers"], 3)
         wait_until(lambda: len(api(sn, "history")["samples"]) > 0, 10,
                    "a history sample")
+
+        # mpihost --watch prints the table again and again until Ctrl-C.
+        out = self.c.path("watch.out")
+        with open(out, "w") as f:
+            w = subprocess.Popen([harness.binary("mpihost"), "--conf",
+                                  self.c.conf, "--supernode", sn.addr,
+                                  "--watch"], stdout=f,
+                                 stderr=subprocess.STDOUT, env=self.c.env)
+
+        def tables():
+            with open(out) as f:
+                return f.read().count("HOST ")
+        try:
+            wait_until(lambda: tables() >= 2, 20,
+                       lambda: "two tables from mpihost --watch (%d)"
+                       % tables())
+        finally:
+            w.send_signal(signal.SIGINT)
+            self.assertEqual(w.wait(10), 0)
+        with open(out) as f:
+            self.assertIn("host3", f.read())
 
         victim = peers[1]
         t0 = time.monotonic()
