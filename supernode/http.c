@@ -174,30 +174,6 @@ http_token_ok(const struct http *h, const char *given, size_t len)
     return sec_equal(a, b, sizeof a);
 }
 
-/* The value of cookie name in a Cookie header, into out; -1 if none. */
-static int
-http_cookie(const char *hdr, const char *name, char *out, size_t outlen)
-{
-    size_t nl = strlen(name), vl;
-    const char *p = hdr, *v;
-
-    while (p != NULL && *p != '\0') {
-        while (*p == ' ' || *p == ';')
-            p++;
-        if (strncmp(p, name, nl) == 0 && p[nl] == '=') {
-            v = p + nl + 1;
-            vl = strcspn(v, ";");
-            if (vl >= outlen)
-                return -1;
-            memcpy(out, v, vl);
-            out[vl] = '\0';
-            return 0;
-        }
-        p = strchr(p, ';');
-    }
-    return -1;
-}
-
 enum http_auth {
     AUTH_OK,
     AUTH_OK_QUERY, /* by ?token=: set the cookie */
@@ -213,24 +189,25 @@ http_check_token(const struct http *h, struct evhttp_request *req,
     const char *v, *query;
     char cookie[512];
     enum http_auth r = AUTH_NO;
+    int given = 0;
 
     if (h->token == NULL)
         return AUTH_OK;
-    if ((v = evhttp_find_header(in, "Authorization")) != NULL &&
-        strncasecmp(v, "Bearer ", 7) == 0)
-        return http_token_ok(h, v + 7, strlen(v + 7)) ? AUTH_OK : AUTH_NO;
-    query = evhttp_uri_get_query(uri);
-    if (query != NULL) {
+    if ((v = httpauth_bearer(evhttp_find_header(in, "Authorization"))) != NULL)
+        return http_token_ok(h, v, strlen(v)) ? AUTH_OK : AUTH_NO;
+    if ((query = evhttp_uri_get_query(uri)) != NULL) {
         TAILQ_INIT(&q);
         if (evhttp_parse_query_str(query, &q) == 0 &&
-            (v = evhttp_find_header(&q, "token")) != NULL)
+            (v = evhttp_find_header(&q, "token")) != NULL) {
+            given = 1;
             r = http_token_ok(h, v, strlen(v)) ? AUTH_OK_QUERY : AUTH_NO;
+        }
         evhttp_clear_headers(&q);
-        if (r != AUTH_NO || v != NULL)
+        if (given)
             return r;
     }
-    if ((v = evhttp_find_header(in, "Cookie")) != NULL &&
-        http_cookie(v, HTTP_COOKIE, cookie, sizeof cookie) == 0)
+    if (httpauth_cookie(evhttp_find_header(in, "Cookie"), HTTP_COOKIE, cookie,
+                        sizeof cookie) == 0)
         r = http_token_ok(h, cookie, strlen(cookie)) ? AUTH_OK : AUTH_NO;
     return r;
 }

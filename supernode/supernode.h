@@ -169,6 +169,15 @@ struct asset {
 /* The asset served at path, or NULL. */
 const struct asset *asset_find(const char *path);
 
+/* httpauth.c: the token in a request's headers (untrusted bytes) */
+/* The token of "Bearer TOKEN" (case-insensitive scheme), else NULL;
+ * NULL is fine. */
+const char *httpauth_bearer(const char *authorization);
+/* The value of cookie name in a Cookie header into out (at most
+ * outlen - 1 characters); -1 when absent or too long.  NULL is fine. */
+int httpauth_cookie(const char *header, const char *name, char *out,
+                    size_t outlen);
+
 /* http.c: the dashboard over HTTP (libevent's evhttp) */
 struct http_params {
     const char *listen;          /* ADDR:PORT */
