@@ -45,6 +45,37 @@ def start_dashboard(c, expire=10, conf=None, extra=()):
     return sn
 
 
+def dashboard_jobnet(tc, npeers, expire=10):
+    """For a JobTestCase: a supernode with its dashboard and npeers peerd
+    of 2 slots (host labels host2, host3, ...), all listed; tc.runconf
+    names it and a user key.  Returns (supernode, [peers])."""
+    sn = start_dashboard(tc.c, expire=expire)
+    peers = [tc.c.start_peer(2 + i, [sn], slots=2,
+                             state_dir=tc.c.path("state-%d" % i))
+             for i in range(npeers)]
+    tc.c.wait_listed([sn], peers)
+    key, _ = tc.c.user_key("user")
+    tc.runconf = tc.c.job_config("run.conf", [sn], user_key=key)
+    return sn, peers
+
+
+def start_held(tc, peers, args):
+    """Start p2prun ARGS hold.sh STOP (-n 2 -r 2: four processes) and wait
+    until its processes run; (run, stop file, {(rank, replica): host})."""
+    prog = tc.script("hold.sh", HOLD)
+    stop = tc.c.path("stop")
+    run = tc.start_p2prun(["-n", "2", "-r", "2"] + args + [prog, stop])
+    wait_until(lambda: len(tc.replica_procs("hold.sh")) == 4 or
+               not run.alive(), 30, "4 processes to run")
+    procs = tc.replica_procs("hold.sh")
+    if len(procs) != 4:
+        open(stop, "w").close()
+        raise AssertionError("%d processes: %s" % (len(procs), run.describe()))
+    label = {p.addr: p.label for p in peers}
+    return run, stop, {(int(e["P2P_RANK"]), int(e["P2P_REPLICA"])):
+                       label[e["P2P_PEERD"]] for e in procs.values()}
+
+
 def get(sn, path, headers=None, timeout=10):
     """(status, headers dict (lower-case names), body bytes)."""
     conn = http.client.HTTPConnection(*sn.http, timeout=timeout)
@@ -155,24 +186,9 @@ class TestDashboardPeers(harness.ClusterTestCase):
 class TestDashboardJobs(harness.JobTestCase):
 
     def test_rank_map_of_a_replicated_job(self):
-        # Started by hand (not start_jobnet) for the dashboard's port.
-        sn = start_dashboard(self.c)
-        peers = [self.c.start_peer(2 + i, [sn], slots=2,
-                                   state_dir=self.c.path("state-%d" % i))
-                 for i in range(3)]
-        self.c.wait_listed([sn], peers)
-        key, _ = self.c.user_key("user")
-        self.runconf = self.c.job_config("run.conf", [sn], user_key=key)
-        prog = self.script("hold.sh", HOLD)
-        stop = self.c.path("stop")
-        run = self.start_p2prun(["-n", "2", "-r", "2", prog, stop])
-        wait_until(lambda: len(self.replica_procs("hold.sh")) == 4 or
-                   not run.alive(), 30, "4 processes to run")
-        procs = self.replica_procs("hold.sh")
-        self.assertEqual(len(procs), 4, run.describe())
-        label = {p.addr: p.label for p in peers}
-        truth = {(int(e["P2P_RANK"]), int(e["P2P_REPLICA"])):
-                 label[e["P2P_PEERD"]] for e in procs.values()}
+        # Not start_jobnet: the dashboard needs its port.
+        sn, peers = dashboard_jobnet(self, 3)
+        run, stop, truth = start_held(self, peers, [])
 
         def rank_map(states=("running",)):
             jobs = api(sn, "jobs")["jobs"]
@@ -226,13 +242,7 @@ class TestDashboardJobs(harness.JobTestCase):
 class TestDashboardFarm(harness.JobTestCase):
 
     def test_farm_counts(self):
-        sn = start_dashboard(self.c)
-        peers = [self.c.start_peer(2 + i, [sn], slots=2,
-                                   state_dir=self.c.path("state-%d" % i))
-                 for i in range(2)]
-        self.c.wait_listed([sn], peers)
-        key, _ = self.c.user_key("user")
-        self.runconf = self.c.job_config("run.conf", [sn], user_key=key)
+        sn, peers = dashboard_jobnet(self, 2)
         inp = self.c.path("inputs")
         with open(inp, "w") as f:
             f.write("".join("%d\n" % i for i in range(1, 41)))
