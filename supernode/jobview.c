@@ -7,6 +7,9 @@
  * is lost (its running processes are marked so).  A job with no live part
  * is finished and stays listed for JOBVIEW_KEEP_MS with its exit status.
  *
+ * A farm's coordinator may add its own figures (JobNote: inputs read,
+ * results reported, failures) to a farm the peers report.
+ *
  * Bounded: a report holds at most WIRE_MAX_REPORT_JOBS jobs (the codec
  * checks it), and the view at most JOBVIEW_MAX_JOBS (the oldest finished
  * go first; beyond that new jobs are not listed, with one log line).
@@ -186,9 +189,12 @@ jv_take(struct jobview *jv, const uint8_t peer[SEC_SIGN_PK_LEN],
         j->info = *in;
         j->info.procs = NULL;
         j->info.nprocs = 0;
-        /* Counts live in the parts; the export sums them. */
+        /* Counts live in the parts; the export sums them.  Only a
+         * coordinator's note sets its figures. */
         j->info.tasks_running = j->info.tasks_queued = 0;
         j->info.tasks_done = 0;
+        j->info.coord_total = j->info.coord_done = 0;
+        j->info.coord_failed = 0;
         j->info.exit = -1;
         j->seen_ms = now_ms;
         HASH_ADD(hh, jv->jobs, info.job, WIRE_JOB_ID_LEN, j);
@@ -288,6 +294,20 @@ jobview_peer_gone(struct jobview *jv, const uint8_t peer[SEC_SIGN_PK_LEN],
     jv_forget(jv, peer, pp, NULL, PROC_RUN_LOST, now_ms);
     HASH_DEL(jv->peers, pp);
     free(pp);
+}
+
+int
+jobview_note(struct jobview *jv, const struct msg_job_note *n)
+{
+    struct jv_job *j;
+
+    HASH_FIND(hh, jv->jobs, n->job, WIRE_JOB_ID_LEN, j);
+    if (j == NULL || !j->info.farm)
+        return -1;
+    j->info.coord_total = n->tasks_total;
+    j->info.coord_done = n->tasks_done;
+    j->info.coord_failed = n->tasks_failed;
+    return 0;
 }
 
 void

@@ -108,6 +108,9 @@ void jobview_report(struct jobview *, const uint8_t peer[SEC_SIGN_PK_LEN],
 /* The peer left or went silent: what it ran is lost. */
 void jobview_peer_gone(struct jobview *, const uint8_t peer[SEC_SIGN_PK_LEN],
                        uint64_t now_ms);
+/* A farm's coordinator's figures, for a job the peers report (a note on
+ * an unknown job is dropped: notes never add jobs); 0 taken, -1 not. */
+int jobview_note(struct jobview *, const struct msg_job_note *);
 /* Forget jobs finished long enough ago. */
 void jobview_cron(struct jobview *, uint64_t now_ms);
 size_t jobview_count(const struct jobview *);

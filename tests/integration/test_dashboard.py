@@ -263,11 +263,19 @@ class TestDashboardFarm(harness.JobTestCase):
         self.assertEqual((f["command"], f["state"], f["hosts"]),
                          ("task.sh", "running", 2))
         self.assertNotIn("ranks", f)
+        # p2prun adds what only it knows: inputs read, results reported.
+        wait_until(lambda: farm()["tasks"]["inputs"] is not None, 20,
+                   lambda: "p2prun's note on the farm (now %s)" % farm())
+        self.assertGreaterEqual(farm()["tasks"]["inputs"], 4)
+        self.assertEqual(farm()["tasks"]["reported"], 0)
         open(stop, "w").close()
         self.assertEqual(run.wait(60), 0, run.describe())
         wait_until(lambda: farm() is not None and
-                   farm()["state"] == "finished", 15,
-                   lambda: "the farm finished (now %s)" % farm())
+                   farm()["state"] == "finished" and
+                   farm()["tasks"]["reported"] == 40, 15,
+                   lambda: "the farm finished, 40 reported (now %s)" % farm())
+        self.assertEqual(farm()["tasks"]["inputs"], 40)
+        self.assertEqual(farm()["tasks"]["failed"], 0)
         self.assertGreater(farm()["tasks"]["done"], 0)
 
 
