@@ -80,6 +80,9 @@ jobs_eq(const struct job_info *a, const struct job_info *b, size_t n)
             a[i].tasks_done != b[i].tasks_done ||
             a[i].finished != b[i].finished || a[i].exit != b[i].exit ||
             a[i].hosts != b[i].hosts || a[i].nprocs != b[i].nprocs ||
+            a[i].coord_total != b[i].coord_total ||
+            a[i].coord_done != b[i].coord_done ||
+            a[i].coord_failed != b[i].coord_failed ||
             (a[i].nprocs > 0 && memcmp(a[i].procs, b[i].procs,
                                        a[i].nprocs * sizeof *a[i].procs) != 0))
             return 0;
@@ -110,6 +113,11 @@ check_valid(const struct msg *m)
         break;
     case MSG_HEARTBEAT:
         check_res(&m->u.heartbeat);
+        break;
+    case MSG_JOB_NOTE:
+        if (m->u.jnote.tasks_done > m->u.jnote.tasks_total ||
+            m->u.jnote.tasks_failed > m->u.jnote.tasks_done)
+            abort();
         break;
     case MSG_JOB_REPORT:
         check_jobs(m->u.report.jobs, m->u.report.njobs, WIRE_MAX_REPORT_JOBS,
@@ -290,6 +298,8 @@ msg_eq(const struct msg *a, const struct msg *b)
         }
         return a->u.list.njobs == b->u.list.njobs &&
                jobs_eq(a->u.list.jobs, b->u.list.jobs, a->u.list.njobs);
+    case MSG_JOB_NOTE:
+        return memcmp(&a->u.jnote, &b->u.jnote, sizeof a->u.jnote) == 0;
     case MSG_JOB_REPORT:
         return a->u.report.njobs == b->u.report.njobs &&
                a->u.report.more == b->u.report.more &&
