@@ -1094,12 +1094,14 @@ co_stop(struct coord *co, int status)
 /* --- the peers' messages ------------------------------------------------ */
 
 /* Every live process has said where it listens: tell them all (the
- * dead are left out; with replicas, the processes know them as dead). */
+ * dead are left out; with replicas, the processes know them as dead),
+ * in parts of WIRE_TABLE_PART entries that each fit a frame. */
 static void
 co_maybe_send_table(struct coord *co)
 {
     struct msg m;
-    size_t i, k = 0;
+    struct proc_addr *all;
+    size_t i, k = 0, first;
     int n = co->js->n * co->js->r, j;
 
     if (co->table_sent || !co->mpi)
@@ -1111,18 +1113,23 @@ co_maybe_send_table(struct coord *co)
     m.type = MSG_TABLE;
     memcpy(m.u.table.job, co->job, WIRE_JOB_ID_LEN);
     memcpy(m.u.table.key, co->key, SEC_KEY_LEN);
-    m.u.table.procs = xcalloc((size_t)n, sizeof *m.u.table.procs);
+    all = xcalloc((size_t)n, sizeof *all);
     /* Who failed already is left out: the processes know it is dead. */
     for (j = 0; j < n; j++)
         if (co->rep[j] != REP_FAILED)
-            m.u.table.procs[k++] = co->addrs[j];
-    m.u.table.nprocs = k;
-    if (k > 0)
+            all[k++] = co->addrs[j];
+    m.u.table.total = (uint32_t)k;
+    for (first = 0; first < k; first += m.u.table.nprocs) {
+        m.u.table.first = (uint32_t)first;
+        m.u.table.procs = all + first;
+        m.u.table.nprocs =
+            k - first < WIRE_TABLE_PART ? k - first : WIRE_TABLE_PART;
         for (i = 0; i < co->npeers; i++)
             if (co->pc[i].state == PC_LAUNCHING ||
                 co->pc[i].state == PC_RUNNING)
                 pc_send(&co->pc[i], &m);
-    free(m.u.table.procs);
+    }
+    free(all);
     co->table_sent = 1;
 }
 

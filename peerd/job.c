@@ -107,6 +107,7 @@ struct job {
     char *cmd;          /* its program, likewise */
     int task;           /* a farm's task: reported with its farm */
     time_t started;     /* wall clock, for the dashboard */
+    struct ctltable_in *table; /* the address table, as it arrives */
     struct job *next;
 };
 
@@ -266,6 +267,7 @@ job_destroy(struct job *j)
     free(j->dir);
     free(j->cmd);
     free(j->procs);
+    ctltable_in_free(j->table);
     free(j);
 }
 
@@ -497,7 +499,9 @@ job_table(struct job *j, const struct msg_table *t)
 {
     struct ctlrelay **r = job_relays(j);
 
-    ctlrelay_table(r, j->nprocs, t);
+    if (ctlrelay_table(&j->table, j, r, j->nprocs, t) == -1)
+        log_warnx("job %.8s: bad address table from the coordinator",
+                  j->hex);
     free(r);
 }
 
@@ -711,6 +715,7 @@ job_start_proc(struct job *j, const struct msg_launch *l, struct proc *p,
         p->out[s].fd = fds[s];
         p->out[s].ev = event_new(pd->base, fds[s], EV_READ | EV_PERSIST,
                                  job_stream_cb, &p->out[s]);
+        event_priority_set(p->out[s].ev, PEERD_PRIO_BULK);
         event_add(p->out[s].ev, NULL);
     }
     return 0;

@@ -23,6 +23,18 @@
  * read, and its processes' hints (suspicions, progress) are dropped. */
 #define SVC_BACKLOG_MAX (4 * 1024 * 1024)
 
+/* Event priorities (libevent runs every ready event of a higher priority
+ * before any of a lower one): the cron (heartbeats, leases, expiry)
+ * first, then conversations with coordinators, supernodes and the local
+ * control socket (the default), then the bulk of a big job's processes:
+ * their control sockets and their output.  A peer busy wiring up or
+ * forwarding output for hundreds of processes still answers its
+ * coordinator's pings in time. */
+#define PEERD_PRIO_CRON 0
+#define PEERD_PRIO_DEFAULT 1
+#define PEERD_PRIO_BULK 2
+#define PEERD_NPRIO 3
+
 struct link;
 struct svc_conn;
 struct job;
@@ -308,9 +320,15 @@ int rmtree(const char *path);
 struct ctlrelay *ctlrelay_new(struct event_base *, struct job *,
                               uint32_t rank, uint32_t replica, int fd);
 void ctlrelay_free(struct ctlrelay *);
-/* The address table, to every open relay of the array (NULLs skipped). */
-void ctlrelay_table(struct ctlrelay *const *, size_t n,
-                    const struct msg_table *);
+/* A part of the address table; once *in holds it all, the table goes to
+ * every open relay of the array (NULLs skipped), written as each process
+ * reads.  -1 (logged) when the part does not fit the job or the parts
+ * before it.  *in is made on the first part; free it with the job. */
+struct ctltable_in;
+int ctlrelay_table(struct ctltable_in **in, const struct job *,
+                   struct ctlrelay *const *, size_t n,
+                   const struct msg_table *);
+void ctltable_in_free(struct ctltable_in *);
 /* Is this view acceptable for the job (size, indices)?  Logs if not. */
 int ctlrelay_view_ok(const struct job *, const struct msg_view *);
 void ctlrelay_view(struct ctlrelay *const *, size_t n,

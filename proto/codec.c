@@ -228,6 +228,8 @@ encode_table(const struct msg_table *t, P2p__Message *pb, uint8_t **out,
     }
     ta.n_procs = t->nprocs;
     ta.procs = ep;
+    ta.first = t->first;
+    ta.total = t->total;
     pb->body_case = P2P__MESSAGE__BODY_TABLE;
     pb->table = &ta;
     pack_message(pb, out, len);
@@ -1083,10 +1085,17 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
                           "job key", err, errlen) == -1)
             return -1;
         if (pb->table->n_procs < 1 ||
-            pb->table->n_procs > (size_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS) {
-            snprintf(err, errlen, "table of %zu entries", pb->table->n_procs);
+            pb->table->n_procs > (size_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS ||
+            pb->table->total > (uint32_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS ||
+            pb->table->first > pb->table->total ||
+            pb->table->n_procs > pb->table->total - pb->table->first) {
+            snprintf(err, errlen, "table part of %zu entries at %u of %u",
+                     pb->table->n_procs, pb->table->first,
+                     pb->table->total);
             return -1;
         }
+        m->u.table.first = pb->table->first;
+        m->u.table.total = pb->table->total;
         /* Bounded above; the entries were already read by protobuf-c. */
         m->u.table.procs =
             xcalloc(pb->table->n_procs, sizeof *m->u.table.procs);

@@ -253,7 +253,14 @@ struct msg_table {
     uint8_t key[SEC_KEY_LEN];
     size_t nprocs;
     struct proc_addr *procs; /* owned when decoded, borrowed to encode */
+    /* A part: procs are entries [first, first + nprocs) of a table of
+     * total entries (decoding checks first + nprocs <= total). */
+    uint32_t first, total;
 };
+
+/* Entries of one Table message: 512 addresses of at most 64 characters
+ * stay well within FRAME_MAX_REQUEST. */
+#define WIRE_TABLE_PART 512
 
 /* A limit of the peer's box that a process reached. */
 enum exit_limit {

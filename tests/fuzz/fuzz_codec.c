@@ -213,7 +213,9 @@ check_valid(const struct msg *m)
             abort();
         break;
     case MSG_TABLE:
-        if (m->u.table.nprocs < 1 || m->u.table.procs == NULL)
+        if (m->u.table.nprocs < 1 || m->u.table.procs == NULL ||
+            m->u.table.first > m->u.table.total ||
+            m->u.table.nprocs > m->u.table.total - m->u.table.first)
             abort();
         for (i = 0; i < m->u.table.nprocs; i++)
             if (!codec_valid_token(m->u.table.procs[i].addr, WIRE_MAX_ADDR))
