@@ -44,15 +44,13 @@ for n in $counts; do
         echo "== $n peers, a job report with every heartbeat, dashboard page $page"
         poll=""
         if [ "$page" = open ]; then
-            python3 "$here/dash_poll.py" "$http" &
+            python3 "$here/dash_poll.py" "$http" 1e9 "$n" &
             poll=$!
         fi
         "$build/bin/sn_load" --conf "$dir/p2p.conf" --supernode "127.0.0.1:$port" \
             --pid "$sn" --peers "$n" --seconds 10 --job-reports \
             2>"$dir/load.log" || cat "$dir/load.log"
         if [ -n "$poll" ]; then
-            # The page's load once the registry is full.
-            python3 "$here/dash_poll.py" "$http" 0
             kill "$poll"; wait "$poll" 2>/dev/null || true
             poll=""
         fi

@@ -160,7 +160,11 @@ print_jobs_table(const struct msg_list_reply *l)
         const struct job_info *j = &l->jobs[i];
 
         sec_hex(id, j->job, WIRE_JOB_ID_LEN);
-        if (j->farm)
+        if (j->farm && j->coord_total > 0)
+            snprintf(shape, sizeof shape, "%llu/%llu tasks",
+                     (unsigned long long)j->coord_done,
+                     (unsigned long long)j->coord_total);
+        else if (j->farm)
             snprintf(shape, sizeof shape, "%u/%u/%u tasks", j->tasks_done,
                      j->tasks_running, j->tasks_queued);
         else

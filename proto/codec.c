@@ -24,6 +24,7 @@ msg_type_name(enum msg_type t)
         "proc-addr",     "table",         "job-abort",    "view",
         "suspect",       "farm-open",     "task-started", "output-hold",
         "progress",      "node-challenge", "node-proof",   "job-report",
+        "job-note",
     };
     _Static_assert(sizeof names / sizeof names[0] == MSG__COUNT,
                    "a message type without a name");
@@ -273,6 +274,7 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
     P2p__NodeChallenge nchal = P2P__NODE_CHALLENGE__INIT;
     P2p__NodeProof nproof = P2P__NODE_PROOF__INIT;
     P2p__JobReport jrep = P2P__JOB_REPORT__INIT;
+    P2p__JobNote jnote = P2P__JOB_NOTE__INIT;
     struct jobs_pb jobs_pb;
     static const uint8_t zero_key[SEC_SIGN_PK_LEN];
     P2p__Resources res;
@@ -343,6 +345,15 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         pack_message(&pb, out, len);
         codec_jobs_pb_free(&jobs_pb);
         return 0;
+    case MSG_JOB_NOTE:
+        jnote.job.data = (uint8_t *)m->u.jnote.job;
+        jnote.job.len = WIRE_JOB_ID_LEN;
+        jnote.tasks_total = m->u.jnote.tasks_total;
+        jnote.tasks_done = m->u.jnote.tasks_done;
+        jnote.tasks_failed = m->u.jnote.tasks_failed;
+        pb.body_case = P2P__MESSAGE__BODY_JOB_NOTE;
+        pb.job_note = &jnote;
+        break;
     case MSG_LIST_REPLY:
         n = m->u.list.npeers;
         if (n > 0) {
@@ -904,6 +915,19 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
             pb->job_report->jobs, pb->job_report->n_jobs, WIRE_MAX_REPORT_JOBS,
             WIRE_MAX_REPORT_PROCS, &m->u.report.jobs, &m->u.report.njobs, err,
             errlen);
+    case P2P__MESSAGE__BODY_JOB_NOTE:
+        if (pb->job_note->job.len != WIRE_JOB_ID_LEN ||
+            pb->job_note->tasks_done > pb->job_note->tasks_total ||
+            pb->job_note->tasks_failed > pb->job_note->tasks_done) {
+            snprintf(err, errlen, "job note: bad job id or counts");
+            return -1;
+        }
+        m->type = MSG_JOB_NOTE;
+        memcpy(m->u.jnote.job, pb->job_note->job.data, WIRE_JOB_ID_LEN);
+        m->u.jnote.tasks_total = pb->job_note->tasks_total;
+        m->u.jnote.tasks_done = pb->job_note->tasks_done;
+        m->u.jnote.tasks_failed = pb->job_note->tasks_failed;
+        return 0;
     case P2P__MESSAGE__BODY_LIST_REPLY:
         m->type = MSG_LIST_REPLY;
         m->u.list.npeers = 0;

@@ -50,6 +50,7 @@ enum msg_type {
     MSG_NODE_CHALLENGE, /* u.node: prove your node key (key may be zero) */
     MSG_NODE_PROOF,     /* u.node: node key and signature */
     MSG_JOB_REPORT,     /* u.report: peer -> supernode, what it runs */
+    MSG_JOB_NOTE,       /* u.jnote: coordinator -> supernode, progress */
     MSG__COUNT          /* keep last */
 };
 
@@ -129,6 +130,8 @@ struct job_info {
     int finished;  /* supernode only */
     int32_t exit;  /* supernode only, once finished; -1 unknown */
     uint32_t hosts; /* supernode only: peers reporting it */
+    /* supernode only: a farm's coordinator's figures (JobNote), 0 none */
+    uint64_t coord_total, coord_done, coord_failed;
     size_t nprocs;
     struct job_proc *procs; /* owned when decoded, borrowed to encode */
 };
@@ -139,6 +142,12 @@ struct msg_job_report {
     size_t njobs;
     struct job_info *jobs; /* owned when decoded, borrowed to encode */
     uint32_t more;
+};
+
+/* What a farm's coordinator tells the supernode of its progress. */
+struct msg_job_note {
+    uint8_t job[WIRE_JOB_ID_LEN];
+    uint64_t tasks_total, tasks_done, tasks_failed;
 };
 
 struct msg_list_reply {
@@ -314,6 +323,7 @@ struct msg {
         struct msg_list_reply list;
         int list_jobs; /* list request: the job view too */
         struct msg_job_report report;
+        struct msg_job_note jnote;
         struct msg_error error;
         struct msg_user_auth auth;
         struct msg_reserve reserve;

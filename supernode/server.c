@@ -452,6 +452,13 @@ session_on_msg(struct channel *ch, const struct msg *m, void *arg)
             break;
         session_pong(s, m->u.stamp);
         return;
+    case MSG_JOB_NOTE:
+        if (s->state == SESS_OPEN)
+            session_set_state(s, SESS_CLIENT);
+        if (s->state != SESS_CLIENT)
+            break;
+        (void)jobview_note(s->srv->jobs, &m->u.jnote);
+        return;
     case MSG_JOB_REPORT:
         if (s->state != SESS_PEER)
             break;

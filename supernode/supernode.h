@@ -108,6 +108,9 @@ void jobview_report(struct jobview *, const uint8_t peer[SEC_SIGN_PK_LEN],
 /* The peer left or went silent: what it ran is lost. */
 void jobview_peer_gone(struct jobview *, const uint8_t peer[SEC_SIGN_PK_LEN],
                        uint64_t now_ms);
+/* A farm's coordinator's figures, for a job the peers report (a note on
+ * an unknown job is dropped: notes never add jobs); 0 taken, -1 not. */
+int jobview_note(struct jobview *, const struct msg_job_note *);
 /* Forget jobs finished long enough ago. */
 void jobview_cron(struct jobview *, uint64_t now_ms);
 size_t jobview_count(const struct jobview *);
@@ -168,6 +171,15 @@ struct asset {
 };
 /* The asset served at path, or NULL. */
 const struct asset *asset_find(const char *path);
+
+/* httpauth.c: the token in a request's headers (untrusted bytes) */
+/* The token of "Bearer TOKEN" (case-insensitive scheme), else NULL;
+ * NULL is fine. */
+const char *httpauth_bearer(const char *authorization);
+/* The value of cookie name in a Cookie header into out (at most
+ * outlen - 1 characters); -1 when absent or too long.  NULL is fine. */
+int httpauth_cookie(const char *header, const char *name, char *out,
+                    size_t outlen);
 
 /* http.c: the dashboard over HTTP (libevent's evhttp) */
 struct http_params {

@@ -1577,6 +1577,44 @@ t_list_jobs(void)
     expect_encoded_reject(&m, "job view with an exit status above 255");
 }
 
+/* A coordinator's note on its farm: round trip, and counts that cannot
+ * be (more failed than reported, more reported than read) refused. */
+static void
+t_job_note(void)
+{
+    struct msg m, d;
+    uint8_t *buf;
+    size_t len;
+    char err[128];
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_JOB_NOTE;
+    memset(m.u.jnote.job, 7, sizeof m.u.jnote.job);
+    m.u.jnote.tasks_total = 10000;
+    m.u.jnote.tasks_done = 40;
+    m.u.jnote.tasks_failed = 2;
+    if (!CHECK_EQ_INT(roundtrip(&m, &d), 0))
+        return;
+    CHECK_EQ_INT(d.type, MSG_JOB_NOTE);
+    CHECK_MEM(d.u.jnote.job, m.u.jnote.job, sizeof m.u.jnote.job);
+    CHECK_EQ_INT(d.u.jnote.tasks_total, 10000);
+    CHECK_EQ_INT(d.u.jnote.tasks_done, 40);
+    CHECK_EQ_INT(d.u.jnote.tasks_failed, 2);
+    codec_msg_free(&d);
+
+    m.u.jnote.tasks_failed = 41;
+    if (CHECK_EQ_INT(codec_encode(&m, &buf, &len), 0)) {
+        CHECK_EQ_INT(codec_decode(buf, len, &d, err, sizeof err), -1);
+        free(buf);
+    }
+    m.u.jnote.tasks_failed = 0;
+    m.u.jnote.tasks_done = 10001;
+    if (CHECK_EQ_INT(codec_encode(&m, &buf, &len), 0)) {
+        CHECK_EQ_INT(codec_decode(buf, len, &d, err, sizeof err), -1);
+        free(buf);
+    }
+}
+
 static const struct test_case cases[] = {
     {"launch with empty arguments", t_launch_empty_argument},
     {"register", t_register},
@@ -1619,6 +1657,7 @@ static const struct test_case cases[] = {
     {"job_report", t_job_report},
     {"reject_job_report", t_reject_job_report},
     {"list_jobs", t_list_jobs},
+    {"job_note", t_job_note},
 };
 
 TEST_MAIN(cases)
