@@ -10,12 +10,13 @@ RUN_SERIAL) with generous timeouts, and asserts outcomes, never times."""
 
 import os
 import re
+import signal
 import subprocess
 import sys
 
 sys.dont_write_bytecode = True
 import harness  # noqa: E402
-from harness import figure  # noqa: E402
+from harness import figure, wait_until  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
@@ -115,6 +116,26 @@ class TestScale(harness.JobTestCase):
         self.assert_no_failure_named(run)
         figure("%d-process job (address table streamed in %d parts): "
                "%.2f s" % (n, (n + 255) // 256, run.elapsed))
+
+    def test_overloaded_peer_named_so(self):
+        """A peer whose machine still acknowledges every byte but whose
+        peerd does not answer (here: stopped) is lost after a lease, and
+        the message says it is overloaded, not silent."""
+        sn, peers = self.start_jobnet(2, slots=1, lease_ms=1500)
+        mark = harness.unique_sleep(60)
+        run = self.start_p2prun(["-n", "2", "sleep", mark])
+        wait_until(lambda: len(harness.processes_with_argv(["sleep", mark]))
+                   == 2 or not run.alive(), 30, "both processes to run")
+        peers[0].signal(signal.SIGSTOP)
+        try:
+            wait_until(lambda: "lost peer" in run.stderr or not run.alive(),
+                       30, "p2prun to give the peer up")
+            self.assertIn("lost peer %s (overloaded" % peers[0].label,
+                          run.stderr, run.describe())
+        finally:
+            peers[0].signal(signal.SIGCONT)
+        self.assertIsNotNone(run.wait(30), run.describe())
+        self.assertNotEqual(run.rc, 0, run.describe())
 
 
 if __name__ == "__main__":
