@@ -51,6 +51,9 @@ static const struct conf_key conf_keys[] = {
     {"supernode", "expire", CONF_INT, F(sn_expire), 1, 3600},
     {"supernode", "pid_file", CONF_PATH, F(sn_pid_file), 0, 0},
     {"supernode", "check_peers", CONF_BOOL, F(sn_check_peers), 0, 0},
+    {"supernode", "http", CONF_STR, F(sn_http), 0, 0},
+    {"supernode", "http_token", CONF_STR, F(sn_http_token), 0, 0},
+    {"supernode", "http_token_file", CONF_PATH, F(sn_http_token_file), 0, 0},
     {"peer", "listen", CONF_STR, F(peer_listen), 0, 0},
     {"peer", "state_dir", CONF_PATH, F(state_dir), 0, 0},
     {"peer", "slots", CONF_INT, F(slots), 0, 4096},
@@ -328,6 +331,7 @@ config_defaults(struct p2p_config *cfg)
     cfg->sn_listen = xstrdup("0.0.0.0:9700");
     cfg->sn_expire = 10;
     cfg->sn_check_peers = 1;
+    cfg->sn_http = xstrdup(CONF_DEFAULT_SN_HTTP);
     cfg->peer_listen = xstrdup("0.0.0.0:9897");
     cfg->heartbeat_ms = 1000;
     cfg->sharing = SHARE_ALWAYS;

@@ -37,6 +37,8 @@
 #include "xmalloc.h"
 
 #define EACH_TICK_MS 100
+/* The dashboard hears of the farm's progress this often. */
+#define EACH_NOTE_MS 2000
 #define EACH_QUEUE_EXTRA 2      /* tasks queued at a peer beyond its slots */
 #define EACH_MAX_DEATHS 3       /* peers that may die under one task */
 #define EACH_OPEN_MAX 100000    /* tasks read but not yet reported */
@@ -138,6 +140,8 @@ struct each {
     int stopping, status, progress;
     uint64_t started_ms;
     struct event *ev_tick, *ev_sig[3];
+    struct snnote *note;   /* progress for the supernode's dashboard */
+    uint64_t note_ms;      /* last sent */
     /* failed tasks for the summary: number, input, status, host, last line */
     char **summary;
     size_t nsummary;
@@ -1327,6 +1331,10 @@ each_tick(evutil_socket_t fd, short what, void *arg)
     }
     each_watch(e, now);
     each_dispatch(e);
+    if (now - e->note_ms >= EACH_NOTE_MS) {
+        e->note_ms = now;
+        snnote_farm(e->note, e->farm, e->nread, e->ndone, e->nfailed, 0);
+    }
     if (!e->stopping)
         each_show_progress(e, now);
 }
@@ -1507,6 +1515,7 @@ each_run(const struct p2p_config *cfg, const struct p2p_group *g,
         e.ev_sig[k] = evsignal_new(e.base, sigs[k], each_signal, &e);
         evsignal_add(e.ev_sig[k], NULL);
     }
+    e.note = snnote_new(e.base, cfg, g);
     e.ev_tick = event_new(e.base, -1, EV_PERSIST, each_tick, &e);
     evtimer_add(e.ev_tick, &tick);
     each_maybe_end(&e);
@@ -1532,6 +1541,9 @@ each_run(const struct p2p_config *cfg, const struct p2p_group *g,
             event_free(e.ev_sig[k]);
     if (e.ev_tick != NULL)
         event_free(e.ev_tick);
+    /* The last figures, then the close, go out with the others. */
+    snnote_farm(e.note, e.farm, e.nread, e.ndone, e.nfailed, 1);
+    snnote_free(e.note);
     for (i = 0; i < e.npeers; i++) {
         if (e.peers[i].ch != NULL)
             channel_close(e.peers[i].ch);

@@ -20,6 +20,25 @@
 int snquery_list(const struct p2p_config *, const struct p2p_group *,
                  int timeout_ms, struct msg_list_reply *out, char *err,
                  size_t errlen);
+/* The same, with the supernode's job view too when want_jobs (the caller
+ * frees out->jobs with codec_jobs_free()). */
+int snquery_list_jobs(const struct p2p_config *, const struct p2p_group *,
+                      int timeout_ms, int want_jobs,
+                      struct msg_list_reply *out, char *err, size_t errlen);
+
+/* snnote.c: a coordinator's progress for the supernode's dashboard */
+struct snnote;
+/* Notes go to the first configured supernode, on base; g must outlive
+ * the snnote. */
+struct snnote *snnote_new(struct event_base *, const struct p2p_config *,
+                          const struct p2p_group *);
+/* A farm's figures: sent if the channel is up, else (at most every few
+ * seconds) it is opened for the next one.  With last, they are the final
+ * ones and the channel closes once they are written.  NULL is fine. */
+void snnote_farm(struct snnote *, const uint8_t farm[WIRE_JOB_ID_LEN],
+                 uint64_t inputs, uint64_t reported, uint64_t failed,
+                 int last);
+void snnote_free(struct snnote *);
 
 /* alloc.c: where the ranks go (pure: no I/O) */
 

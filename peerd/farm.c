@@ -70,6 +70,8 @@ struct farm {
     double done_secs;   /* its tasks that ended here: total time, */
     unsigned ndone;     /* and how many, for the expected duration */
     struct box *box;    /* its tasks' uid and /tmp here, made at the first */
+    char cmd[WIRE_MAX_LABEL + 1]; /* its first task's program */
+    time_t opened;      /* wall clock, for the dashboard */
     struct farm *next;
 };
 
@@ -323,6 +325,7 @@ farm_open(struct peerd *pd, struct svc_conn *c, const struct msg_farm *m,
     memcpy(f->id, m->farm, WIRE_JOB_ID_LEN);
     f->owner = c;
     snprintf(f->user, sizeof f->user, "%s", user_hex);
+    f->opened = time(NULL);
     f->lease_ms =
         m->lease_ms > 0 && m->lease_ms <= (uint32_t)pd->cfg->max_lease_ms
             ? m->lease_ms
@@ -437,6 +440,10 @@ farm_task(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
         free(input);
         return -1;
     }
+    if (f->cmd[0] == '\0')
+        snprintf(f->cmd, sizeof f->cmd, "%s",
+                 strrchr(l->argv[0], '/') != NULL ? strrchr(l->argv[0], '/') + 1
+                                                  : l->argv[0]);
     t = xcalloc(1, sizeof *t);
     launch_dup(&t->l, l);
     if (input != NULL) {
@@ -678,6 +685,38 @@ farm_cron(struct peerd *pd, uint64_t now_ms)
         farm_save_usage(pd);
         pd->farms->saved_ms = now_ms;
     }
+}
+
+size_t
+farm_report(const struct peerd *pd, struct job_info *out, size_t max,
+            uint32_t *more)
+{
+    const struct farm *f;
+    const struct running *r;
+    size_t n = 0;
+
+    if (pd->farms == NULL)
+        return 0;
+    for (f = pd->farms->list; f != NULL; f = f->next) {
+        if (n == max) {
+            (*more)++;
+            continue;
+        }
+        memset(&out[n], 0, sizeof out[n]);
+        memcpy(out[n].job, f->id, WIRE_JOB_ID_LEN);
+        snprintf(out[n].user, sizeof out[n].user, "%s",
+                 f->owner != NULL ? svc_conn_name(f->owner) : f->user);
+        snprintf(out[n].command, sizeof out[n].command, "%s", f->cmd);
+        out[n].farm = 1;
+        out[n].started = (uint64_t)f->opened;
+        out[n].exit = -1;
+        for (r = f->running; r != NULL; r = r->next)
+            out[n].tasks_running++;
+        out[n].tasks_queued = (uint32_t)f->nqueued;
+        out[n].tasks_done = f->ndone;
+        n++;
+    }
+    return n;
 }
 
 size_t

@@ -373,7 +373,8 @@ main(int argc, char **argv)
      * comes back to us, not to init, so that it can be killed. */
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
         log_warn("cannot become a child subreaper");
-    if ((pd.base = event_base_new()) == NULL)
+    if ((pd.base = event_base_new()) == NULL ||
+        event_base_priority_init(pd.base, PEERD_NPRIO) == -1)
         fatalx("event_base_new failed");
     pd.service = service_new(&pd, fd);
     if ((pd.control = control_new(&pd, err, sizeof err)) == NULL)
@@ -384,6 +385,7 @@ main(int argc, char **argv)
     ev_int = evsignal_new(pd.base, SIGINT, on_signal, &pd);
     ev_chld = evsignal_new(pd.base, SIGCHLD, on_sigchld, &pd);
     pd.cron = event_new(pd.base, -1, EV_PERSIST, on_cron, &pd);
+    event_priority_set(pd.cron, PEERD_PRIO_CRON);
     evsignal_add(ev_term, NULL);
     evsignal_add(ev_int, NULL);
     evsignal_add(ev_chld, NULL);

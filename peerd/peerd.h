@@ -23,6 +23,18 @@
  * read, and its processes' hints (suspicions, progress) are dropped. */
 #define SVC_BACKLOG_MAX (4 * 1024 * 1024)
 
+/* Event priorities (libevent runs every ready event of a higher priority
+ * before any of a lower one): the cron (heartbeats, leases, expiry)
+ * first, then conversations with coordinators, supernodes and the local
+ * control socket (the default), then the bulk of a big job's processes:
+ * their control sockets and their output.  A peer busy wiring up or
+ * forwarding output for hundreds of processes still answers its
+ * coordinator's pings in time. */
+#define PEERD_PRIO_CRON 0
+#define PEERD_PRIO_DEFAULT 1
+#define PEERD_PRIO_BULK 2
+#define PEERD_NPRIO 3
+
 struct link;
 struct svc_conn;
 struct job;
@@ -96,6 +108,9 @@ char *identity_default_state_dir(void);
 int resources_init(char *err, size_t errlen);
 void resources_fini(void);
 unsigned resources_cores(void);
+/* What the dashboard shows of the machine: CPU model (hwloc), OS
+ * (os-release), kernel (uname), and when this peerd started. */
+void resources_describe(struct msg_register *);
 /* Current figures: hardware, free memory and load from /proc, slots. */
 void resources_probe(struct resources *, uint32_t slots_total,
                      uint32_t slots_free);
@@ -138,10 +153,25 @@ int cache_copy_out(struct cache *, const uint8_t hash[SEC_HASH_LEN],
 /* Total size of the cached files. */
 uint64_t cache_bytes(const struct cache *);
 
+/* report.c: what this peer runs, for the supernodes' dashboards */
+struct report;
+struct report *report_new(void);
+void report_free(struct report *);
+/* A job report is due on this link when what we run changed since the
+ * last one sent on it, or REPORT_REFRESH_MS passed: fills m (valid until
+ * the next call) and returns 1; else 0.  Call reset when the link
+ * (re)registers. */
+int report_due(struct report *, const struct peerd *, uint64_t now_ms,
+               struct msg *m);
+void report_reset(struct report *);
+
 /* link.c: one per configured supernode */
 struct link *link_new(struct peerd *, const char *supernode);
 /* Free slots changed: send a heartbeat to every supernode now. */
 void link_announce(struct peerd *);
+/* What we run changed for good (a job ends): every supernode hears of it
+ * now, if it differs from what it last heard. */
+void link_report_now(struct peerd *);
 /* Unregister (if registered) and close; the loop finishes the job. */
 void link_shutdown(struct link *);
 void link_free(struct link *);
@@ -295,9 +325,15 @@ int rmtree(const char *path);
 struct ctlrelay *ctlrelay_new(struct event_base *, struct job *,
                               uint32_t rank, uint32_t replica, int fd);
 void ctlrelay_free(struct ctlrelay *);
-/* The address table, to every open relay of the array (NULLs skipped). */
-void ctlrelay_table(struct ctlrelay *const *, size_t n,
-                    const struct msg_table *);
+/* A part of the address table; once *in holds it all, the table goes to
+ * every open relay of the array (NULLs skipped), written as each process
+ * reads.  -1 (logged) when the part does not fit the job or the parts
+ * before it.  *in is made on the first part; free it with the job. */
+struct ctltable_in;
+int ctlrelay_table(struct ctltable_in **in, const struct job *,
+                   struct ctlrelay *const *, size_t n,
+                   const struct msg_table *);
+void ctltable_in_free(struct ctltable_in *);
 /* Is this view acceptable for the job (size, indices)?  Logs if not. */
 int ctlrelay_view_ok(const struct job *, const struct msg_view *);
 void ctlrelay_view(struct ctlrelay *const *, size_t n,
@@ -326,6 +362,12 @@ size_t job_running_procs(const struct peerd *);
 void job_suspend_all(struct peerd *, int suspend);
 /* Kill every job now; their exits are reported as evictions, why. */
 void job_evict_all(struct peerd *, const char *why);
+/* The dashboard's view of the jobs here, farm tasks left out: at most
+ * max jobs and, in all, maxprocs processes taken from procs (out[i].procs
+ * point into it); each job that did not fit adds one to *more.  Returns
+ * how many were filled. */
+size_t job_report(const struct peerd *, struct job_info *out, size_t max,
+                  struct job_proc *procs, size_t maxprocs, uint32_t *more);
 /* One line per job (owner, program, ranks) into buf; its length. */
 size_t job_describe(const struct peerd *, char *buf, size_t len);
 
@@ -417,6 +459,10 @@ void farm_drop_owner(struct peerd *, struct svc_conn *);
 void farm_kick(struct peerd *);
 void farm_cron(struct peerd *, uint64_t now_ms);
 size_t farm_describe(const struct peerd *, char *buf, size_t len);
+/* The farms here for the dashboard (task counts, no entries): at most
+ * max, the rest counted in *more; how many were filled. */
+size_t farm_report(const struct peerd *, struct job_info *out, size_t max,
+                   uint32_t *more);
 
 /* worker.c: farms' persistent workers (p2prun --each --worker) */
 void worker_init(struct peerd *);
