@@ -198,6 +198,20 @@ class TestWorkers(harness.JobTestCase):
                          r"signal 9 .*running it again")
         self.assert_job_over(sn, peers, timeout=10)
 
+    def test_task_timeout(self):
+        # A task over --task-timeout: its worker is killed, the task ends
+        # with 124 (not run again), and a fresh worker serves the rest.
+        sn, peers = self.start_jobnet(1, slots=1)
+        raw = self.raw_worker()
+        inp = self.inputs("in", ["a", "sleep", "b"])
+        r = self.p2prun(["--each", inp, "--worker", "--task-timeout", "2",
+                         "--", "python3", raw], timeout=120)
+        self.assert_rc(r, 1)
+        self.assertEqual(self.oks(r.stdout), ["a", "b"])
+        self.assertIn("task 2 (sleep): status 124", r.stderr)
+        self.assertGreaterEqual(self.worker_starts(peers), 2)
+        self.assert_job_over(sn, peers, timeout=10)
+
     def test_crashing_task(self):
         sn, peers = self.start_jobnet(2, slots=1)
         raw = self.raw_worker()
