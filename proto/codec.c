@@ -346,8 +346,7 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         codec_jobs_pb_free(&jobs_pb);
         return 0;
     case MSG_JOB_NOTE:
-        jnote.job.data = (uint8_t *)m->u.jnote.job;
-        jnote.job.len = WIRE_JOB_ID_LEN;
+        BYTES(jnote.job, m->u.jnote.job, WIRE_JOB_ID_LEN);
         jnote.tasks_total = m->u.jnote.tasks_total;
         jnote.tasks_done = m->u.jnote.tasks_done;
         jnote.tasks_failed = m->u.jnote.tasks_failed;
