@@ -349,8 +349,10 @@ http_on_request(struct evhttp_request *req, void *arg)
                  h->token);
         evhttp_add_header(evhttp_request_get_output_headers(req), "Set-Cookie",
                           cookie);
-        evhttp_add_header(evhttp_request_get_output_headers(req), "Location",
-                          path);
+        /* Only a path of ours: "//host" would send the browser away. */
+        evhttp_add_header(
+            evhttp_request_get_output_headers(req), "Location",
+            path[0] == '/' && path[1] != '/' && path[1] != '\\' ? path : "/");
         evhttp_send_reply(req, 303, "See Other", NULL);
         goto out;
     }
