@@ -18,7 +18,7 @@ static void
 usage(FILE *f)
 {
     fprintf(f, "usage: mpihost [--conf FILE] [--supernode ADDR:PORT]... "
-               "[--json]\n"
+               "[--json] [--local]\n"
                "               [--timeout SECONDS] [--verbose] [--help] "
                "[--version]\n"
                "\n"
@@ -26,7 +26,10 @@ usage(FILE *f)
                "address,\n"
                "slots free/total, memory free/total, load, round-trip time, "
                "state, and\n"
-               "time since the last heartbeat.\n");
+               "time since the last heartbeat.  A federated supernode lists "
+               "the whole\n"
+               "network; --local lists only the peers registered with it "
+               "itself.\n");
 }
 
 /* Unknown round-trip times (0) sort last. */
@@ -137,6 +140,7 @@ main(int argc, char **argv)
         {"conf", required_argument, NULL, 'c'},
         {"supernode", required_argument, NULL, 's'},
         {"json", no_argument, NULL, 'j'},
+        {"local", no_argument, NULL, 'L'},
         {"timeout", required_argument, NULL, 't'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
@@ -144,7 +148,7 @@ main(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *conf = NULL, *sn[CONF_MAX_SUPERNODES];
-    int nsn = 0, json = 0, verbose = 0, timeout_s = 5, ch, rc;
+    int nsn = 0, json = 0, local = 0, verbose = 0, timeout_s = 5, ch, rc;
     struct p2p_config cfg;
     struct p2p_group g;
     struct msg_list_reply list;
@@ -169,6 +173,9 @@ main(int argc, char **argv)
             break;
         case 'j':
             json = 1;
+            break;
+        case 'L':
+            local = 1;
             break;
         case 't':
             if (cli_int("--timeout", optarg, 1, 600, &timeout_s) == -1)
@@ -205,7 +212,8 @@ main(int argc, char **argv)
         config_free(&cfg);
         return 1;
     }
-    rc = snquery_list(&cfg, &g, timeout_s * 1000, &list, err, sizeof err);
+    rc = snquery_list_scope(&cfg, &g, timeout_s * 1000, local, &list, err,
+                            sizeof err);
     group_wipe(&g);
     config_free(&cfg);
     if (rc == -1) {

@@ -20,6 +20,11 @@
 int snquery_list(const struct p2p_config *, const struct p2p_group *,
                  int timeout_ms, struct msg_list_reply *out, char *err,
                  size_t errlen);
+/* The same; local asks only for the peers registered with the supernode
+ * that answers, not what its federation knows. */
+int snquery_list_scope(const struct p2p_config *, const struct p2p_group *,
+                       int timeout_ms, int local, struct msg_list_reply *out,
+                       char *err, size_t errlen);
 
 /* alloc.c: where the ranks go (pure: no I/O) */
 

@@ -1,6 +1,8 @@
 /*
  * A one-shot request to a supernode on a private event loop: connect,
- * authenticate, ask, wait for the answer or the deadline.
+ * authenticate, ask, wait for the answer or the deadline.  A federated
+ * supernode answers for the whole network (best first, bounded), so the
+ * first configured supernode that answers is enough.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@ struct snq {
     struct event_base *base;
     struct channel *ch;
     struct msg_list_reply *out;
+    int local; /* ask for the supernode's own peers only */
     int done; /* 1 answered, -1 failed */
     char why[300];
 };
@@ -24,10 +27,12 @@ struct snq {
 static void
 snq_ready(struct channel *ch, void *arg)
 {
+    struct snq *q = arg;
     struct msg m;
 
     memset(&m, 0, sizeof m);
     m.type = MSG_LIST_REQUEST;
+    m.u.list_req.local = q->local;
     channel_send(ch, &m);
 }
 
@@ -98,7 +103,7 @@ static const struct channel_cbs snq_cbs = {
 /* One attempt at one supernode. */
 static int
 snq_one(const struct p2p_group *g, const struct netaddr *to, int timeout_ms,
-        struct msg_list_reply *out, char *why, size_t whylen)
+        int local, struct msg_list_reply *out, char *why, size_t whylen)
 {
     struct channel_params cp;
     struct snq q;
@@ -107,6 +112,7 @@ snq_one(const struct p2p_group *g, const struct netaddr *to, int timeout_ms,
 
     memset(&q, 0, sizeof q);
     q.out = out;
+    q.local = local;
     if ((q.base = event_base_new()) == NULL) {
         snprintf(why, whylen, "event_base_new failed");
         return -1;
@@ -140,6 +146,14 @@ snquery_list(const struct p2p_config *cfg, const struct p2p_group *g,
              int timeout_ms, struct msg_list_reply *out, char *err,
              size_t errlen)
 {
+    return snquery_list_scope(cfg, g, timeout_ms, 0, out, err, errlen);
+}
+
+int
+snquery_list_scope(const struct p2p_config *cfg, const struct p2p_group *g,
+                   int timeout_ms, int local, struct msg_list_reply *out,
+                   char *err, size_t errlen)
+{
     struct netaddr na;
     char why[320];
     size_t used = 0;
@@ -156,7 +170,7 @@ snquery_list(const struct p2p_config *cfg, const struct p2p_group *g,
     for (i = 0; i < cfg->nsupernodes; i++) {
         if (netaddr_parse(cfg->supernodes[i], CONF_DEFAULT_SUPERNODE_PORT, &na,
                           why, sizeof why) == 0 &&
-            snq_one(g, &na, timeout_ms, out, why, sizeof why) == 0)
+            snq_one(g, &na, timeout_ms, local, out, why, sizeof why) == 0)
             return 0;
         log_debug("supernode %s: %s", cfg->supernodes[i], why);
         n = snprintf(err + used, errlen - used, "%s%s: %s",

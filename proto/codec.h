@@ -49,6 +49,7 @@ enum msg_type {
     MSG_PROGRESS,       /* u.note: peer -> coordinator, value the counter */
     MSG_NODE_CHALLENGE, /* u.node: prove your node key (key may be zero) */
     MSG_NODE_PROOF,     /* u.node: node key and signature */
+    MSG_FED_SUMMARY,    /* u.fed: supernode -> supernode, its best peers */
     MSG__COUNT          /* keep last */
 };
 
@@ -94,6 +95,24 @@ struct peer_entry {
 struct msg_list_reply {
     size_t npeers;
     struct peer_entry *peers; /* owned by the message */
+};
+
+/* A list request: local set, only the supernode's own peers. */
+struct msg_list_request {
+    int local;
+};
+
+/* One part of a supernode's summary.  Decoding guarantees part < nparts
+ * <= WIRE_FED_MAX_PARTS and npeers <= WIRE_FED_PART_ENTRIES. */
+struct msg_fed_summary {
+    uint8_t instance[WIRE_FED_INSTANCE_LEN];
+    uint64_t seq;
+    uint32_t part, nparts;
+    uint32_t total_peers;
+    uint64_t total_slots_free;
+    char addr[WIRE_MAX_ADDR + 1]; /* may be empty */
+    size_t npeers;
+    struct peer_entry *peers; /* owned when decoded, borrowed to encode */
 };
 
 struct msg_error {
@@ -253,6 +272,8 @@ struct msg {
         struct resources heartbeat;
         uint64_t stamp; /* ping, pong */
         struct msg_list_reply list;
+        struct msg_list_request list_req;
+        struct msg_fed_summary fed;
         struct msg_error error;
         struct msg_user_auth auth;
         struct msg_reserve reserve;

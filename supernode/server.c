@@ -32,10 +32,11 @@ enum session_state {
     SESS_PEER,      /* a registered peer: heartbeats, pongs */
     SESS_CLIENT,    /* a tool asking for lists (mpihost, p2prun) */
     SESS_CHECKING,  /* registration held until its address proves the key */
+    SESS_FEDERATION, /* another supernode pushing its summaries */
 };
 
 static const char *session_state_names[] = {
-    "handshake", "open", "peer", "client", "checking",
+    "handshake", "open", "peer", "client", "checking", "federation",
 };
 
 struct session {
@@ -59,6 +60,7 @@ struct server {
     struct admit *admit; /* connections still in their handshake */
     struct server_params p;
     struct registry *reg;
+    struct federation *fed;
     TAILQ_HEAD(, session) sessions;
     int nsessions; /* authenticated */
     int nchecks;   /* sessions in SESS_CHECKING */
@@ -355,13 +357,13 @@ session_register(struct session *s, const struct msg_register *reg)
 }
 
 static void
-session_list(struct session *s)
+session_list(struct session *s, int local_only)
 {
     struct msg m;
 
     memset(&m, 0, sizeof m);
     m.type = MSG_LIST_REPLY;
-    registry_export(s->srv->reg, monotime_ms(), &m.u.list);
+    federation_list(s->srv->fed, local_only, monotime_ms(), &m.u.list);
     channel_send(s->ch, &m);
     free(m.u.list.peers);
 }
@@ -399,6 +401,39 @@ session_on_ready(struct channel *ch, void *arg)
     channel_set_idle(ch, SESSION_CLIENT_IDLE_MS);
 }
 
+/* A part of another supernode's summary. */
+static void
+session_fed_summary(struct session *s, const struct msg_fed_summary *f)
+{
+    char why[200], err[160];
+    struct msg m;
+    int rc;
+
+    rc = federation_receive(s->srv->fed, f, monotime_ms(), err, sizeof err);
+    if (rc == 1) {
+        /* Our own summary came back: the member list names us. */
+        memset(&m, 0, sizeof m);
+        m.type = MSG_ERROR;
+        m.u.error.code = WIRE_ERR_FED_SELF;
+        snprintf(m.u.error.text, sizeof m.u.error.text,
+                 "federation: this is the sender itself");
+        channel_close_after(s->ch, &m);
+        session_free(s);
+        return;
+    }
+    if (rc == -1) {
+        snprintf(why, sizeof why, "federation summary refused: %s", err);
+        session_violation(s, why); /* logs it */
+        return;
+    }
+    if (s->state == SESS_OPEN) {
+        session_set_state(s, SESS_FEDERATION);
+        /* Summaries come every interval, keepalives every third of the
+         * expiry: silence beyond the expiry is a dead member. */
+        channel_set_idle(s->ch, s->srv->p.expire_s * 2000 + 1000);
+    }
+}
+
 static void
 session_on_msg(struct channel *ch, const struct msg *m, void *arg)
 {
@@ -414,7 +449,12 @@ session_on_msg(struct channel *ch, const struct msg *m, void *arg)
     case MSG_LIST_REQUEST:
         if (s->state == SESS_OPEN)
             session_set_state(s, SESS_CLIENT);
-        session_list(s);
+        session_list(s, m->u.list_req.local);
+        return;
+    case MSG_FED_SUMMARY:
+        if (s->state != SESS_OPEN && s->state != SESS_FEDERATION)
+            break;
+        session_fed_summary(s, &m->u.fed);
         return;
     case MSG_REGISTER:
         if (s->state != SESS_OPEN)
@@ -495,6 +535,7 @@ server_new(struct event_base *base, int fd, const struct server_params *p)
     srv->base = base;
     srv->p = *p;
     srv->reg = registry_new();
+    srv->fed = federation_new(base, &p->fed, srv->reg);
     TAILQ_INIT(&srv->sessions);
     ap.max = p->max_preauth;
     ap.per_source = p->preauth_per_host;
@@ -526,6 +567,7 @@ server_cron(struct server *srv, uint64_t now_ms)
                  ? now_ms - (uint64_t)srv->p.expire_s * 1000u
                  : 0;
     registry_expire(srv->reg, cutoff, server_expired, srv);
+    federation_cron(srv->fed, now_ms);
 
     TAILQ_FOREACH(s, &srv->sessions, entry)
     if (s->state == SESS_PEER && now_ms >= s->next_ping_ms)
@@ -552,6 +594,7 @@ server_free(struct server *srv)
         session_free(s);
     }
     admit_free(srv->admit);
+    federation_free(srv->fed);
     registry_free(srv->reg);
     free(srv);
 }
