@@ -2,7 +2,22 @@
 # How much a supernode costs: memory per registered peer, time to register,
 # and whether one core keeps up with N peers heartbeating every second.
 # Usage: bench/supernode.sh [BUILD_DIR] [PEERS...]   (default: build 1000 10000)
+#
+# Federation mode (docs/scale.md, "The directory"): 4 supernodes that
+# summarise their peers to each other, PEERS simulated peers (real
+# authenticated connections from their own loopback addresses, each
+# registered with one supernode chosen as peerd chooses), queries through
+# every supernode, and one supernode killed mid-run.  Reports memory and
+# CPU per supernode, query latency and where the candidates came from,
+# and the time until every peer is registered again.
+# Usage: bench/supernode.sh --federation [BUILD_DIR] [PEERS] [SECONDS]
+#        (default: build 100000 120; PEERS is lowered to what the open-file
+#        limit lets three supernodes hold, and says so)
 set -eu
+if [ "${1:-}" = "--federation" ]; then
+    shift
+    exec sh "$(dirname "$0")/supernode_federation.sh" "$@"
+fi
 build=$(cd "${1:-build}" && pwd); shift || true
 counts=${*:-1000 10000}
 dir=$(mktemp -d /tmp/p2p-bench.XXXXXX)
