@@ -23,6 +23,7 @@
  * entries it gets come from.
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,6 +331,8 @@ main(int argc, char **argv)
         return 2;
     }
     log_init("sn_fedload", 1, P2P_LOG_WARN);
+    /* A supernode that drops us must not kill us with SIGPIPE. */
+    signal(SIGPIPE, SIG_IGN);
     if (net_raise_nofile() < npeers + 64)
         fatalx("%d peers need %d descriptors; the limit is %ld", npeers,
                npeers + 64, net_raise_nofile());

@@ -16,6 +16,7 @@
  * last reply and the supernodes its entries came from.
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,8 @@ main(int argc, char **argv)
         return 2;
     }
     log_init("sn_fedquery", 1, P2P_LOG_WARN);
+    /* A supernode that drops us must not kill us with SIGPIPE. */
+    signal(SIGPIPE, SIG_IGN);
     if (sec_init() == -1 || config_load(&cfg, conf, err, sizeof err) == -1 ||
         group_load(&cfg, &g, err, sizeof err) == -1)
         fatalx("%s", err);

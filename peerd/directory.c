@@ -5,7 +5,8 @@
  * supernodes, and keeps links to the first [peer] supernodes_per_peer of
  * them that work.  A supernode that fails is passed over for the next one
  * at once, and tried again after a penalty that doubles while it keeps
- * failing; once a preferred supernode is back and registered, the
+ * failing (unless there is no other to stand in: then it just keeps
+ * trying); once a preferred supernode is back and registered, the
  * fall-back is let go (make before break: the peer is never listed
  * nowhere while one supernode still answers).
  */
@@ -78,6 +79,16 @@ directory_cron(struct peerd *pd, uint64_t now_ms)
         if (link_up(l)) {
             upwant++;
             d->penalty_ms[i] = DIRECTORY_PENALTY_MIN_MS;
+        }
+    }
+    /* Too few others to stand in (say two supernodes, two per peer): the
+     * failing ones keep trying on their own back-off, not stopped for a
+     * penalty, so that the peer is back as soon as they are. */
+    for (k = 0; k < pd->nlinks && nwant < d->per_peer; k++) {
+        i = d->order[k];
+        if (!want[i] && link_bad(pd->links[i])) {
+            want[i] = 1;
+            nwant++;
         }
     }
     allup = upwant == nwant;

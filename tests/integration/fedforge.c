@@ -13,6 +13,7 @@
  * the supernode closes the connection, or "held" when the hold ran out.
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +190,8 @@ main(int argc, char **argv)
         return 2;
     }
     log_init("p2p_fedforge", 1, P2P_LOG_WARN);
+    /* A supernode that drops us must not kill us with SIGPIPE. */
+    signal(SIGPIPE, SIG_IGN);
     if (sec_init() == -1 || config_load(&cfg, conf, err, sizeof err) == -1 ||
         group_load(&cfg, &g, err, sizeof err) == -1 ||
         netaddr_parse(sn, 9700, &to, err, sizeof err) == -1)
