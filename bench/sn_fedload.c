@@ -18,7 +18,9 @@
  * supernode K); at the end registered, peers, register_s, lost
  * (registered peers whose supernode went away), still_lost, first_loss_ms
  * and all_back_ms (CLOCK_MONOTONIC, comparable between shards),
- * never_registered, and "end_on K N".  A peer's label is "sK-I": K the supernode
+ * never_registered, kill_ms (when SIGUSR1 said a supernode was killed),
+ * lost_since_kill, complete_ms (the last time every peer was registered;
+ * 0 if some are not at the end), and "end_on K N".  A peer's label is "sK-I": K the supernode
  * it registered with, I its index, so that a query can tell where the
  * entries it gets come from.
  */
@@ -64,6 +66,10 @@ static struct netaddr sn_addr[MAX_SN];
 static int sn_dead[MAX_SN];
 static struct channel_params cp;
 static uint64_t t_start, t_all_registered, first_loss_ms, all_back_ms;
+/* SIGUSR1 (the bench killed a supernode): when, and losses until then;
+ * complete_ms: the last time every peer was registered. */
+static uint64_t kill_ms, complete_ms;
+static int lost_before_kill;
 
 static void sim_connect(struct sim *);
 
@@ -175,6 +181,8 @@ sim_msg(struct channel *ch, const struct msg *m, void *arg)
             ramp();
         } else if (--nlost_now == 0)
             all_back_ms = monotime_ms();
+        if (nregistered == npeers)
+            complete_ms = monotime_ms();
         if (nregistered == npeers && t_all_registered == 0) {
             t_all_registered = monotime_us();
             printf("all_registered_s %.3f\n",
@@ -266,6 +274,13 @@ hb_tick(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
+on_usr1(evutil_socket_t fd, short what, void *arg)
+{
+    kill_ms = monotime_ms();
+    lost_before_kill = nlost_total;
+}
+
+static void
 stop(evutil_socket_t fd, short what, void *arg)
 {
     event_base_loopbreak(base);
@@ -290,7 +305,7 @@ main(int argc, char **argv)
     struct p2p_group g;
     char err[512], a[64];
     struct timeval tick, window;
-    struct event *ev_tick, *ev_stop;
+    struct event *ev_tick, *ev_stop, *ev_usr1;
     uint32_t r;
 
     npeers = 1000;
@@ -378,6 +393,8 @@ main(int argc, char **argv)
     window.tv_usec = 0;
     ev_stop = evtimer_new(base, stop, NULL);
     evtimer_add(ev_stop, &window);
+    ev_usr1 = evsignal_new(base, SIGUSR1, on_usr1, NULL);
+    evsignal_add(ev_usr1, NULL);
     event_base_dispatch(base);
 
     printf("registered %d\n", nregistered);
@@ -391,6 +408,10 @@ main(int argc, char **argv)
     printf("all_back_ms %llu\n",
            (unsigned long long)(nlost_now == 0 ? all_back_ms : 0));
     printf("never_registered %d\n", never);
+    printf("kill_ms %llu\n", (unsigned long long)kill_ms);
+    printf("lost_since_kill %d\n", nlost_total - lost_before_kill);
+    printf("complete_ms %llu\n",
+           (unsigned long long)(nregistered == npeers ? complete_ms : 0));
     print_spread("end_on");
     fflush(stdout);
 
@@ -399,6 +420,7 @@ main(int argc, char **argv)
             channel_close(sims[i].ch);
     event_free(ev_tick);
     event_free(ev_stop);
+    event_free(ev_usr1);
     event_base_loop(base, EVLOOP_NONBLOCK);
     event_base_free(base);
     free(sims);

@@ -10,10 +10,11 @@
  *   sn_fedquery --conf F --supernode ADDR:PORT... [--seconds S]
  *               [--every-ms MS]
  *
- * Prints one line per supernode and phase ("before" until the first
- * supernode is lost, "after" from then on): queries answered, latency
- * median, 95th percentile and maximum in milliseconds, entries in the
- * last reply and the supernodes its entries came from.
+ * A lost channel is opened again a second later.  Prints one line per
+ * supernode and phase ("before" until SIGUSR1, sent when the bench kills
+ * a supernode, "after" from then on): queries answered, latency median,
+ * 95th percentile and maximum in milliseconds, entries in the last reply,
+ * the supernodes its entries came from, and channels lost.
  */
 #include <getopt.h>
 #include <signal.h>
@@ -37,6 +38,7 @@
 struct phase {
     double *ms; /* latencies */
     int n;
+    int lost; /* channels lost (an unanswered query among them) */
     size_t last_entries;
     unsigned last_sources; /* bit K: an entry from supernode K */
 };
@@ -45,14 +47,16 @@ struct member {
     const char *name;
     struct netaddr addr;
     struct channel *ch;
-    int up, waiting, gone;
+    int up, waiting;
     uint64_t sent_us;
+    uint64_t retry_ms; /* lost: connect again then */
     struct phase ph[2];
 };
 
 static struct event_base *base;
 static struct member sn[MAX_SN];
-static int nsn, phase; /* 0 before the first loss, 1 after */
+static int nsn, phase; /* 0 before SIGUSR1 (a supernode killed), 1 after */
+static struct channel_params cp;
 
 static void
 q_ready(struct channel *ch, void *arg)
@@ -94,11 +98,9 @@ q_close(struct channel *ch, const char *reason, int fault, void *arg)
 
     m->ch = NULL;
     m->up = m->waiting = 0;
-    m->gone = 1;
-    if (phase == 0) {
-        phase = 1;
-        fprintf(stderr, "sn_fedquery: %s lost (%s)\n", m->name, reason);
-    }
+    m->ph[phase].lost++;
+    m->retry_ms = monotime_ms() + 1000;
+    fprintf(stderr, "sn_fedquery: %s lost (%s)\n", m->name, reason);
 }
 
 static const struct channel_cbs q_cbs = {
@@ -108,6 +110,16 @@ static const struct channel_cbs q_cbs = {
 };
 
 static void
+member_connect(struct member *m)
+{
+    m->ch = channel_connect(base, &m->addr, NULL, &cp, &q_cbs, m);
+    if (m->ch == NULL) {
+        log_warn("socket");
+        m->retry_ms = monotime_ms() + 1000;
+    }
+}
+
+static void
 q_tick(evutil_socket_t fd, short what, void *arg)
 {
     struct msg msg;
@@ -115,12 +127,21 @@ q_tick(evutil_socket_t fd, short what, void *arg)
 
     memset(&msg, 0, sizeof msg);
     msg.type = MSG_LIST_REQUEST;
-    for (k = 0; k < nsn; k++)
+    for (k = 0; k < nsn; k++) {
+        if (sn[k].ch == NULL && monotime_ms() >= sn[k].retry_ms)
+            member_connect(&sn[k]);
         if (sn[k].up && !sn[k].waiting) {
             sn[k].waiting = 1;
             sn[k].sent_us = monotime_us();
             channel_send(sn[k].ch, &msg);
         }
+    }
+}
+
+static void
+on_usr1(evutil_socket_t fd, short what, void *arg)
+{
+    phase = 1;
 }
 
 static void
@@ -146,14 +167,16 @@ report(const struct member *m, int ph)
     for (k = 0; k < MAX_SN; k++)
         nsrc += (p->last_sources >> k) & 1;
     if (p->n == 0) {
-        printf("%s %s queries 0\n", m->name, ph ? "after" : "before");
+        printf("%s %s queries 0 lost %d\n", m->name, ph ? "after" : "before",
+               p->lost);
         return;
     }
     qsort(p->ms, (size_t)p->n, sizeof *p->ms, cmp_double);
     printf("%s %s queries %d median_ms %.2f p95_ms %.2f max_ms %.2f "
-           "entries %zu from_supernodes %d\n",
+           "entries %zu from_supernodes %d lost %d\n",
            m->name, ph ? "after" : "before", p->n, p->ms[p->n / 2],
-           p->ms[p->n * 95 / 100], p->ms[p->n - 1], p->last_entries, nsrc);
+           p->ms[p->n * 95 / 100], p->ms[p->n - 1], p->last_entries, nsrc,
+           p->lost);
 }
 
 int
@@ -170,10 +193,9 @@ main(int argc, char **argv)
     int seconds = 60, every_ms = 200, ch, k;
     struct p2p_config cfg;
     struct p2p_group g;
-    struct channel_params cp;
     char err[512];
     struct timeval tick, window;
-    struct event *ev_tick, *ev_stop;
+    struct event *ev_tick, *ev_stop, *ev_usr1;
 
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (ch) {
@@ -214,9 +236,7 @@ main(int argc, char **argv)
             fatalx("%s", err);
         sn[k].ph[0].ms = xcalloc(MAX_SAMPLES, sizeof(double));
         sn[k].ph[1].ms = xcalloc(MAX_SAMPLES, sizeof(double));
-        sn[k].ch = channel_connect(base, &sn[k].addr, NULL, &cp, &q_cbs, &sn[k]);
-        if (sn[k].ch == NULL)
-            fatal("socket");
+        member_connect(&sn[k]);
     }
     tick.tv_sec = every_ms / 1000;
     tick.tv_usec = (every_ms % 1000) * 1000;
@@ -226,6 +246,8 @@ main(int argc, char **argv)
     window.tv_usec = 0;
     ev_stop = evtimer_new(base, stop, NULL);
     evtimer_add(ev_stop, &window);
+    ev_usr1 = evsignal_new(base, SIGUSR1, on_usr1, NULL);
+    evsignal_add(ev_usr1, NULL);
     event_base_dispatch(base);
 
     for (k = 0; k < nsn; k++) {
@@ -241,6 +263,7 @@ main(int argc, char **argv)
     }
     event_free(ev_tick);
     event_free(ev_stop);
+    event_free(ev_usr1);
     event_base_loop(base, EVLOOP_NONBLOCK);
     event_base_free(base);
     group_wipe(&g);

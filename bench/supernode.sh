@@ -10,8 +10,8 @@
 # every supernode, and one supernode killed mid-run.  Reports memory and
 # CPU per supernode, query latency and where the candidates came from,
 # and the time until every peer is registered again.
-# Usage: bench/supernode.sh --federation [BUILD_DIR] [PEERS] [SECONDS]
-#        (default: build 100000 120; PEERS is lowered to what the open-file
+# Usage: bench/supernode.sh --federation [BUILD_DIR] [PEERS] [SECONDS] [HEARTBEAT_MS]
+#        (default: build 100000 120 1000; PEERS is lowered to what the open-file
 #        limit lets three supernodes hold, and says so)
 set -eu
 if [ "${1:-}" = "--federation" ]; then
