@@ -268,7 +268,10 @@ federation_push(struct federation *fed, uint64_t now_ms)
             continue;
         for (part = 0; part < nparts; part++) {
             m.u.fed.part = part;
-            m.u.fed.peers = own.peers + (size_t)part * WIRE_FED_PART_ENTRIES;
+            /* No peers: one empty part (and no offset on a NULL array). */
+            m.u.fed.peers = n == 0 ? NULL
+                                   : own.peers + (size_t)part *
+                                                     WIRE_FED_PART_ENTRIES;
             m.u.fed.npeers = n - (size_t)part * WIRE_FED_PART_ENTRIES;
             if (m.u.fed.npeers > WIRE_FED_PART_ENTRIES)
                 m.u.fed.npeers = WIRE_FED_PART_ENTRIES;
