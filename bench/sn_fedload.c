@@ -5,7 +5,8 @@
  * from its own loopback source address, like peerd, and chooses its
  * supernode as peerd does with supernodes_per_peer = 1: the first, in
  * the rendezvous order of its node key, that has not refused a
- * connection.  When its supernode goes away it registers with the next.
+ * connection.  When its supernode goes away or turns it away it registers
+ * with the next.
  *
  *   sn_fedload --conf F --supernode ADDR:PORT (one per member, in the
  *              federation's order) --peers N [--first I] [--seconds S]
@@ -48,6 +49,7 @@ struct sim {
     uint8_t pk[SEC_SIGN_PK_LEN], sk[SEC_SIGN_SK_LEN];
     int idx;                /* across shards */
     int order[MAX_SN];      /* rendezvous order of the supernodes */
+    int pos;                /* place in order to try first */
     int target;             /* supernode index tried or registered with */
     int registered;
     int ever;               /* registered at least once */
@@ -79,16 +81,19 @@ sn_name(int k)
     return sn_names[k];
 }
 
-/* The first supernode in s's order that has not refused anyone. */
+/* From s->pos on in s's order, the first supernode that has not refused
+ * anyone. */
 static int
 sim_choice(const struct sim *s)
 {
-    int k;
+    int k, i;
 
-    for (k = 0; k < nsn; k++)
-        if (!sn_dead[s->order[k]])
-            return s->order[k];
-    return s->order[0];
+    for (k = 0; k < nsn; k++) {
+        i = s->order[(s->pos + k) % nsn];
+        if (!sn_dead[i])
+            return i;
+    }
+    return s->order[s->pos];
 }
 
 static void
@@ -173,6 +178,7 @@ sim_msg(struct channel *ch, const struct msg *m, void *arg)
             break;
         s->registered = 1;
         s->backoff_ms = 200;
+        s->pos = 0;
         nregistered++;
         if (!s->ever) {
             s->ever = 1;
@@ -222,10 +228,15 @@ sim_close(struct channel *ch, const char *reason, int fault, void *arg)
         fprintf(stderr, "sn_fedload: %s refuses connections; passing it over\n",
                 sn_name(s->target));
     }
-    if (sn_dead[s->target])
+    if (sn_dead[s->target]) {
         sim_connect(s);
-    else
-        sim_retry(s);
+        return;
+    }
+    /* Turned away (busy, full, too slow): the next in its order, as
+     * peerd's directory passes over a failing supernode; after a whole
+     * round, back to the first choice. */
+    s->pos = (s->pos + 1) % nsn;
+    sim_retry(s);
 }
 
 static const struct channel_cbs sim_cbs = {

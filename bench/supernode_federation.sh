@@ -8,7 +8,7 @@
 # real authenticated connections, one per peer, from 127.64.0.1 onwards;
 # each registers with the supernode its node key's rendezvous order puts
 # first, as peerd does with supernodes_per_peer = 1), and queries through
-# every supernode five times a second (sn_fedquery).  Once every peer is
+# every supernode once a second (sn_fedquery).  Once every peer is
 # registered it measures each supernode's CPU and memory over a 10 s
 # window, kills the supernode holding the most peers with SIGKILL, and
 # reports how long until every one of its peers is registered again and
@@ -35,7 +35,8 @@ preauth=1024
 # keeps for connections still in their handshake, less a margin for its
 # federation links and the queries.
 per_sn=$((nofile - 32 - preauth - 64))
-cap=$((3 * per_sn))
+# Rendezvous hashing spreads peers evenly, not exactly: 5 % to spare.
+cap=$((3 * per_sn * 95 / 100))
 peers=$want
 if [ "$peers" -gt "$cap" ]; then
     echo "note: $want peers asked; with $nofile descriptors per process a" \
@@ -121,7 +122,7 @@ while [ $i -lt $nshards ]; do
 done
 # shellcheck disable=SC2086
 "$build/bin/sn_fedquery" --conf "$dir/p2p.conf" $sns --seconds "$secs" \
-    --every-ms 200 >"$dir/query.out" 2>"$dir/query.err" &
+    --every-ms 1000 >"$dir/query.out" 2>"$dir/query.err" &
 qpid=$!
 pids="$pids $qpid"
 
