@@ -41,6 +41,13 @@ enum frame_kind {
 #define WIRE_MAX_LABEL 64
 #define WIRE_MAX_ADDR 64
 #define WIRE_MAX_TEXT 256
+/* Federation: a summary's instance id, parts and entries per part (a
+ * part of 250 entries of at most ~230 bytes fits FRAME_MAX_REQUEST). */
+#define WIRE_FED_INSTANCE_LEN 16
+#define WIRE_FED_MAX_PARTS 64
+#define WIRE_FED_PART_ENTRIES 250
+/* The Error code a supernode answers a summary of its own with. */
+#define WIRE_ERR_FED_SELF 4
 /* Jobs. */
 #define WIRE_JOB_ID_LEN 16
 #define WIRE_MAX_NAME 255          /* a staged file's base name */
