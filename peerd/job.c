@@ -117,6 +117,8 @@ struct job {
     char **argv, **env;
     size_t nargv, nenv, nstarted;
     struct event *spawn_ev;
+    struct worker *worker; /* a farm's persistent worker (worker.c) */
+    int *worker_in;        /* where its stdin pipe goes, at the start */
     struct job *next;
 };
 
@@ -396,7 +398,13 @@ proc_check_done(struct proc *p)
                  j->hex, p->rank, p->replica,
                  m.u.exit.signaled ? "killed by signal" : "exited with",
                  m.u.exit.code, (unsigned long long)(m.u.exit.mem_peak >> 10));
-    if (j->owner != NULL)
+    if (j->worker != NULL) {
+        struct worker *w = j->worker;
+
+        /* Its tasks are the worker's to report, not a process exit. */
+        j->worker = NULL;
+        worker_exited(w, p->status, m.u.exit.mem_peak);
+    } else if (j->owner != NULL)
         svc_conn_send(j->owner, &m);
     reserve_return_one(j->pd, j->id);
     if (--j->nrunning == 0)
@@ -454,6 +462,15 @@ job_stream_cb(evutil_socket_t fd, short what, void *arg)
     }
     if (j->owner == NULL)
         return; /* nobody to tell; the job is being killed */
+    if (j->worker != NULL) {
+        if (ps->stream == 1)
+            worker_stdout(j->worker, buf, (size_t)n);
+        else
+            worker_stderr(j->worker, buf, (size_t)n);
+        if (svc_conn_backlog(j->owner) > SVC_BACKLOG_MAX)
+            job_pause(j, 1);
+        return;
+    }
     memset(&m, 0, sizeof m);
     m.type = MSG_OUTPUT;
     memcpy(m.u.data.job, j->id, WIRE_JOB_ID_LEN);
@@ -467,6 +484,18 @@ job_stream_cb(evutil_socket_t fd, short what, void *arg)
      * making this daemon buffer without bound. */
     if (svc_conn_backlog(j->owner) > SVC_BACKLOG_MAX)
         job_pause(j, 1);
+}
+
+void
+job_drain_stderr(struct job *j)
+{
+    struct proc_stream *ps = &j->procs[0].out[1];
+    uint8_t buf[JOB_READ_MAX];
+    ssize_t n;
+
+    while (j->worker != NULL && ps->fd != -1 &&
+           (n = read(ps->fd, buf, sizeof buf)) > 0)
+        worker_stderr(j->worker, buf, (size_t)n);
 }
 
 void
@@ -709,6 +738,7 @@ job_start_proc(struct job *j, struct proc *p, char *why, size_t whylen)
         r.nproc = pd->cfg->job_nproc;
     }
     r.nofile = pd->cfg->job_nofile;
+    r.in = j->worker_in;
     p->pid = spawn_process(&r, &fds[0], &fds[1], why, whylen);
     for (i = 0; i < nenv; i++)
         free(env[i]);
@@ -856,9 +886,11 @@ job_spawn_cb(evutil_socket_t fd, short what, void *arg)
         log_debug("job %.8s: all %zu processes started", j->hex, j->nprocs);
 }
 
-int
-job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
-           struct box *box, char *why, size_t whylen)
+/* Launch a job; a worker's gets w and its stdin pipe in *in. */
+static int
+job_launch_as(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
+              struct box *box, struct worker *w, int *in, char *why,
+              size_t whylen)
 {
     struct hold *h;
     struct job *j;
@@ -904,6 +936,8 @@ job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
     j->cmd = xstrdup(l->argv[0]);
     j->task = l->task != 0;
     j->started = time(NULL);
+    j->worker = w;
+    j->worker_in = in;
     j->next = pd->jobs;
     pd->jobs = j;
     reserve_confirm(pd, h, (uint32_t)l->nprocs);
@@ -936,13 +970,52 @@ job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
         j->spawn_ev = evtimer_new(pd->base, job_spawn_cb, j);
         evtimer_add(j->spawn_ev, &spawn_now);
     }
+    j->worker_in = NULL; /* a worker is one process: started by now */
     return 0;
 
 fail:
     log_warnx("job %.8s: launch failed: %s", j->hex, why);
     /* What did start is killed and reaped at once; the job never ran. */
+    j->worker = NULL;
+    j->worker_in = NULL;
     job_kill_now(j);
     return -1;
+}
+
+int
+job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
+           struct box *box, char *why, size_t whylen)
+{
+    return job_launch_as(pd, c, l, box, NULL, NULL, why, whylen);
+}
+
+struct job *
+job_launch_worker(struct peerd *pd, struct svc_conn *c,
+                  const struct msg_launch *l, struct box *box,
+                  struct worker *w, int *in, char *why, size_t whylen)
+{
+    *in = -1;
+    if (job_launch_as(pd, c, l, box, w, in, why, whylen) == -1) {
+        if (*in != -1)
+            close(*in);
+        *in = -1;
+        return NULL;
+    }
+    return job_find(pd, l->job);
+}
+
+void
+job_forget_worker(struct job *j)
+{
+    j->worker = NULL;
+}
+
+uint64_t
+job_mem_peak(const struct job *j)
+{
+    return j->nprocs > 0 && j->procs[0].cg != NULL
+               ? cgroup_mem_peak(j->procs[0].cg)
+               : 0;
 }
 
 void

@@ -347,6 +347,7 @@ main(int argc, char **argv)
     /* Before offering slots: nothing of an earlier life may still run. */
     job_recover(&pd);
     farm_init(&pd);
+    worker_init(&pd);
     /* Not fatal: a peer may be started before its directory is fixed, and
      * a launch then fails with the same explanation. */
     if (job_reachable(pd.state_dir, pd.job_uid, err, sizeof err) == -1)
@@ -407,6 +408,7 @@ main(int argc, char **argv)
     directory_free(pd.directory);
     service_free(pd.service);
     control_free(pd.control);
+    worker_fini(&pd);
     job_shutdown(&pd);
     event_free(ev_term);
     event_free(ev_int);

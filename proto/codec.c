@@ -156,6 +156,10 @@ encode_launch(const struct msg_launch *l, P2p__Message *pb, uint8_t **out,
     la.mem_need = l->mem_need;
     if (l->task != 0)
         BYTES(la.farm, l->farm, WIRE_JOB_ID_LEN);
+    la.worker = l->worker;
+    la.input_more = l->input_more;
+    if (l->input_len > 0)
+        BYTES(la.input, l->input, l->input_len);
     if (l->nprocs > 0) {
         procs = xcalloc(l->nprocs, sizeof *procs);
         procp = xcalloc(l->nprocs, sizeof *procp);
@@ -505,6 +509,10 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         pexit.limit_value = m->u.exit.limit_value;
         pexit.evicted = m->u.exit.evicted;
         pexit.evict_reason = (char *)m->u.exit.evict_reason;
+        pexit.worker_lost = m->u.exit.worker_lost;
+        pexit.error = (char *)m->u.exit.error;
+        if (m->u.exit.out_len > 0)
+            BYTES(pexit.out, m->u.exit.out, m->u.exit.out_len);
         pb.body_case = P2P__MESSAGE__BODY_PROC_EXIT;
         pb.proc_exit = &pexit;
         break;
@@ -762,6 +770,28 @@ decode_launch(const P2p__Launch *pb, struct msg_launch *l, char *err,
         if (bytes_from_pb(&pb->farm, l->farm, WIRE_JOB_ID_LEN, "farm id", err,
                           errlen) == -1)
             return -1;
+    }
+    if ((pb->worker || pb->input.len > 0 || pb->input_more) &&
+        l->task == 0) {
+        snprintf(err, errlen, "launch: a worker's input outside a farm");
+        return -1;
+    }
+    if (pb->input.len > WIRE_MAX_CHUNK) {
+        snprintf(err, errlen, "launch: task input of %zu bytes, limit %d",
+                 pb->input.len, WIRE_MAX_CHUNK);
+        return -1;
+    }
+    if (pb->input_more && !pb->worker) {
+        snprintf(err, errlen, "launch: input pieces for a task without a "
+                              "worker");
+        return -1;
+    }
+    l->worker = pb->worker;
+    l->input_more = pb->input_more;
+    if (pb->input.len > 0) {
+        l->input = xmalloc(pb->input.len);
+        memcpy(l->input, pb->input.data, pb->input.len);
+        l->input_len = pb->input.len;
     }
     /* Every count is checked against its bound above. */
     l->procs = xcalloc(pb->n_procs, sizeof *l->procs);
@@ -1134,8 +1164,22 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
         m->u.exit.limit_value = pb->proc_exit->limit_value;
         m->u.exit.evicted = pb->proc_exit->evicted;
         if (text_from_pb(pb->proc_exit->evict_reason, m->u.exit.evict_reason,
-                         WIRE_MAX_TEXT, "evict reason", err, errlen) == -1)
+                         WIRE_MAX_TEXT, "evict reason", err, errlen) == -1 ||
+            text_from_pb(pb->proc_exit->error, m->u.exit.error, WIRE_MAX_TEXT,
+                         "error", err, errlen) == -1)
             return -1;
+        m->u.exit.worker_lost = pb->proc_exit->worker_lost;
+        if (pb->proc_exit->out.len > WIRE_MAX_CHUNK) {
+            snprintf(err, errlen, "proc exit: answer of %zu bytes, limit %d",
+                     pb->proc_exit->out.len, WIRE_MAX_CHUNK);
+            return -1;
+        }
+        if (pb->proc_exit->out.len > 0) {
+            m->u.exit.out = xmalloc(pb->proc_exit->out.len);
+            memcpy(m->u.exit.out, pb->proc_exit->out.data,
+                   pb->proc_exit->out.len);
+            m->u.exit.out_len = pb->proc_exit->out.len;
+        }
         return bytes_from_pb(&pb->proc_exit->job, m->u.exit.job,
                              WIRE_JOB_ID_LEN, "job id", err, errlen);
     case P2P__MESSAGE__BODY_LAUNCH:
@@ -1315,7 +1359,13 @@ codec_msg_free(struct msg *m)
                 free(m->u.launch.env[i]);
         free(m->u.launch.env);
         free(m->u.launch.files);
+        free(m->u.launch.input);
         memset(&m->u.launch, 0, sizeof m->u.launch);
+        break;
+    case MSG_PROC_EXIT:
+        free(m->u.exit.out);
+        m->u.exit.out = NULL;
+        m->u.exit.out_len = 0;
         break;
     default:
         break;

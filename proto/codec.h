@@ -246,6 +246,10 @@ struct msg_launch {
     uint64_t task;     /* a farm's task (from 1), 0: a job */
     uint64_t mem_need; /* bytes, tasks only */
     uint8_t farm[WIRE_JOB_ID_LEN];
+    int worker;     /* a task for a persistent worker */
+    uint8_t *input; /* its input (owned; NULL when empty) */
+    size_t input_len;
+    int input_more; /* a piece: more of the input follows */
 };
 
 /* A farm of tasks opens on a peer. */
@@ -300,6 +304,10 @@ struct msg_proc_exit {
     uint64_t limit_value;    /* bytes or processes */
     int evicted;             /* the owner took the machine back */
     char evict_reason[WIRE_MAX_TEXT + 1];
+    int worker_lost; /* a worker's task left unanswered */
+    char error[WIRE_MAX_TEXT + 1];
+    uint8_t *out;    /* a worker's answer: owned when decoded */
+    size_t out_len;
 };
 
 /* The job's membership, numbered: the processes declared dead so far

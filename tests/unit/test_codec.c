@@ -962,6 +962,69 @@ t_launch_empty_argument(void)
     free(buf);
 }
 
+/* A worker task: its input (a piece, input_more) travels, only inside a
+ * farm, within the chunk limit; its answer comes back in the exit. */
+static void
+t_worker_task(void)
+{
+    struct msg m, d;
+    struct proc_spec ps = {0, 0};
+    char *argv[] = {"python3", "worker.py"};
+    static uint8_t input[WIRE_MAX_CHUNK + 1];
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_LAUNCH;
+    m.u.launch.size = m.u.launch.nreplicas = 1;
+    m.u.launch.procs = &ps;
+    m.u.launch.nprocs = 1;
+    m.u.launch.argv = argv;
+    m.u.launch.nargv = 2;
+    m.u.launch.task = 5;
+    memset(m.u.launch.farm, 0x42, WIRE_JOB_ID_LEN);
+    m.u.launch.worker = 1;
+    m.u.launch.input = (uint8_t *)"line\0with a NUL";
+    m.u.launch.input_len = 15;
+    m.u.launch.input_more = 1;
+    if (roundtrip(&m, &d) == 0) {
+        CHECK_EQ_INT(d.u.launch.worker, 1);
+        CHECK_EQ_INT(d.u.launch.input_more, 1);
+        CHECK_EQ_INT(d.u.launch.input_len, 15);
+        CHECK_MEM(d.u.launch.input, "line\0with a NUL", 15);
+        codec_msg_free(&d);
+    }
+    /* An input longer than a chunk is refused. */
+    m.u.launch.input = input;
+    m.u.launch.input_len = sizeof input;
+    expect_encoded_reject(&m, "worker input over a chunk");
+    /* Pieces without a worker, or input outside a farm: refused. */
+    m.u.launch.input_len = 1;
+    m.u.launch.worker = 0;
+    expect_encoded_reject(&m, "input pieces without a worker");
+    m.u.launch.worker = 1;
+    m.u.launch.task = 0;
+    expect_encoded_reject(&m, "worker input outside a farm");
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_PROC_EXIT;
+    m.u.exit.code = 3;
+    m.u.exit.out = (uint8_t *)"the answer";
+    m.u.exit.out_len = 10;
+    m.u.exit.worker_lost = 1;
+    snprintf(m.u.exit.error, sizeof m.u.exit.error,
+             "worker 2 on ws1 broke the protocol during task 5");
+    if (roundtrip(&m, &d) == 0) {
+        CHECK_EQ_INT(d.u.exit.code, 3);
+        CHECK_EQ_INT(d.u.exit.out_len, 10);
+        CHECK_MEM(d.u.exit.out, "the answer", 10);
+        CHECK_EQ_INT(d.u.exit.worker_lost, 1);
+        CHECK_EQ_STR(d.u.exit.error, m.u.exit.error);
+        codec_msg_free(&d);
+    }
+    m.u.exit.out = input;
+    m.u.exit.out_len = sizeof input;
+    expect_encoded_reject(&m, "an answer over a chunk");
+}
+
 /* --- membership ---------------------------------------------------------- */
 
 static void
@@ -1755,6 +1818,7 @@ t_list_request_local(void)
 
 static const struct test_case cases[] = {
     {"launch with empty arguments", t_launch_empty_argument},
+    {"worker task", t_worker_task},
     {"register", t_register},
     {"register_max_lengths", t_register_max_lengths},
     {"register_ack", t_register_ack},
