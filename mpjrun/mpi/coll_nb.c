@@ -12,7 +12,8 @@
  *   Ireduce    every operand to the root, combined there in rank order
  *              (x0 op x1 op ... op x(p-1), right for non-commutative
  *              operations too)
- *   Iallreduce Ireduce to rank 0, then Ibcast
+ *   Iallreduce recursive doubling when p is a power of two, else
+ *              Ireduce to rank 0, then Ibcast
  *   Ireduce_scatter(_block)   Ireduce of the whole vector to rank 0,
  *              then Iscatterv
  *   Iscan, Iexscan   a chain: rank r gets the prefix of r - 1, folds
@@ -667,6 +668,38 @@ PMPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
     return nb_go(s, rc, req, comm, fn);
 }
 
+/* Allreduce by recursive doubling (p a power of two): log2 p rounds,
+ * each an exchange with rank ^ mask and a reduction.  The partial result
+ * always covers a run of consecutive ranks, the lower run on the left,
+ * so the operand order is rank order (non-commutative operations too). */
+static int
+add_allreduce_doubling(struct mpii_sched *s, struct mpii_comm *c,
+                       const void *sbuf, void *rbuf, int count,
+                       MPI_Datatype dt, MPI_Op op)
+{
+    void *tmp = sched_tmp(s, count, dt);
+    int mask;
+
+    if (tmp == NULL)
+        return MPI_ERR_NO_MEM;
+    if (sbuf != MPI_IN_PLACE)
+        sched_copy(s, sbuf, count, dt, rbuf, count, dt);
+    for (mask = 1; mask < c->size; mask <<= 1) {
+        int partner = c->rank ^ mask;
+
+        sched_round(s);
+        sched_send(s, rbuf, count, dt, partner);
+        sched_recv(s, tmp, count, dt, partner);
+        if (partner < c->rank)
+            sched_op(s, tmp, rbuf, count, dt, op); /* theirs op mine */
+        else {
+            sched_op(s, rbuf, tmp, count, dt, op); /* mine op theirs */
+            sched_copy(s, tmp, count, dt, rbuf, count, dt);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
 #pragma weak MPI_Iallreduce = PMPI_Iallreduce
 int
 PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
@@ -682,9 +715,13 @@ PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
         return mpii_err(comm, rc, fn);
     if ((s = sched_new(c)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
-    rc = add_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, dt,
-                    op, 0);
-    add_bcast(s, c, rbuf, count, dt, 0);
+    if (c->size > 1 && (c->size & (c->size - 1)) == 0)
+        rc = add_allreduce_doubling(s, c, sbuf, rbuf, count, dt, op);
+    else {
+        rc = add_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count,
+                        dt, op, 0);
+        add_bcast(s, c, rbuf, count, dt, 0);
+    }
     return nb_go(s, rc, req, comm, fn);
 }
 

@@ -110,6 +110,9 @@ void persist_free(struct mpii_req *);
 /* Generalized requests: the status from the user's query function, then
  * its free function (req_finish); the error either returned. */
 int greq_finish(struct mpii_req *, MPI_Status *);
+/* The status of a complete generalized request from its query function
+ * (Request_get_status); the request stays. */
+int greq_query(struct mpii_req *, MPI_Status *);
 /* MPI_Cancel of a persistent or generalized request. */
 int persist_cancel(struct mpii_req *);
 

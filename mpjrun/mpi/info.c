@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "mpii.h"
 
@@ -48,24 +47,23 @@ info_destroy(void *p)
 
 static int info_put(struct mpii_info *, const char *key, const char *val);
 
-/* MPI_INFO_ENV: how the process was started, as far as p2pmpi knows. */
+/* MPI_INFO_ENV: how the process was started, as far as p2pmpi knows.
+ * No working directory: it is the job's directory on each peer, which
+ * differs between the replicas of a rank. */
 static struct mpii_info *
 info_env(void)
 {
-    char buf[4096];
+    char buf[MPI_MAX_PROCESSOR_NAME];
     struct mpii_info *in;
     struct mpii_comm *w;
+    int n;
 
     if (env_info != NULL)
         return env_info;
     if ((in = calloc(1, sizeof *in)) == NULL)
         return NULL;
-    if (gethostname(buf, sizeof buf) == 0) {
-        buf[sizeof buf - 1] = '\0';
+    if (PMPI_Get_processor_name(buf, &n) == MPI_SUCCESS && n > 0)
         (void)info_put(in, "host", buf);
-    }
-    if (getcwd(buf, sizeof buf) != NULL)
-        (void)info_put(in, "wdir", buf);
     if ((w = mpii_comm_get(MPI_COMM_WORLD)) != NULL) {
         snprintf(buf, sizeof buf, "%d", w->size);
         (void)info_put(in, "maxprocs", buf);

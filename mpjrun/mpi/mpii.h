@@ -24,6 +24,12 @@
  *   request.c   requests, wait and test families
  *   p2p.c       the point-to-point calls
  *   bsend.c     buffered sends and the attached buffer
+ *   persist.c   persistent and generalized requests
+ *   mprobe.c    matched probes (Mprobe ... Imrecv) and MPI_Message
+ *   coll_sched.c, coll_nb.c  schedules and the nonblocking collectives
+ *   info.c      info objects
+ *   errclass.c  error classes and codes the program adds
+ *   fint.c      C/Fortran handle conversion
  *   coll.c      the collective calls, built on point-to-point
  *   stubs.c     calls that only exist to link
  *   topo.c      process topologies (Cartesian, graph, distributed graph)
@@ -129,6 +135,11 @@ int mpii_type_is_builtin(const struct mpii_type *);
 size_t mpii_type_elements(const struct mpii_type *, size_t bytes, int *whole);
 /* Free every derived type (MPI_Finalize). */
 void mpii_type_fini(void);
+/* The runs of bytes of one element, relative to its origin, in packed
+ * order: how many, and run i. */
+size_t mpii_type_nblocks(const struct mpii_type *);
+void mpii_type_block(const struct mpii_type *, size_t i, MPI_Aint *off,
+                     size_t *len);
 
 /* --- op.c ----------------------------------------------------------- */
 
@@ -250,6 +261,14 @@ int mpii_inter_reduce_scatter(const void *sbuf, void *rbuf,
                               const int rcounts[], int rcount,
                               MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
                               const char *fn);
+
+/* --- win.c, rma.c, rma_target.c: one-sided communication ----------- */
+
+/* The target side of passive-target epochs is served from the progress
+ * engine (transport_progress calls this); a no-op without windows. */
+void mpii_rma_poll(void);
+/* MPI_Finalize: free the windows the program left. */
+void mpii_win_fini(void);
 
 /* --- group.c -------------------------------------------------------- */
 

@@ -847,9 +847,13 @@ PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *st)
     *flag = !r->active;
     if (!*flag)
         return MPI_SUCCESS;
-    if (req_inactive(r) || r->kind == REQ_GREQ)
-        status_empty(st); /* a generalized one is asked only at its wait */
-    else
+    if (req_inactive(r))
+        status_empty(st);
+    else if (r->kind == REQ_GREQ) {
+        int rc = greq_query(r, st);
+
+        return rc == MPI_SUCCESS ? rc : mpii_err(MPI_COMM_WORLD, rc, fn);
+    } else
         status_out(r, st);
     return MPI_SUCCESS;
 }

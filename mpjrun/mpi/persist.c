@@ -293,22 +293,31 @@ PMPI_Grequest_complete(MPI_Request req)
 }
 
 int
-greq_finish(struct mpii_req *r, MPI_Status *st)
+greq_query(struct mpii_req *r, MPI_Status *st)
 {
     struct mpii_greq *g = r->greq;
     MPI_Status mine;
-    int rc = MPI_SUCCESS, rc2 = MPI_SUCCESS;
+    int rc = MPI_SUCCESS;
 
     memset(&mine, 0, sizeof mine);
     mine.MPI_SOURCE = MPI_ANY_SOURCE;
     mine.MPI_TAG = MPI_ANY_TAG;
     if (g->query != NULL)
         rc = g->query(g->extra, &mine);
+    if (st != MPI_STATUS_IGNORE)
+        *st = mine;
+    return rc;
+}
+
+int
+greq_finish(struct mpii_req *r, MPI_Status *st)
+{
+    struct mpii_greq *g = r->greq;
+    int rc = greq_query(r, st), rc2 = MPI_SUCCESS;
+
     if (g->free_fn != NULL)
         rc2 = g->free_fn(g->extra);
     g->freed = 1;
-    if (st != MPI_STATUS_IGNORE)
-        *st = mine;
     return rc != MPI_SUCCESS ? rc : rc2;
 }
 

@@ -250,9 +250,14 @@ check_grequest(void)
     MPI_OK(MPI_Test(&q, &flag, &st));
     CHECK(!flag, "generalized request complete before Grequest_complete");
     MPI_OK(MPI_Grequest_complete(q));
+    /* Request_get_status asks the query function, frees nothing. */
+    MPI_OK(MPI_Request_get_status(q, &flag, &st));
+    CHECK(flag && st.MPI_SOURCE == 77 && g.queried == 1 && g.freed == 0,
+          "Request_get_status: flag %d source %d query %d free %d", flag,
+          st.MPI_SOURCE, g.queried, g.freed);
     MPI_OK(MPI_Wait(&q, &st));
     CHECK(q == MPI_REQUEST_NULL, "Wait left the generalized request");
-    CHECK(g.queried == 1 && g.freed == 1, "query %d free %d", g.queried,
+    CHECK(g.queried == 2 && g.freed == 1, "query %d free %d", g.queried,
           g.freed);
     CHECK(st.MPI_SOURCE == 77 && st.MPI_TAG == 78, "status %d %d",
           st.MPI_SOURCE, st.MPI_TAG);
