@@ -6,7 +6,22 @@
 # polls as the page does), and the page's load time and size.
 # Usage: bench/supernode.sh [BUILD_DIR] [PEERS...]   (default: build 1000 10000)
 #        DASHBOARD_ONLY=1 bench/supernode.sh build 1000   (the last part only)
+#
+# Federation mode (docs/scale.md, "The directory"): 4 supernodes that
+# summarise their peers to each other, PEERS simulated peers (real
+# authenticated connections from their own loopback addresses, each
+# registered with one supernode chosen as peerd chooses), queries through
+# every supernode, and one supernode killed mid-run.  Reports memory and
+# CPU per supernode, query latency and where the candidates came from,
+# and the time until every peer is registered again.
+# Usage: bench/supernode.sh --federation [BUILD_DIR] [PEERS] [SECONDS] [HEARTBEAT_MS]
+#        (default: build 100000 120 1000; PEERS is lowered to what the open-file
+#        limit lets three supernodes hold, and says so)
 set -eu
+if [ "${1:-}" = "--federation" ]; then
+    shift
+    exec sh "$(dirname "$0")/supernode_federation.sh" "$@"
+fi
 build=$(cd "${1:-build}" && pwd); shift || true
 counts=${*:-1000 10000}
 here=$(cd "$(dirname "$0")" && pwd)

@@ -28,20 +28,25 @@ usage(FILE *f)
 {
     fprintf(f, "usage: mpihost [--conf FILE] [--supernode ADDR:PORT]... "
                "[--jobs] [--json]\n"
-               "               [--watch] [--timeout SECONDS] [--verbose] "
-               "[--help] [--version]\n"
+               "               [--local] [--watch] [--timeout SECONDS] "
+               "[--verbose] [--help]\n"
+               "               [--version]\n"
                "\n"
                "Lists the peers registered with the network's supernode: host, "
                "address,\n"
                "slots free/total, memory free/total, load, round-trip time, "
                "state, and\n"
-               "time since the last heartbeat.\n"
+               "time since the last heartbeat.  A federated supernode lists "
+               "the whole\n"
+               "network.\n"
                "\n"
                "  --jobs     list the jobs instead: running ones, then those "
                "finished lately,\n"
                "             with each rank's replicas and their hosts\n"
                "  --json     print JSON (the same fields as the dashboard's "
                "API)\n"
+               "  --local    only the peers registered with the supernode "
+               "that answers\n"
                "  --watch    refresh every %d s in place until interrupted\n",
             WATCH_EVERY_S);
 }
@@ -256,6 +261,7 @@ main(int argc, char **argv)
         {"json", no_argument, NULL, 'j'},
         {"jobs", no_argument, NULL, 'J'},
         {"watch", no_argument, NULL, 'w'},
+        {"local", no_argument, NULL, 'L'},
         {"timeout", required_argument, NULL, 't'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
@@ -263,7 +269,7 @@ main(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *conf = NULL, *sn[CONF_MAX_SUPERNODES];
-    int nsn = 0, json = 0, verbose = 0, timeout_s = 5, ch, rc;
+    int nsn = 0, json = 0, local = 0, verbose = 0, timeout_s = 5, ch, rc;
     int jobs = 0, watch = 0, tty = isatty(STDOUT_FILENO);
     struct p2p_config cfg;
     struct p2p_group g;
@@ -295,6 +301,9 @@ main(int argc, char **argv)
             break;
         case 'w':
             watch = 1;
+            break;
+        case 'L':
+            local = 1;
             break;
         case 't':
             if (cli_int("--timeout", optarg, 1, 600, &timeout_s) == -1)
@@ -341,8 +350,8 @@ main(int argc, char **argv)
     }
     rc = 0;
     do {
-        if (snquery_list_jobs(&cfg, &g, timeout_s * 1000, jobs, &list, err,
-                              sizeof err) == -1) {
+        if (snquery_ask(&cfg, &g, timeout_s * 1000, jobs, local, &list,
+                        err, sizeof err) == -1) {
             /* Watching, a supernode away for a moment is shown, not
              * fatal. */
             if (!watch) {

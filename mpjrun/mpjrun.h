@@ -21,10 +21,12 @@ int snquery_list(const struct p2p_config *, const struct p2p_group *,
                  int timeout_ms, struct msg_list_reply *out, char *err,
                  size_t errlen);
 /* The same, with the supernode's job view too when want_jobs (the caller
- * frees out->jobs with codec_jobs_free()). */
-int snquery_list_jobs(const struct p2p_config *, const struct p2p_group *,
-                      int timeout_ms, int want_jobs,
-                      struct msg_list_reply *out, char *err, size_t errlen);
+ * frees out->jobs with codec_jobs_free()), and only the peers registered
+ * with the supernode that answers, not what its federation knows, when
+ * local. */
+int snquery_ask(const struct p2p_config *, const struct p2p_group *,
+                int timeout_ms, int want_jobs, int local,
+                struct msg_list_reply *out, char *err, size_t errlen);
 
 /* snnote.c: a coordinator's progress for the supernode's dashboard */
 struct snnote;

@@ -109,8 +109,6 @@ struct job {
     char evict_reason[WIRE_MAX_TEXT + 1];
     char user[64];      /* who launched it, for p2pshare status */
     char *cmd;          /* its program, likewise */
-    struct worker *worker; /* a farm's persistent worker (worker.c) */
-    int *worker_in;        /* where its stdin pipe goes, at the start */
     int task;           /* a farm's task: reported with its farm */
     time_t started;     /* wall clock, for the dashboard */
     struct ctltable_in *table; /* the address table, as it arrives */
@@ -119,6 +117,8 @@ struct job {
     char **argv, **env;
     size_t nargv, nenv, nstarted;
     struct event *spawn_ev;
+    struct worker *worker; /* a farm's persistent worker (worker.c) */
+    int *worker_in;        /* where its stdin pipe goes, at the start */
     struct job *next;
 };
 
@@ -934,10 +934,10 @@ job_launch_as(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
     job_set_bind_host(j, c);
     snprintf(j->user, sizeof j->user, "%s", svc_conn_name(c));
     j->cmd = xstrdup(l->argv[0]);
-    j->worker = w;
-    j->worker_in = in;
     j->task = l->task != 0;
     j->started = time(NULL);
+    j->worker = w;
+    j->worker_in = in;
     j->next = pd->jobs;
     pd->jobs = j;
     reserve_confirm(pd, h, (uint32_t)l->nprocs);
@@ -970,7 +970,7 @@ job_launch_as(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
         j->spawn_ev = evtimer_new(pd->base, job_spawn_cb, j);
         evtimer_add(j->spawn_ev, &spawn_now);
     }
-    j->worker_in = NULL;
+    j->worker_in = NULL; /* a worker is one process: started by now */
     return 0;
 
 fail:

@@ -70,8 +70,9 @@ struct peerd {
     uint8_t node_sk[SEC_SIGN_SK_LEN];
     int slots_total;
     int heartbeat_ms;
-    struct link **links;
+    struct link **links; /* one per configured supernode */
     int nlinks;
+    struct directory *directory;
     struct service *service;
     int stopping;
     struct cache *cache;
@@ -166,15 +167,34 @@ int report_due(struct report *, const struct peerd *, uint64_t now_ms,
 void report_reset(struct report *);
 
 /* link.c: one per configured supernode */
+/* A link, not yet started. */
 struct link *link_new(struct peerd *, const char *supernode);
+/* Connect and register (and keep at it); nothing if running. */
+void link_start(struct link *);
+int link_running(const struct link *);
+int link_up(const struct link *);
+/* Running, not registered, and failed since it started or was last up. */
+int link_bad(const struct link *);
+const char *link_name(const struct link *);
 /* Free slots changed: send a heartbeat to every supernode now. */
 void link_announce(struct peerd *);
 /* What we run changed for good (a job ends): every supernode hears of it
  * now, if it differs from what it last heard. */
 void link_report_now(struct peerd *);
-/* Unregister (if registered) and close; the loop finishes the job. */
+/* Unregister (if registered) and close; the loop finishes the job.  The
+ * link may be started again. */
 void link_shutdown(struct link *);
 void link_free(struct link *);
+
+/* directory.c: which supernodes this peer registers with */
+struct directory;
+/* Rank the configured supernodes for our node key and start the first
+ * per_peer of them (pd->links holds one link per supernode). */
+struct directory *directory_new(struct peerd *, char *const *supernodes,
+                                int n, int per_peer);
+/* Fall over from a failing supernode, come back to a preferred one. */
+void directory_cron(struct peerd *, uint64_t now_ms);
+void directory_free(struct directory *);
 
 /* service.c: requests to this peer, one connection at a time */
 struct service;

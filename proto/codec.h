@@ -51,6 +51,7 @@ enum msg_type {
     MSG_NODE_PROOF,     /* u.node: node key and signature */
     MSG_JOB_REPORT,     /* u.report: peer -> supernode, what it runs */
     MSG_JOB_NOTE,       /* u.jnote: coordinator -> supernode, progress */
+    MSG_FED_SUMMARY,    /* u.fed: supernode -> supernode, its best peers */
     MSG__COUNT          /* keep last */
 };
 
@@ -155,6 +156,26 @@ struct msg_list_reply {
     struct peer_entry *peers; /* owned by the message */
     size_t njobs;             /* at most WIRE_MAX_LIST_JOBS */
     struct job_info *jobs;    /* likewise, with their procs */
+};
+
+/* A list request: local set, only the supernode's own peers; jobs set,
+ * the supernode's job view too. */
+struct msg_list_request {
+    int local;
+    int jobs;
+};
+
+/* One part of a supernode's summary.  Decoding guarantees part < nparts
+ * <= WIRE_FED_MAX_PARTS and npeers <= WIRE_FED_PART_ENTRIES. */
+struct msg_fed_summary {
+    uint8_t instance[WIRE_FED_INSTANCE_LEN];
+    uint64_t seq;
+    uint32_t part, nparts;
+    uint32_t total_peers;
+    uint64_t total_slots_free;
+    char addr[WIRE_MAX_ADDR + 1]; /* may be empty */
+    size_t npeers;
+    struct peer_entry *peers; /* owned when decoded, borrowed to encode */
 };
 
 struct msg_error {
@@ -329,9 +350,10 @@ struct msg {
         struct resources heartbeat;
         uint64_t stamp; /* ping, pong */
         struct msg_list_reply list;
-        int list_jobs; /* list request: the job view too */
+        struct msg_list_request list_req;
         struct msg_job_report report;
         struct msg_job_note jnote;
+        struct msg_fed_summary fed;
         struct msg_error error;
         struct msg_user_auth auth;
         struct msg_reserve reserve;

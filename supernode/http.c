@@ -13,9 +13,9 @@
  * Bad requests are bounded and logged (a few lines per interval, then a
  * count): headers and URL sizes, methods, connections that made a request
  * and are still open (503 beyond max_conns), idle connections (timeout).
- * The peers come first: every HTTP connection's events run at a lower
- * libevent priority than the peers' channels, so a loaded dashboard
- * delays page views, never heartbeats.
+ * The peers come first: from its first request on, an HTTP connection's
+ * events run at a lower libevent priority than the peers' channels, so a
+ * loaded dashboard delays page views, not heartbeats.
  */
 #include <sys/queue.h>
 #include <sys/socket.h>
@@ -316,6 +316,14 @@ http_on_request(struct evhttp_request *req, void *arg)
     enum http_auth auth;
     char cookie[600];
 
+    /* From its first request on, the connection's events run below the
+     * peers' channels (libevent sets a new connection's socket after any
+     * hook of ours could, at the default priority): the page keeps its
+     * connection, so its polls come second to heartbeats. */
+    if (h->prio >= 0 && evhttp_request_get_connection(req) != NULL)
+        bufferevent_priority_set(evhttp_connection_get_bufferevent(
+                                     evhttp_request_get_connection(req)),
+                                 h->prio);
     if (http_conn_track(h, evhttp_request_get_connection(req)) == -1) {
         http_error(h, req, 503, "Service Unavailable",
                    "too many dashboard connections");
@@ -349,8 +357,10 @@ http_on_request(struct evhttp_request *req, void *arg)
                  h->token);
         evhttp_add_header(evhttp_request_get_output_headers(req), "Set-Cookie",
                           cookie);
-        evhttp_add_header(evhttp_request_get_output_headers(req), "Location",
-                          path);
+        /* Only a path of ours: "//host" would send the browser away. */
+        evhttp_add_header(
+            evhttp_request_get_output_headers(req), "Location",
+            path[0] == '/' && path[1] != '/' && path[1] != '\\' ? path : "/");
         evhttp_send_reply(req, 303, "See Other", NULL);
         goto out;
     }
@@ -370,19 +380,6 @@ http_on_request(struct evhttp_request *req, void *arg)
 out:
     if (uri != NULL)
         evhttp_uri_free(uri);
-}
-
-/* Each connection's buffer runs below the peers' channels. */
-static struct bufferevent *
-http_on_connection(struct event_base *base, void *arg)
-{
-    struct http *h = arg;
-    struct bufferevent *bev =
-        bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
-
-    if (bev != NULL && h->prio >= 0)
-        bufferevent_priority_set(bev, h->prio);
-    return bev;
 }
 
 /* 1 for an address of the loopback network (127/8, ::1). */
@@ -474,7 +471,6 @@ http_new(struct event_base *base, struct server *srv,
     evhttp_set_max_headers_size(h->evh, HTTP_LIBEVENT_MAX_HEADERS);
     evhttp_set_max_body_size(h->evh, 1024);
     evhttp_set_timeout(h->evh, HTTP_TIMEOUT_S);
-    evhttp_set_bevcb(h->evh, http_on_connection, h);
     evhttp_set_gencb(h->evh, http_on_request, h);
     if (evhttp_accept_socket_with_handle(h->evh, fd) == NULL)
         fatalx("dashboard: cannot serve HTTP on %s", bound_addr);

@@ -139,6 +139,25 @@ check_valid(const struct msg *m)
         check_jobs(m->u.list.jobs, m->u.list.njobs, WIRE_MAX_LIST_JOBS,
                    (size_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS);
         break;
+    case MSG_FED_SUMMARY:
+        if (m->u.fed.nparts < 1 || m->u.fed.nparts > WIRE_FED_MAX_PARTS ||
+            m->u.fed.part >= m->u.fed.nparts ||
+            m->u.fed.npeers > WIRE_FED_PART_ENTRIES ||
+            (m->u.fed.npeers == 0) != (m->u.fed.peers == NULL))
+            abort();
+        check_text(m->u.fed.addr, sizeof m->u.fed.addr);
+        if (m->u.fed.addr[0] != '\0' &&
+            !codec_valid_token(m->u.fed.addr, WIRE_MAX_ADDR))
+            abort();
+        for (i = 0; i < m->u.fed.npeers; i++) {
+            const struct peer_entry *pe = &m->u.fed.peers[i];
+
+            if (!codec_valid_token(pe->host_label, WIRE_MAX_LABEL) ||
+                !codec_valid_token(pe->addr, WIRE_MAX_ADDR))
+                abort();
+            check_res(&pe->res);
+        }
+        break;
     case MSG_ERROR:
         check_text(m->u.error.text, sizeof m->u.error.text);
         for (i = 0; m->u.error.text[i] != '\0'; i++)
@@ -257,9 +276,23 @@ res_eq(const struct resources *a, const struct resources *b)
 }
 
 static int
-msg_eq(const struct msg *a, const struct msg *b)
+entries_eq(const struct peer_entry *a, const struct peer_entry *b, size_t n)
 {
     size_t i;
+
+    for (i = 0; i < n; i++)
+        if (memcmp(a[i].id, b[i].id, sizeof a[i].id) != 0 ||
+            strcmp(a[i].host_label, b[i].host_label) != 0 ||
+            strcmp(a[i].addr, b[i].addr) != 0 ||
+            !res_eq(&a[i].res, &b[i].res) || a[i].rtt_us != b[i].rtt_us ||
+            a[i].age_ms != b[i].age_ms)
+            return 0;
+    return 1;
+}
+
+static int
+msg_eq(const struct msg *a, const struct msg *b)
+{
 
     if (a->type != b->type)
         return 0;
@@ -285,20 +318,13 @@ msg_eq(const struct msg *a, const struct msg *b)
     case MSG_PING:
     case MSG_PONG:
         return a->u.stamp == b->u.stamp;
+    case MSG_LIST_REQUEST:
+        return a->u.list_req.local == b->u.list_req.local;
     case MSG_LIST_REPLY:
-        if (a->u.list.npeers != b->u.list.npeers)
-            return 0;
-        for (i = 0; i < a->u.list.npeers; i++) {
-            const struct peer_entry *x = &a->u.list.peers[i];
-            const struct peer_entry *y = &b->u.list.peers[i];
-
-            if (memcmp(x->id, y->id, sizeof x->id) != 0 ||
-                strcmp(x->host_label, y->host_label) != 0 ||
-                strcmp(x->addr, y->addr) != 0 || !res_eq(&x->res, &y->res) ||
-                x->rtt_us != y->rtt_us || x->age_ms != y->age_ms)
-                return 0;
-        }
-        return a->u.list.njobs == b->u.list.njobs &&
+        return a->u.list.npeers == b->u.list.npeers &&
+               entries_eq(a->u.list.peers, b->u.list.peers,
+                          a->u.list.npeers) &&
+               a->u.list.njobs == b->u.list.njobs &&
                jobs_eq(a->u.list.jobs, b->u.list.jobs, a->u.list.njobs);
     case MSG_JOB_NOTE:
         return memcmp(&a->u.jnote, &b->u.jnote, sizeof a->u.jnote) == 0;
@@ -306,6 +332,17 @@ msg_eq(const struct msg *a, const struct msg *b)
         return a->u.report.njobs == b->u.report.njobs &&
                a->u.report.more == b->u.report.more &&
                jobs_eq(a->u.report.jobs, b->u.report.jobs, a->u.report.njobs);
+    case MSG_FED_SUMMARY:
+        return memcmp(a->u.fed.instance, b->u.fed.instance,
+                      WIRE_FED_INSTANCE_LEN) == 0 &&
+               a->u.fed.seq == b->u.fed.seq &&
+               a->u.fed.part == b->u.fed.part &&
+               a->u.fed.nparts == b->u.fed.nparts &&
+               a->u.fed.total_peers == b->u.fed.total_peers &&
+               a->u.fed.total_slots_free == b->u.fed.total_slots_free &&
+               strcmp(a->u.fed.addr, b->u.fed.addr) == 0 &&
+               a->u.fed.npeers == b->u.fed.npeers &&
+               entries_eq(a->u.fed.peers, b->u.fed.peers, a->u.fed.npeers);
     case MSG_ERROR:
         return a->u.error.code == b->u.error.code &&
                strcmp(a->u.error.text, b->u.error.text) == 0;

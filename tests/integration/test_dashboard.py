@@ -316,6 +316,9 @@ class TestDashboardAccess(harness.ClusterTestCase):
         status, hdr, _ = get(sn, "/?token=" + self.TOKEN)
         self.assertEqual(status, 303)
         self.assertEqual(hdr["location"], "/")
+        # Never sent away from the dashboard.
+        status, hdr2, _ = get(sn, "//elsewhere.example/?token=" + self.TOKEN)
+        self.assertEqual((status, hdr2["location"]), (303, "/"))
         cookie = hdr["set-cookie"]
         self.assertIn("HttpOnly", cookie)
         value = cookie.split(";")[0]
