@@ -6,7 +6,22 @@
 # polls as the page does), and the page's load time and size.
 # Usage: bench/supernode.sh [BUILD_DIR] [PEERS...]   (default: build 1000 10000)
 #        DASHBOARD_ONLY=1 bench/supernode.sh build 1000   (the last part only)
+#
+# Federation mode (docs/scale.md, "The directory"): 4 supernodes that
+# summarise their peers to each other, PEERS simulated peers (real
+# authenticated connections from their own loopback addresses, each
+# registered with one supernode chosen as peerd chooses), queries through
+# every supernode, and one supernode killed mid-run.  Reports memory and
+# CPU per supernode, query latency and where the candidates came from,
+# and the time until every peer is registered again.
+# Usage: bench/supernode.sh --federation [BUILD_DIR] [PEERS] [SECONDS] [HEARTBEAT_MS]
+#        (default: build 100000 120 1000; PEERS is lowered to what the open-file
+#        limit lets three supernodes hold, and says so)
 set -eu
+if [ "${1:-}" = "--federation" ]; then
+    shift
+    exec sh "$(dirname "$0")/supernode_federation.sh" "$@"
+fi
 build=$(cd "${1:-build}" && pwd); shift || true
 counts=${*:-1000 10000}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,15 +59,13 @@ for n in $counts; do
         echo "== $n peers, a job report with every heartbeat, dashboard page $page"
         poll=""
         if [ "$page" = open ]; then
-            python3 "$here/dash_poll.py" "$http" &
+            python3 "$here/dash_poll.py" "$http" 1e9 "$n" &
             poll=$!
         fi
         "$build/bin/sn_load" --conf "$dir/p2p.conf" --supernode "127.0.0.1:$port" \
             --pid "$sn" --peers "$n" --seconds 10 --job-reports \
             2>"$dir/load.log" || cat "$dir/load.log"
         if [ -n "$poll" ]; then
-            # The page's load once the registry is full.
-            python3 "$here/dash_poll.py" "$http" 0
             kill "$poll"; wait "$poll" 2>/dev/null || true
             poll=""
         fi

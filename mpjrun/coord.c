@@ -1364,10 +1364,18 @@ co_tick(evutil_socket_t fd, short what, void *arg)
             if (pc->state < PC_READY || pc->state == PC_GONE)
                 continue;
             if (now - pc->last_heard_ms > (uint64_t)co->js->lease_ms) {
+                /* Its machine still acknowledging what we send means the
+                 * daemon is alive but too busy to answer: say so. */
+                const char *why =
+                    pc->ch != NULL && channel_peer_acks(pc->ch) == 1
+                        ? "overloaded: its machine acknowledges but peerd "
+                          "has not answered for a whole lease"
+                        : "silent for a whole lease";
+
                 if (co->phase == PH_RESERVE)
-                    pc_lost_in_reserve(pc, "silent for a whole lease");
+                    pc_lost_in_reserve(pc, why);
                 else
-                    pc_lost_in_run(pc, "silent for a whole lease");
+                    pc_lost_in_run(pc, why);
                 continue;
             }
             pc_send(pc, &m);

@@ -28,20 +28,25 @@ usage(FILE *f)
 {
     fprintf(f, "usage: mpihost [--conf FILE] [--supernode ADDR:PORT]... "
                "[--jobs] [--json]\n"
-               "               [--watch] [--timeout SECONDS] [--verbose] "
-               "[--help] [--version]\n"
+               "               [--local] [--watch] [--timeout SECONDS] "
+               "[--verbose] [--help]\n"
+               "               [--version]\n"
                "\n"
                "Lists the peers registered with the network's supernode: host, "
                "address,\n"
                "slots free/total, memory free/total, load, round-trip time, "
                "state, and\n"
-               "time since the last heartbeat.\n"
+               "time since the last heartbeat.  A federated supernode lists "
+               "the whole\n"
+               "network.\n"
                "\n"
                "  --jobs     list the jobs instead: running ones, then those "
                "finished lately,\n"
                "             with each rank's replicas and their hosts\n"
                "  --json     print JSON (the same fields as the dashboard's "
                "API)\n"
+               "  --local    only the peers registered with the supernode "
+               "that answers\n"
                "  --watch    refresh every %d s in place until interrupted\n",
             WATCH_EVERY_S);
 }
@@ -160,7 +165,11 @@ print_jobs_table(const struct msg_list_reply *l)
         const struct job_info *j = &l->jobs[i];
 
         sec_hex(id, j->job, WIRE_JOB_ID_LEN);
-        if (j->farm)
+        if (j->farm && j->coord_total > 0)
+            snprintf(shape, sizeof shape, "%llu/%llu tasks",
+                     (unsigned long long)j->coord_done,
+                     (unsigned long long)j->coord_total);
+        else if (j->farm)
             snprintf(shape, sizeof shape, "%u/%u/%u tasks", j->tasks_done,
                      j->tasks_running, j->tasks_queued);
         else
@@ -252,6 +261,7 @@ main(int argc, char **argv)
         {"json", no_argument, NULL, 'j'},
         {"jobs", no_argument, NULL, 'J'},
         {"watch", no_argument, NULL, 'w'},
+        {"local", no_argument, NULL, 'L'},
         {"timeout", required_argument, NULL, 't'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
@@ -259,7 +269,7 @@ main(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *conf = NULL, *sn[CONF_MAX_SUPERNODES];
-    int nsn = 0, json = 0, verbose = 0, timeout_s = 5, ch, rc;
+    int nsn = 0, json = 0, local = 0, verbose = 0, timeout_s = 5, ch, rc;
     int jobs = 0, watch = 0, tty = isatty(STDOUT_FILENO);
     struct p2p_config cfg;
     struct p2p_group g;
@@ -291,6 +301,9 @@ main(int argc, char **argv)
             break;
         case 'w':
             watch = 1;
+            break;
+        case 'L':
+            local = 1;
             break;
         case 't':
             if (cli_int("--timeout", optarg, 1, 600, &timeout_s) == -1)
@@ -337,8 +350,8 @@ main(int argc, char **argv)
     }
     rc = 0;
     do {
-        if (snquery_list_jobs(&cfg, &g, timeout_s * 1000, jobs, &list, err,
-                              sizeof err) == -1) {
+        if (snquery_ask(&cfg, &g, timeout_s * 1000, jobs, local, &list,
+                        err, sizeof err) == -1) {
             /* Watching, a supernode away for a moment is shown, not
              * fatal. */
             if (!watch) {

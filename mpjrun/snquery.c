@@ -1,6 +1,8 @@
 /*
  * A one-shot request to a supernode on a private event loop: connect,
- * authenticate, ask, wait for the answer or the deadline.
+ * authenticate, ask, wait for the answer or the deadline.  A federated
+ * supernode answers for the whole network (best first, bounded), so the
+ * first configured supernode that answers is enough.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@ struct snq {
     struct channel *ch;
     struct msg_list_reply *out;
     int want_jobs; /* ask for the job view too */
+    int local; /* ask for the supernode's own peers only */
     int done; /* 1 answered, -1 failed */
     char why[300];
 };
@@ -31,7 +34,8 @@ snq_ready(struct channel *ch, void *arg)
 
     memset(&m, 0, sizeof m);
     m.type = MSG_LIST_REQUEST;
-    m.u.list_jobs = q->want_jobs;
+    m.u.list_req.jobs = q->want_jobs;
+    m.u.list_req.local = q->local;
     channel_send(ch, &m);
 }
 
@@ -124,7 +128,8 @@ static const struct channel_cbs snq_cbs = {
 /* One attempt at one supernode. */
 static int
 snq_one(const struct p2p_group *g, const struct netaddr *to, int timeout_ms,
-        int want_jobs, struct msg_list_reply *out, char *why, size_t whylen)
+        int want_jobs, int local, struct msg_list_reply *out, char *why,
+        size_t whylen)
 {
     struct channel_params cp;
     struct snq q;
@@ -134,6 +139,7 @@ snq_one(const struct p2p_group *g, const struct netaddr *to, int timeout_ms,
     memset(&q, 0, sizeof q);
     q.out = out;
     q.want_jobs = want_jobs;
+    q.local = local;
     if ((q.base = event_base_new()) == NULL) {
         snprintf(why, whylen, "event_base_new failed");
         return -1;
@@ -167,13 +173,13 @@ snquery_list(const struct p2p_config *cfg, const struct p2p_group *g,
              int timeout_ms, struct msg_list_reply *out, char *err,
              size_t errlen)
 {
-    return snquery_list_jobs(cfg, g, timeout_ms, 0, out, err, errlen);
+    return snquery_ask(cfg, g, timeout_ms, 0, 0, out, err, errlen);
 }
 
 int
-snquery_list_jobs(const struct p2p_config *cfg, const struct p2p_group *g,
-                  int timeout_ms, int want_jobs, struct msg_list_reply *out,
-                  char *err, size_t errlen)
+snquery_ask(const struct p2p_config *cfg, const struct p2p_group *g,
+            int timeout_ms, int want_jobs, int local,
+            struct msg_list_reply *out, char *err, size_t errlen)
 {
     struct netaddr na;
     char why[320];
@@ -191,7 +197,8 @@ snquery_list_jobs(const struct p2p_config *cfg, const struct p2p_group *g,
     for (i = 0; i < cfg->nsupernodes; i++) {
         if (netaddr_parse(cfg->supernodes[i], CONF_DEFAULT_SUPERNODE_PORT, &na,
                           why, sizeof why) == 0 &&
-            snq_one(g, &na, timeout_ms, want_jobs, out, why, sizeof why) == 0)
+            snq_one(g, &na, timeout_ms, want_jobs, local, out, why,
+                    sizeof why) == 0)
             return 0;
         log_debug("supernode %s: %s", cfg->supernodes[i], why);
         n = snprintf(err + used, errlen - used, "%s%s: %s",

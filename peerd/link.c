@@ -2,7 +2,8 @@
  * A peer's link to one supernode: connect, register (signed with the node
  * key over the channel's session id), heartbeat, and start again with a
  * growing, jittered back-off whenever the supernode goes away or stops
- * answering.
+ * answering.  Which links run is directory.c's choice: a link is started
+ * and stopped, and reports whether it is up or failing.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,7 @@ enum link_state {
     LINK_CONNECTING,  /* connect and handshake under way */
     LINK_REGISTERING, /* registration sent, waiting for the ack */
     LINK_UP,          /* registered: heartbeating */
-    LINK_DOWN,        /* shut down for good */
+    LINK_DOWN,        /* not started, or stopped */
 };
 
 static const char *link_state_names[] = {
@@ -43,6 +44,7 @@ struct link {
     uint64_t last_ack_ms;
     int failures; /* consecutive, to keep the log quiet while one is down */
     struct report *report; /* what we run, as last told this supernode */
+    int bad;      /* failed since it was last registered (or started) */
 };
 
 static void link_on_ready(struct channel *, void *);
@@ -93,6 +95,7 @@ link_retry(struct link *l)
 static void
 link_failed(struct link *l, const char *why)
 {
+    l->bad = 1;
     if (l->state == LINK_UP)
         log_warnx("supernode %s lost: %s; reconnecting", l->name, why);
     else if (l->failures++ == 0)
@@ -239,6 +242,7 @@ link_on_msg(struct channel *ch, const struct msg *m, void *arg)
         l->backoff_ms = LINK_BACKOFF_MIN_MS;
         l->failures = 0;
         report_reset(l->report); /* a new session knows nothing yet */
+        l->bad = 0;
         link_set_state(l, LINK_UP);
         log_info("registered with supernode %s (heartbeat %d ms)", l->name,
                  l->heartbeat_ms);
@@ -288,9 +292,44 @@ link_new(struct peerd *pd, const char *supernode)
     l->heartbeat_ms = pd->heartbeat_ms;
     l->timer = evtimer_new(pd->base, link_timer, l);
     l->report = report_new();
+    l->state = LINK_DOWN;
+    return l;
+}
+
+void
+link_start(struct link *l)
+{
+    if (l->state != LINK_DOWN)
+        return;
+    l->backoff_ms = LINK_BACKOFF_MIN_MS;
+    l->failures = 0;
+    l->bad = 0;
     l->state = LINK_IDLE;
     link_connect(l);
-    return l;
+}
+
+int
+link_running(const struct link *l)
+{
+    return l->state != LINK_DOWN;
+}
+
+int
+link_up(const struct link *l)
+{
+    return l->state == LINK_UP;
+}
+
+int
+link_bad(const struct link *l)
+{
+    return l->state != LINK_DOWN && l->state != LINK_UP && l->bad;
+}
+
+const char *
+link_name(const struct link *l)
+{
+    return l->name;
 }
 
 void

@@ -24,6 +24,7 @@ msg_type_name(enum msg_type t)
         "proc-addr",     "table",         "job-abort",    "view",
         "suspect",       "farm-open",     "task-started", "output-hold",
         "progress",      "node-challenge", "node-proof",   "job-report",
+        "job-note",      "fed-summary",
     };
     _Static_assert(sizeof names / sizeof names[0] == MSG__COUNT,
                    "a message type without a name");
@@ -155,6 +156,10 @@ encode_launch(const struct msg_launch *l, P2p__Message *pb, uint8_t **out,
     la.mem_need = l->mem_need;
     if (l->task != 0)
         BYTES(la.farm, l->farm, WIRE_JOB_ID_LEN);
+    la.worker = l->worker;
+    la.input_more = l->input_more;
+    if (l->input_len > 0)
+        BYTES(la.input, l->input, l->input_len);
     if (l->nprocs > 0) {
         procs = xcalloc(l->nprocs, sizeof *procs);
         procp = xcalloc(l->nprocs, sizeof *procp);
@@ -236,6 +241,35 @@ encode_table(const struct msg_table *t, P2p__Message *pb, uint8_t **out,
     free(ep);
 }
 
+/* Point protobuf entries at n peer entries; the three arrays are the
+ * caller's to free (NULL when n is 0). */
+static void
+entries_to_pb(const struct peer_entry *pe, size_t n, P2p__PeerEntry **entries,
+              P2p__PeerEntry ***entryp, P2p__Resources **eres)
+{
+    size_t i;
+
+    if (n == 0)
+        return;
+    *entries = xcalloc(n, sizeof **entries);
+    *entryp = xcalloc(n, sizeof **entryp);
+    *eres = xcalloc(n, sizeof **eres);
+    for (i = 0; i < n; i++) {
+        P2p__PeerEntry *e = &(*entries)[i];
+
+        p2p__peer_entry__init(e);
+        e->id.data = (uint8_t *)pe[i].id;
+        e->id.len = sizeof pe[i].id;
+        e->host_label = (char *)pe[i].host_label;
+        e->addr = (char *)pe[i].addr;
+        res_to_pb(&pe[i].res, &(*eres)[i]);
+        e->res = &(*eres)[i];
+        e->rtt_us = pe[i].rtt_us;
+        e->age_ms = pe[i].age_ms;
+        (*entryp)[i] = e;
+    }
+}
+
 int
 codec_encode(const struct msg *m, uint8_t **out, size_t *len)
 {
@@ -273,12 +307,13 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
     P2p__NodeChallenge nchal = P2P__NODE_CHALLENGE__INIT;
     P2p__NodeProof nproof = P2P__NODE_PROOF__INIT;
     P2p__JobReport jrep = P2P__JOB_REPORT__INIT;
+    P2p__JobNote jnote = P2P__JOB_NOTE__INIT;
     struct jobs_pb jobs_pb;
+    P2p__FedSummary fsum = P2P__FED_SUMMARY__INIT;
     static const uint8_t zero_key[SEC_SIGN_PK_LEN];
     P2p__Resources res;
     P2p__PeerEntry *entries = NULL, **entryp = NULL;
     P2p__Resources *eres = NULL;
-    size_t i, n;
 
     switch (m->type) {
     case MSG_REGISTER:
@@ -329,7 +364,8 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         pb.pong = &pong;
         break;
     case MSG_LIST_REQUEST:
-        lreq.jobs = m->u.list_jobs;
+        lreq.jobs = m->u.list_req.jobs != 0;
+        lreq.local = m->u.list_req.local != 0;
         pb.body_case = P2P__MESSAGE__BODY_LIST_REQ;
         pb.list_req = &lreq;
         break;
@@ -343,28 +379,19 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         pack_message(&pb, out, len);
         codec_jobs_pb_free(&jobs_pb);
         return 0;
+    case MSG_JOB_NOTE:
+        jnote.job.data = (uint8_t *)m->u.jnote.job;
+        jnote.job.len = WIRE_JOB_ID_LEN;
+        jnote.tasks_total = m->u.jnote.tasks_total;
+        jnote.tasks_done = m->u.jnote.tasks_done;
+        jnote.tasks_failed = m->u.jnote.tasks_failed;
+        pb.body_case = P2P__MESSAGE__BODY_JOB_NOTE;
+        pb.job_note = &jnote;
+        break;
     case MSG_LIST_REPLY:
-        n = m->u.list.npeers;
-        if (n > 0) {
-            entries = xcalloc(n, sizeof *entries);
-            entryp = xcalloc(n, sizeof *entryp);
-            eres = xcalloc(n, sizeof *eres);
-        }
-        for (i = 0; i < n; i++) {
-            const struct peer_entry *pe = &m->u.list.peers[i];
-
-            p2p__peer_entry__init(&entries[i]);
-            entries[i].id.data = (uint8_t *)pe->id;
-            entries[i].id.len = sizeof pe->id;
-            entries[i].host_label = (char *)pe->host_label;
-            entries[i].addr = (char *)pe->addr;
-            res_to_pb(&pe->res, &eres[i]);
-            entries[i].res = &eres[i];
-            entries[i].rtt_us = pe->rtt_us;
-            entries[i].age_ms = pe->age_ms;
-            entryp[i] = &entries[i];
-        }
-        lrep.n_peers = n;
+        entries_to_pb(m->u.list.peers, m->u.list.npeers, &entries, &entryp,
+                      &eres);
+        lrep.n_peers = m->u.list.npeers;
         lrep.peers = entryp;
         codec_jobs_to_pb(m->u.list.jobs, m->u.list.njobs, &jobs_pb);
         lrep.n_jobs = jobs_pb.n;
@@ -377,6 +404,21 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         free(entryp);
         free(eres);
         return 0;
+    case MSG_FED_SUMMARY:
+        entries_to_pb(m->u.fed.peers, m->u.fed.npeers, &entries, &entryp,
+                      &eres);
+        BYTES(fsum.instance, m->u.fed.instance, WIRE_FED_INSTANCE_LEN);
+        fsum.seq = m->u.fed.seq;
+        fsum.part = m->u.fed.part;
+        fsum.nparts = m->u.fed.nparts;
+        fsum.total_peers = m->u.fed.total_peers;
+        fsum.total_slots_free = m->u.fed.total_slots_free;
+        fsum.addr = (char *)m->u.fed.addr;
+        fsum.n_peers = m->u.fed.npeers;
+        fsum.peers = entryp;
+        pb.body_case = P2P__MESSAGE__BODY_FED_SUMMARY;
+        pb.fed_summary = &fsum;
+        break;
     case MSG_ERROR:
         error.code = m->u.error.code;
         error.text = (char *)m->u.error.text;
@@ -467,6 +509,10 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         pexit.limit_value = m->u.exit.limit_value;
         pexit.evicted = m->u.exit.evicted;
         pexit.evict_reason = (char *)m->u.exit.evict_reason;
+        pexit.worker_lost = m->u.exit.worker_lost;
+        pexit.error = (char *)m->u.exit.error;
+        if (m->u.exit.out_len > 0)
+            BYTES(pexit.out, m->u.exit.out, m->u.exit.out_len);
         pb.body_case = P2P__MESSAGE__BODY_PROC_EXIT;
         pb.proc_exit = &pexit;
         break;
@@ -725,6 +771,28 @@ decode_launch(const P2p__Launch *pb, struct msg_launch *l, char *err,
                           errlen) == -1)
             return -1;
     }
+    if ((pb->worker || pb->input.len > 0 || pb->input_more) &&
+        l->task == 0) {
+        snprintf(err, errlen, "launch: a worker's input outside a farm");
+        return -1;
+    }
+    if (pb->input.len > WIRE_MAX_CHUNK) {
+        snprintf(err, errlen, "launch: task input of %zu bytes, limit %d",
+                 pb->input.len, WIRE_MAX_CHUNK);
+        return -1;
+    }
+    if (pb->input_more && !pb->worker) {
+        snprintf(err, errlen, "launch: input pieces for a task without a "
+                              "worker");
+        return -1;
+    }
+    l->worker = pb->worker;
+    l->input_more = pb->input_more;
+    if (pb->input.len > 0) {
+        l->input = xmalloc(pb->input.len);
+        memcpy(l->input, pb->input.data, pb->input.len);
+        l->input_len = pb->input.len;
+    }
     /* Every count is checked against its bound above. */
     l->procs = xcalloc(pb->n_procs, sizeof *l->procs);
     l->nprocs = pb->n_procs;
@@ -839,11 +907,64 @@ data_from_pb(const ProtobufCBinaryData *b, struct msg_data *d, char *err,
     return 0;
 }
 
+/* Validate n entries, then copy them into a new array (*out, *nout);
+ * nothing is allocated for a list that will be refused, whatever count
+ * it claims. */
+static int
+entries_from_pb(P2p__PeerEntry *const *pb, size_t n, struct peer_entry **out,
+                size_t *nout, char *err, size_t errlen)
+{
+    struct peer_entry tmp;
+    size_t i;
+
+    *out = NULL;
+    *nout = 0;
+    for (i = 0; i < n; i++)
+        if (entry_from_pb(pb[i], &tmp, err, errlen) == -1)
+            return -1;
+    if (n == 0)
+        return 0;
+    *out = xcalloc(n, sizeof **out);
+    *nout = n;
+    for (i = 0; i < n; i++)
+        entry_from_pb(pb[i], &(*out)[i], err, errlen);
+    return 0;
+}
+
+/* One part of a federation summary, within the wire's bounds. */
+static int
+fed_from_pb(const P2p__FedSummary *pb, struct msg_fed_summary *f, char *err,
+            size_t errlen)
+{
+    if (pb->nparts < 1 || pb->nparts > WIRE_FED_MAX_PARTS ||
+        pb->part >= pb->nparts) {
+        snprintf(err, errlen, "summary part %u of %u out of range", pb->part,
+                 pb->nparts);
+        return -1;
+    }
+    if (pb->n_peers > WIRE_FED_PART_ENTRIES) {
+        snprintf(err, errlen, "summary part of %zu entries, limit %d",
+                 pb->n_peers, WIRE_FED_PART_ENTRIES);
+        return -1;
+    }
+    if (bytes_from_pb(&pb->instance, f->instance, WIRE_FED_INSTANCE_LEN,
+                      "instance id", err, errlen) == -1 ||
+        token_from_pb(pb->addr, f->addr, WIRE_MAX_ADDR, 1, "address", err,
+                      errlen) == -1)
+        return -1;
+    f->seq = pb->seq;
+    f->part = pb->part;
+    f->nparts = pb->nparts;
+    f->total_peers = pb->total_peers;
+    f->total_slots_free = pb->total_slots_free;
+    return entries_from_pb(pb->peers, pb->n_peers, &f->peers, &f->npeers, err,
+                           errlen);
+}
+
 static int
 decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
 {
     const P2p__Register *reg;
-    struct peer_entry tmp;
     size_t i;
 
     switch (pb->body_case) {
@@ -895,7 +1016,8 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
         return 0;
     case P2P__MESSAGE__BODY_LIST_REQ:
         m->type = MSG_LIST_REQUEST;
-        m->u.list_jobs = pb->list_req->jobs;
+        m->u.list_req.local = pb->list_req->local;
+        m->u.list_req.jobs = pb->list_req->jobs;
         return 0;
     case P2P__MESSAGE__BODY_JOB_REPORT:
         m->type = MSG_JOB_REPORT;
@@ -904,31 +1026,40 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
             pb->job_report->jobs, pb->job_report->n_jobs, WIRE_MAX_REPORT_JOBS,
             WIRE_MAX_REPORT_PROCS, &m->u.report.jobs, &m->u.report.njobs, err,
             errlen);
+    case P2P__MESSAGE__BODY_JOB_NOTE:
+        if (pb->job_note->job.len != WIRE_JOB_ID_LEN ||
+            pb->job_note->tasks_done > pb->job_note->tasks_total ||
+            pb->job_note->tasks_failed > pb->job_note->tasks_done) {
+            snprintf(err, errlen, "job note: bad job id or counts");
+            return -1;
+        }
+        m->type = MSG_JOB_NOTE;
+        memcpy(m->u.jnote.job, pb->job_note->job.data, WIRE_JOB_ID_LEN);
+        m->u.jnote.tasks_total = pb->job_note->tasks_total;
+        m->u.jnote.tasks_done = pb->job_note->tasks_done;
+        m->u.jnote.tasks_failed = pb->job_note->tasks_failed;
+        return 0;
     case P2P__MESSAGE__BODY_LIST_REPLY:
         m->type = MSG_LIST_REPLY;
-        m->u.list.npeers = 0;
-        m->u.list.peers = NULL;
-        /* Validate every entry first: nothing is allocated for a list
-         * that will be refused, whatever count it claims. */
-        for (i = 0; i < pb->list_reply->n_peers; i++)
-            if (entry_from_pb(pb->list_reply->peers[i], &tmp, err, errlen) ==
-                -1)
-                return -1;
+        /* Every entry is checked before anything is allocated. */
+        if (entries_from_pb(pb->list_reply->peers, pb->list_reply->n_peers,
+                            &m->u.list.peers, &m->u.list.npeers, err,
+                            errlen) == -1)
+            return -1;
         if (codec_jobs_from_pb(pb->list_reply->jobs, pb->list_reply->n_jobs,
                                WIRE_MAX_LIST_JOBS,
                                (size_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS,
                                &m->u.list.jobs, &m->u.list.njobs, err,
-                               errlen) == -1)
+                               errlen) == -1) {
+            free(m->u.list.peers);
+            m->u.list.peers = NULL;
+            m->u.list.npeers = 0;
             return -1;
-        if (pb->list_reply->n_peers == 0)
-            return 0;
-        m->u.list.peers =
-            xcalloc(pb->list_reply->n_peers, sizeof *m->u.list.peers);
-        m->u.list.npeers = pb->list_reply->n_peers;
-        for (i = 0; i < pb->list_reply->n_peers; i++)
-            entry_from_pb(pb->list_reply->peers[i], &m->u.list.peers[i], err,
-                          errlen);
+        }
         return 0;
+    case P2P__MESSAGE__BODY_FED_SUMMARY:
+        m->type = MSG_FED_SUMMARY;
+        return fed_from_pb(pb->fed_summary, &m->u.fed, err, errlen);
     case P2P__MESSAGE__BODY_ERROR:
         m->type = MSG_ERROR;
         m->u.error.code = pb->error->code;
@@ -1033,8 +1164,22 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
         m->u.exit.limit_value = pb->proc_exit->limit_value;
         m->u.exit.evicted = pb->proc_exit->evicted;
         if (text_from_pb(pb->proc_exit->evict_reason, m->u.exit.evict_reason,
-                         WIRE_MAX_TEXT, "evict reason", err, errlen) == -1)
+                         WIRE_MAX_TEXT, "evict reason", err, errlen) == -1 ||
+            text_from_pb(pb->proc_exit->error, m->u.exit.error, WIRE_MAX_TEXT,
+                         "error", err, errlen) == -1)
             return -1;
+        m->u.exit.worker_lost = pb->proc_exit->worker_lost;
+        if (pb->proc_exit->out.len > WIRE_MAX_CHUNK) {
+            snprintf(err, errlen, "proc exit: answer of %zu bytes, limit %d",
+                     pb->proc_exit->out.len, WIRE_MAX_CHUNK);
+            return -1;
+        }
+        if (pb->proc_exit->out.len > 0) {
+            m->u.exit.out = xmalloc(pb->proc_exit->out.len);
+            memcpy(m->u.exit.out, pb->proc_exit->out.data,
+                   pb->proc_exit->out.len);
+            m->u.exit.out_len = pb->proc_exit->out.len;
+        }
         return bytes_from_pb(&pb->proc_exit->job, m->u.exit.job,
                              WIRE_JOB_ID_LEN, "job id", err, errlen);
     case P2P__MESSAGE__BODY_LAUNCH:
@@ -1184,6 +1329,11 @@ codec_msg_free(struct msg *m)
         m->u.report.jobs = NULL;
         m->u.report.njobs = 0;
         break;
+    case MSG_FED_SUMMARY:
+        free(m->u.fed.peers);
+        m->u.fed.peers = NULL;
+        m->u.fed.npeers = 0;
+        break;
     case MSG_FILE_CHUNK:
     case MSG_OUTPUT:
         free(m->u.data.data);
@@ -1209,7 +1359,13 @@ codec_msg_free(struct msg *m)
                 free(m->u.launch.env[i]);
         free(m->u.launch.env);
         free(m->u.launch.files);
+        free(m->u.launch.input);
         memset(&m->u.launch, 0, sizeof m->u.launch);
+        break;
+    case MSG_PROC_EXIT:
+        free(m->u.exit.out);
+        m->u.exit.out = NULL;
+        m->u.exit.out_len = 0;
         break;
     default:
         break;

@@ -50,6 +50,8 @@ enum msg_type {
     MSG_NODE_CHALLENGE, /* u.node: prove your node key (key may be zero) */
     MSG_NODE_PROOF,     /* u.node: node key and signature */
     MSG_JOB_REPORT,     /* u.report: peer -> supernode, what it runs */
+    MSG_JOB_NOTE,       /* u.jnote: coordinator -> supernode, progress */
+    MSG_FED_SUMMARY,    /* u.fed: supernode -> supernode, its best peers */
     MSG__COUNT          /* keep last */
 };
 
@@ -129,6 +131,8 @@ struct job_info {
     int finished;  /* supernode only */
     int32_t exit;  /* supernode only, once finished; -1 unknown */
     uint32_t hosts; /* supernode only: peers reporting it */
+    /* supernode only: a farm's coordinator's figures (JobNote), 0 none */
+    uint64_t coord_total, coord_done, coord_failed;
     size_t nprocs;
     struct job_proc *procs; /* owned when decoded, borrowed to encode */
 };
@@ -141,11 +145,37 @@ struct msg_job_report {
     uint32_t more;
 };
 
+/* What a farm's coordinator tells the supernode of its progress. */
+struct msg_job_note {
+    uint8_t job[WIRE_JOB_ID_LEN];
+    uint64_t tasks_total, tasks_done, tasks_failed;
+};
+
 struct msg_list_reply {
     size_t npeers;
     struct peer_entry *peers; /* owned by the message */
     size_t njobs;             /* at most WIRE_MAX_LIST_JOBS */
     struct job_info *jobs;    /* likewise, with their procs */
+};
+
+/* A list request: local set, only the supernode's own peers; jobs set,
+ * the supernode's job view too. */
+struct msg_list_request {
+    int local;
+    int jobs;
+};
+
+/* One part of a supernode's summary.  Decoding guarantees part < nparts
+ * <= WIRE_FED_MAX_PARTS and npeers <= WIRE_FED_PART_ENTRIES. */
+struct msg_fed_summary {
+    uint8_t instance[WIRE_FED_INSTANCE_LEN];
+    uint64_t seq;
+    uint32_t part, nparts;
+    uint32_t total_peers;
+    uint64_t total_slots_free;
+    char addr[WIRE_MAX_ADDR + 1]; /* may be empty */
+    size_t npeers;
+    struct peer_entry *peers; /* owned when decoded, borrowed to encode */
 };
 
 struct msg_error {
@@ -216,6 +246,10 @@ struct msg_launch {
     uint64_t task;     /* a farm's task (from 1), 0: a job */
     uint64_t mem_need; /* bytes, tasks only */
     uint8_t farm[WIRE_JOB_ID_LEN];
+    int worker;     /* a task for a persistent worker */
+    uint8_t *input; /* its input (owned; NULL when empty) */
+    size_t input_len;
+    int input_more; /* a piece: more of the input follows */
 };
 
 /* A farm of tasks opens on a peer. */
@@ -270,6 +304,10 @@ struct msg_proc_exit {
     uint64_t limit_value;    /* bytes or processes */
     int evicted;             /* the owner took the machine back */
     char evict_reason[WIRE_MAX_TEXT + 1];
+    int worker_lost; /* a worker's task left unanswered */
+    char error[WIRE_MAX_TEXT + 1];
+    uint8_t *out;    /* a worker's answer: owned when decoded */
+    size_t out_len;
 };
 
 /* The job's membership, numbered: the processes declared dead so far
@@ -312,8 +350,10 @@ struct msg {
         struct resources heartbeat;
         uint64_t stamp; /* ping, pong */
         struct msg_list_reply list;
-        int list_jobs; /* list request: the job view too */
+        struct msg_list_request list_req;
         struct msg_job_report report;
+        struct msg_job_note jnote;
+        struct msg_fed_summary fed;
         struct msg_error error;
         struct msg_user_auth auth;
         struct msg_reserve reserve;

@@ -69,6 +69,9 @@ codec_jobs_to_pb(const struct job_info *jobs, size_t n, struct jobs_pb *jp)
         pb->finished = j->finished;
         pb->exit = j->exit;
         pb->hosts = j->hosts;
+        pb->coord_total = j->coord_total;
+        pb->coord_done = j->coord_done;
+        pb->coord_failed = j->coord_failed;
         pb->n_procs = j->nprocs;
         pb->procs = j->nprocs > 0 ? &jp->procp[at] : NULL;
         for (k = 0; k < j->nprocs; k++, at++) {
@@ -172,6 +175,9 @@ jobs_check(const P2p__JobInfo *pb, struct job_info *j, char *err,
     j->finished = pb->finished;
     j->exit = pb->exit;
     j->hosts = pb->hosts;
+    j->coord_total = pb->coord_total;
+    j->coord_done = pb->coord_done;
+    j->coord_failed = pb->coord_failed;
     j->nprocs = 0;
     j->procs = NULL;
     return 0;

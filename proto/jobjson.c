@@ -28,11 +28,24 @@ jobjson_job(const struct job_info *j, size_t max_ranks)
                                                     : json_null());
     json_object_set_new(o, "hosts", json_integer(j->hosts));
     if (j->farm) {
-        json_object_set_new(
-            o, "tasks",
-            json_pack("{s:I,s:I,s:I}", "running", (json_int_t)j->tasks_running,
-                      "queued", (json_int_t)j->tasks_queued, "done",
-                      (json_int_t)j->tasks_done));
+        json_t *t = json_pack(
+            "{s:I,s:I,s:I}", "running", (json_int_t)j->tasks_running, "queued",
+            (json_int_t)j->tasks_queued, "done", (json_int_t)j->tasks_done);
+
+        /* What only the coordinator knows, once it said so. */
+        json_object_set_new(t, "inputs",
+                            j->coord_total
+                                ? json_integer((json_int_t)j->coord_total)
+                                : json_null());
+        json_object_set_new(t, "reported",
+                            j->coord_total
+                                ? json_integer((json_int_t)j->coord_done)
+                                : json_null());
+        json_object_set_new(t, "failed",
+                            j->coord_total
+                                ? json_integer((json_int_t)j->coord_failed)
+                                : json_null());
+        json_object_set_new(o, "tasks", t);
         return o;
     }
     json_object_set_new(o, "size", json_integer(j->size));
@@ -65,4 +78,3 @@ jobjson_job(const struct job_info *j, size_t max_ranks)
     json_object_set_new(o, "ranks_truncated", json_boolean(i < j->nprocs));
     return o;
 }
-

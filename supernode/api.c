@@ -40,7 +40,8 @@ api_res(json_t *o, const struct resources *res)
     json_object_set_new(o, "cores", json_integer(res->cores));
     json_object_set_new(o, "slots_total", json_integer(res->slots_total));
     json_object_set_new(o, "slots_free", json_integer(res->slots_free));
-    json_object_set_new(o, "mem_total", json_integer((json_int_t)res->mem_total));
+    json_object_set_new(o, "mem_total",
+                        json_integer((json_int_t)res->mem_total));
     json_object_set_new(o, "mem_free", json_integer((json_int_t)res->mem_free));
     json_object_set_new(o, "load", json_real(res->load_milli / 1000.0));
 }
@@ -195,8 +196,8 @@ api_supernodes(struct server *srv, const char *const *known, int nknown,
         self, "jobs",
         json_integer((json_int_t)jobview_count(server_jobview(srv))));
     for (i = 0; i < nknown; i++)
-        json_array_append_new(arr, json_pack("{s:s,s:s}", "addr", known[i],
-                                             "source", "config"));
+        json_array_append_new(
+            arr, json_pack("{s:s,s:s}", "addr", known[i], "source", "config"));
     json_object_set_new(root, "self", self);
     json_object_set_new(root, "known", arr);
     return api_dump(root);
@@ -212,12 +213,12 @@ api_history(struct server *srv)
     n = history_samples(server_history(srv), samples,
                         sizeof samples / sizeof samples[0]);
     for (i = 0; i < n; i++)
-        json_array_append_new(
-            arr, json_pack("[I,I,I,I,I]", (json_int_t)samples[i].t,
-                           (json_int_t)samples[i].peers,
-                           (json_int_t)samples[i].slots_total,
-                           (json_int_t)samples[i].slots_used,
-                           (json_int_t)samples[i].jobs));
+        json_array_append_new(arr,
+                              json_pack("[I,I,I,I,I]", (json_int_t)samples[i].t,
+                                        (json_int_t)samples[i].peers,
+                                        (json_int_t)samples[i].slots_total,
+                                        (json_int_t)samples[i].slots_used,
+                                        (json_int_t)samples[i].jobs));
     json_object_set_new(root, "every_ms", json_integer(HISTORY_EVERY_MS));
     json_object_set_new(root, "samples", arr);
     return api_dump(root);

@@ -52,8 +52,7 @@ history_add(struct history *h, const struct history_sample *s, uint64_t now_ms)
 }
 
 size_t
-history_samples(const struct history *h, struct history_sample *out,
-                size_t max)
+history_samples(const struct history *h, struct history_sample *out, size_t max)
 {
     size_t n = h->nsamples < max ? h->nsamples : max, i, first;
 
@@ -64,8 +63,8 @@ history_samples(const struct history *h, struct history_sample *out,
 }
 
 void
-history_peer_gone(struct history *h, const struct reg_peer *p,
-                  const char *why, uint64_t now_ms)
+history_peer_gone(struct history *h, const struct reg_peer *p, const char *why,
+                  uint64_t now_ms)
 {
     struct history_gone *g = &h->gone[h->gone_next];
 
@@ -84,8 +83,8 @@ history_peer_gone(struct history *h, const struct reg_peer *p,
 }
 
 size_t
-history_gone(const struct history *h, const struct registry *r,
-             uint64_t now_ms, const struct history_gone **out, size_t max)
+history_gone(const struct history *h, const struct registry *r, uint64_t now_ms,
+             const struct history_gone **out, size_t max)
 {
     size_t i, n = 0, at;
 

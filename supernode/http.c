@@ -51,6 +51,15 @@
 #define HTTP_COOKIE "p2p_dashboard"
 #define HTTP_LOG_EVERY_MS 10000
 #define HTTP_LOG_BUDGET 5
+/* The API answers at most this stale (the page polls every 1.5 s). */
+#define HTTP_CACHE_MS 500
+
+enum http_api { API_PEERS, API_JOBS, API_SUPERNODES, API_HISTORY, API__COUNT };
+
+struct http_cached {
+    char *json;
+    uint64_t at_ms;
+};
 
 struct http {
     struct event_base *base;
@@ -69,6 +78,7 @@ struct http {
     uint64_t log_start_ms;
     unsigned log_lines[4]; /* by http_log_kind() */
     uint64_t log_quiet;
+    struct http_cached cache[API__COUNT];
 };
 
 /* Which budget of log lines a refusal takes from: one per kind, so that
@@ -164,30 +174,6 @@ http_token_ok(const struct http *h, const char *given, size_t len)
     return sec_equal(a, b, sizeof a);
 }
 
-/* The value of cookie name in a Cookie header, into out; -1 if none. */
-static int
-http_cookie(const char *hdr, const char *name, char *out, size_t outlen)
-{
-    size_t nl = strlen(name), vl;
-    const char *p = hdr, *v;
-
-    while (p != NULL && *p != '\0') {
-        while (*p == ' ' || *p == ';')
-            p++;
-        if (strncmp(p, name, nl) == 0 && p[nl] == '=') {
-            v = p + nl + 1;
-            vl = strcspn(v, ";");
-            if (vl >= outlen)
-                return -1;
-            memcpy(out, v, vl);
-            out[vl] = '\0';
-            return 0;
-        }
-        p = strchr(p, ';');
-    }
-    return -1;
-}
-
 enum http_auth {
     AUTH_OK,
     AUTH_OK_QUERY, /* by ?token=: set the cookie */
@@ -203,24 +189,25 @@ http_check_token(const struct http *h, struct evhttp_request *req,
     const char *v, *query;
     char cookie[512];
     enum http_auth r = AUTH_NO;
+    int given = 0;
 
     if (h->token == NULL)
         return AUTH_OK;
-    if ((v = evhttp_find_header(in, "Authorization")) != NULL &&
-        strncasecmp(v, "Bearer ", 7) == 0)
-        return http_token_ok(h, v + 7, strlen(v + 7)) ? AUTH_OK : AUTH_NO;
-    query = evhttp_uri_get_query(uri);
-    if (query != NULL) {
+    if ((v = httpauth_bearer(evhttp_find_header(in, "Authorization"))) != NULL)
+        return http_token_ok(h, v, strlen(v)) ? AUTH_OK : AUTH_NO;
+    if ((query = evhttp_uri_get_query(uri)) != NULL) {
         TAILQ_INIT(&q);
         if (evhttp_parse_query_str(query, &q) == 0 &&
-            (v = evhttp_find_header(&q, "token")) != NULL)
+            (v = evhttp_find_header(&q, "token")) != NULL) {
+            given = 1;
             r = http_token_ok(h, v, strlen(v)) ? AUTH_OK_QUERY : AUTH_NO;
+        }
         evhttp_clear_headers(&q);
-        if (r != AUTH_NO || v != NULL)
+        if (given)
             return r;
     }
-    if ((v = evhttp_find_header(in, "Cookie")) != NULL &&
-        http_cookie(v, HTTP_COOKIE, cookie, sizeof cookie) == 0)
+    if (httpauth_cookie(evhttp_find_header(in, "Cookie"), HTTP_COOKIE, cookie,
+                        sizeof cookie) == 0)
         r = http_token_ok(h, cookie, strlen(cookie)) ? AUTH_OK : AUTH_NO;
     return r;
 }
@@ -272,8 +259,39 @@ http_send(struct evhttp_request *req, const char *type, const void *body,
     evbuffer_free(b);
 }
 
+/* An endpoint's JSON, made again only when older than HTTP_CACHE_MS:
+ * ten open pages cost the registry what one does. */
+static const char *
+http_json(struct http *h, enum http_api which)
+{
+    struct http_cached *c = &h->cache[which];
+    uint64_t now = monotime_ms();
+
+    if (c->json != NULL && now - c->at_ms < HTTP_CACHE_MS)
+        return c->json;
+    free(c->json);
+    switch (which) {
+    case API_PEERS:
+        c->json = api_peers(h->srv, now);
+        break;
+    case API_JOBS:
+        c->json = api_jobs(h->srv, now);
+        break;
+    case API_SUPERNODES:
+        c->json = api_supernodes(h->srv, (const char *const *)h->known,
+                                 h->nknown, h->self_addr);
+        break;
+    case API_HISTORY:
+    default:
+        c->json = api_history(h->srv);
+        break;
+    }
+    c->at_ms = now;
+    return c->json;
+}
+
 static void
-http_send_json(struct evhttp_request *req, char *json)
+http_send_json(struct evhttp_request *req, const char *json)
 {
     struct evkeyvalq *out = evhttp_request_get_output_headers(req);
     struct evbuffer *b = evbuffer_new();
@@ -283,7 +301,6 @@ http_send_json(struct evhttp_request *req, char *json)
     evhttp_add_header(out, "X-Content-Type-Options", "nosniff");
     evbuffer_add(b, json, strlen(json));
     evbuffer_add(b, "\n", 1);
-    free(json);
     evhttp_send_reply(req, HTTP_OK, "OK", b);
     evbuffer_free(b);
 }
@@ -330,23 +347,21 @@ http_on_request(struct evhttp_request *req, void *arg)
         snprintf(cookie, sizeof cookie,
                  HTTP_COOKIE "=%s; Path=/; HttpOnly; SameSite=Strict",
                  h->token);
-        evhttp_add_header(evhttp_request_get_output_headers(req),
-                          "Set-Cookie", cookie);
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Set-Cookie",
+                          cookie);
         evhttp_add_header(evhttp_request_get_output_headers(req), "Location",
                           path);
         evhttp_send_reply(req, 303, "See Other", NULL);
         goto out;
     }
     if (strcmp(path, "/api/peers") == 0)
-        http_send_json(req, api_peers(h->srv, monotime_ms()));
+        http_send_json(req, http_json(h, API_PEERS));
     else if (strcmp(path, "/api/jobs") == 0)
-        http_send_json(req, api_jobs(h->srv, monotime_ms()));
+        http_send_json(req, http_json(h, API_JOBS));
     else if (strcmp(path, "/api/supernodes") == 0)
-        http_send_json(req, api_supernodes(h->srv,
-                                           (const char *const *)h->known,
-                                           h->nknown, h->self_addr));
+        http_send_json(req, http_json(h, API_SUPERNODES));
     else if (strcmp(path, "/api/history") == 0)
-        http_send_json(req, api_history(h->srv));
+        http_send_json(req, http_json(h, API_HISTORY));
     else if ((a = asset_find(path)) != NULL)
         http_send(req, a->type, a->data, a->len, "no-cache");
     else {
@@ -396,6 +411,14 @@ http_bind(const struct http_params *p, char *bound_addr, size_t bound_len,
         return -1;
     if (p->token != NULL && p->token[0] == '\0') {
         snprintf(err, errlen, "the dashboard's token is empty");
+        return -1;
+    }
+    if (p->token != NULL &&
+        p->token[strspn(p->token, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+                                  "qrstuvwxyz0123456789-._~+/=")] != '\0') {
+        snprintf(err, errlen,
+                 "the dashboard's token may hold only letters, digits and "
+                 "-._~+/= (it travels in a cookie and a URL)");
         return -1;
     }
     if (!http_is_loopback(&na) && p->token == NULL) {
@@ -473,6 +496,8 @@ http_free(struct http *h)
         return;
     if (h->evh != NULL)
         evhttp_free(h->evh);
+    for (i = 0; i < API__COUNT; i++)
+        free(h->cache[i].json);
     for (i = 0; i < h->nknown; i++)
         free(h->known[i]);
     free(h->known);

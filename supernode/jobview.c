@@ -7,6 +7,9 @@
  * is lost (its running processes are marked so).  A job with no live part
  * is finished and stays listed for JOBVIEW_KEEP_MS with its exit status.
  *
+ * A farm's coordinator may add its own figures (JobNote: inputs read,
+ * results reported, failures) to a farm the peers report.
+ *
  * Bounded: a report holds at most WIRE_MAX_REPORT_JOBS jobs (the codec
  * checks it), and the view at most JOBVIEW_MAX_JOBS (the oldest finished
  * go first; beyond that new jobs are not listed, with one log line).
@@ -29,13 +32,17 @@ struct jv_part {
     struct job_proc *procs;
     size_t nprocs;
     uint32_t tasks_running, tasks_queued, tasks_done;
-    int live; /* still reported by a live peer */
-    struct jv_part *next;
+    int live;          /* still reported by a live peer */
+    UT_hash_handle hh; /* in its job's parts, by peer */
 };
 
+/* A farm may run on every peer: its parts are found by peer in a table,
+ * and the live ones counted, so that a report costs the same whatever
+ * the job's size. */
 struct jv_job {
     struct job_info info; /* procs unused: the parts hold them */
     struct jv_part *parts;
+    size_t nlive;
     uint64_t seen_ms;     /* first reported */
     uint64_t finished_ms; /* 0 while some part is live */
     UT_hash_handle hh;
@@ -65,12 +72,13 @@ jobview_new(void)
 static void
 jv_job_free(struct jobview *jv, struct jv_job *j)
 {
-    struct jv_part *p;
+    struct jv_part *p, *pt;
 
     HASH_DEL(jv->jobs, j);
     jv->njobs--;
-    while ((p = j->parts) != NULL) {
-        j->parts = p->next;
+    HASH_ITER(hh, j->parts, p, pt)
+    {
+        HASH_DEL(j->parts, p);
         free(p->procs);
         free(p);
     }
@@ -100,10 +108,8 @@ jv_part_find(struct jv_job *j, const uint8_t peer[SEC_SIGN_PK_LEN])
 {
     struct jv_part *p;
 
-    for (p = j->parts; p != NULL; p = p->next)
-        if (memcmp(p->peer, peer, SEC_SIGN_PK_LEN) == 0)
-            return p;
-    return NULL;
+    HASH_FIND(hh, j->parts, peer, SEC_SIGN_PK_LEN, p);
+    return p;
 }
 
 /* The first failing exit status among the processes, else 0 when some
@@ -115,7 +121,7 @@ jv_exit_status(const struct jv_job *j)
     int32_t st = -1;
     size_t i;
 
-    for (p = j->parts; p != NULL; p = p->next)
+    for (p = j->parts; p != NULL; p = p->hh.next)
         for (i = 0; i < p->nprocs; i++) {
             if (p->procs[i].state != PROC_RUN_EXITED)
                 continue;
@@ -131,18 +137,18 @@ static void
 jv_part_stopped(struct jv_job *j, struct jv_part *p, enum proc_run running_to,
                 uint64_t now_ms)
 {
-    struct jv_part *q;
     size_t i;
 
+    if (p->live && j->nlive > 0)
+        j->nlive--;
     p->live = 0;
     for (i = 0; i < p->nprocs; i++)
         if (p->procs[i].state == PROC_RUN_RUNNING ||
             p->procs[i].state == PROC_RUN_SUSPENDED)
             p->procs[i].state = running_to;
     p->tasks_running = p->tasks_queued = 0;
-    for (q = j->parts; q != NULL; q = q->next)
-        if (q->live)
-            return;
+    if (j->nlive > 0)
+        return;
     j->finished_ms = now_ms;
     j->info.finished = 1;
     j->info.exit = jv_exit_status(j);
@@ -186,9 +192,12 @@ jv_take(struct jobview *jv, const uint8_t peer[SEC_SIGN_PK_LEN],
         j->info = *in;
         j->info.procs = NULL;
         j->info.nprocs = 0;
-        /* Counts live in the parts; the export sums them. */
+        /* Counts live in the parts; the export sums them.  Only a
+         * coordinator's note sets its figures. */
         j->info.tasks_running = j->info.tasks_queued = 0;
         j->info.tasks_done = 0;
+        j->info.coord_total = j->info.coord_done = 0;
+        j->info.coord_failed = 0;
         j->info.exit = -1;
         j->seen_ms = now_ms;
         HASH_ADD(hh, jv->jobs, info.job, WIRE_JOB_ID_LEN, j);
@@ -201,8 +210,7 @@ jv_take(struct jobview *jv, const uint8_t peer[SEC_SIGN_PK_LEN],
     if ((p = jv_part_find(j, peer)) == NULL) {
         p = xcalloc(1, sizeof *p);
         memcpy(p->peer, peer, SEC_SIGN_PK_LEN);
-        p->next = j->parts;
-        j->parts = p;
+        HASH_ADD(hh, j->parts, peer, SEC_SIGN_PK_LEN, p);
     }
     snprintf(p->host, sizeof p->host, "%s", host);
     free(p->procs);
@@ -215,6 +223,8 @@ jv_take(struct jobview *jv, const uint8_t peer[SEC_SIGN_PK_LEN],
     p->tasks_running = in->tasks_running;
     p->tasks_queued = in->tasks_queued;
     p->tasks_done = in->tasks_done;
+    if (!p->live)
+        j->nlive++;
     p->live = 1;
     /* A job seen again after it was taken for finished runs again. */
     j->finished_ms = 0;
@@ -270,8 +280,8 @@ jobview_report(struct jobview *jv, const uint8_t peer[SEC_SIGN_PK_LEN],
     jv_forget(jv, peer, pp, r, PROC_RUN_UNKNOWN, now_ms);
     for (i = 0; i < r->njobs; i++)
         jv_take(jv, peer, host, &r->jobs[i], now_ms);
-    pp->njobs = r->njobs < WIRE_MAX_REPORT_JOBS ? r->njobs
-                                                : WIRE_MAX_REPORT_JOBS;
+    pp->njobs =
+        r->njobs < WIRE_MAX_REPORT_JOBS ? r->njobs : WIRE_MAX_REPORT_JOBS;
     for (i = 0; i < pp->njobs; i++)
         memcpy(pp->jobs[i], r->jobs[i].job, WIRE_JOB_ID_LEN);
 }
@@ -288,6 +298,20 @@ jobview_peer_gone(struct jobview *jv, const uint8_t peer[SEC_SIGN_PK_LEN],
     jv_forget(jv, peer, pp, NULL, PROC_RUN_LOST, now_ms);
     HASH_DEL(jv->peers, pp);
     free(pp);
+}
+
+int
+jobview_note(struct jobview *jv, const struct msg_job_note *n)
+{
+    struct jv_job *j;
+
+    HASH_FIND(hh, jv->jobs, n->job, WIRE_JOB_ID_LEN, j);
+    if (j == NULL || !j->info.farm)
+        return -1;
+    j->info.coord_total = n->tasks_total;
+    j->info.coord_done = n->tasks_done;
+    j->info.coord_failed = n->tasks_failed;
+    return 0;
 }
 
 void
@@ -342,7 +366,7 @@ jobview_export(const struct jobview *jv, size_t max_procs,
         ji = &(*out)[i];
         *ji = j->info;
         np = 0;
-        for (p = j->parts; p != NULL; p = p->next) {
+        for (p = j->parts; p != NULL; p = p->hh.next) {
             np += p->nprocs;
             ji->tasks_running += p->tasks_running;
             ji->tasks_queued += p->tasks_queued;
@@ -352,7 +376,7 @@ jobview_export(const struct jobview *jv, size_t max_procs,
         /* Within the bound over all jobs, whole parts only. */
         ji->procs = np ? xcalloc(np, sizeof *ji->procs) : NULL;
         ji->nprocs = 0;
-        for (p = j->parts; p != NULL; p = p->next) {
+        for (p = j->parts; p != NULL; p = p->hh.next) {
             if (p->nprocs == 0 || total + p->nprocs > max_procs)
                 continue;
             total += p->nprocs;

@@ -209,6 +209,13 @@ main(int argc, char **argv)
                          : cfg.preauth_max;
     sp.preauth_per_host = cfg.preauth_per_host;
     sp.check_peers = cfg.sn_check_peers;
+    sp.fed.group = &sp.group;
+    sp.fed.members = cfg.sn_federation.v;
+    sp.fed.nmembers = cfg.sn_federation.n;
+    sp.fed.summary_max = cfg.sn_fed_summary;
+    sp.fed.interval_ms = cfg.sn_fed_interval_ms;
+    sp.fed.expire_s = cfg.sn_expire;
+    sp.fed.list_max = cfg.sn_list_max;
     /* Descriptors: authenticated sessions get what admission leaves. */
     sp.max_sessions -= sp.max_preauth;
 
@@ -248,6 +255,7 @@ main(int argc, char **argv)
         }
     }
 
+    sp.fed.listen_addr = na.text;
     daemon_start("runSuperNode", foreground,
                  pidfile != NULL ? pidfile : cfg.sn_pid_file,
                  P2P_LOG_INFO + verbose);

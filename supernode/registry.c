@@ -30,6 +30,7 @@ struct registry {
     struct reg_peer *table;
     TAILQ_HEAD(, reg_peer) ages;
     size_t count;
+    uint64_t generation; /* bumped by every change */
 };
 
 struct registry *
@@ -96,13 +97,25 @@ registry_upsert(struct registry *r, const struct msg_register *reg,
     p->srtt_us = 0;
     p->last_seen_ms = now_ms;
     TAILQ_INSERT_TAIL(&r->ages, p, by_age);
+    r->generation++;
     return p;
+}
+
+static int
+registry_same_res(const struct resources *a, const struct resources *b)
+{
+    return a->cores == b->cores && a->mem_total == b->mem_total &&
+           a->mem_free == b->mem_free && a->load_milli == b->load_milli &&
+           a->slots_total == b->slots_total &&
+           a->slots_free == b->slots_free && a->state == b->state;
 }
 
 void
 registry_heartbeat(struct registry *r, struct reg_peer *p,
                    const struct resources *res, uint64_t now_ms)
 {
+    if (!registry_same_res(&p->res, res))
+        r->generation++;
     p->res = *res;
     p->last_seen_ms = now_ms;
     TAILQ_REMOVE(&r->ages, p, by_age);
@@ -127,6 +140,7 @@ registry_remove(struct registry *r, struct reg_peer *p)
     HASH_DEL(r->table, p);
     TAILQ_REMOVE(&r->ages, p, by_age);
     r->count--;
+    r->generation++;
     free(p);
 }
 
@@ -146,6 +160,12 @@ registry_expire(struct registry *r, uint64_t cutoff_ms, registry_expire_fn fn,
         n++;
     }
     return n;
+}
+
+uint64_t
+registry_generation(const struct registry *r)
+{
+    return r->generation;
 }
 
 size_t

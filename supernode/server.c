@@ -33,10 +33,11 @@ enum session_state {
     SESS_PEER,      /* a registered peer: heartbeats, pongs */
     SESS_CLIENT,    /* a tool asking for lists (mpihost, p2prun) */
     SESS_CHECKING,  /* registration held until its address proves the key */
+    SESS_FEDERATION, /* another supernode pushing its summaries */
 };
 
 static const char *session_state_names[] = {
-    "handshake", "open", "peer", "client", "checking",
+    "handshake", "open", "peer", "client", "checking", "federation",
 };
 
 struct session {
@@ -62,6 +63,7 @@ struct server {
     struct registry *reg;
     struct jobview *jobs;       /* the dashboard's: what peers report */
     struct history *history;    /* the dashboard's: the recent past */
+    struct federation *fed;
     TAILQ_HEAD(, session) sessions;
     int nsessions; /* authenticated */
     int nchecks;   /* sessions in SESS_CHECKING */
@@ -370,15 +372,16 @@ session_register(struct session *s, const struct msg_register *reg)
 }
 
 static void
-session_list(struct session *s, int list_jobs)
+session_list(struct session *s, int list_jobs, int local_only)
 {
     struct msg m;
 
     memset(&m, 0, sizeof m);
     m.type = MSG_LIST_REPLY;
-    registry_export(s->srv->reg, monotime_ms(), &m.u.list);
+    federation_list(s->srv->fed, local_only, monotime_ms(), &m.u.list);
     if (list_jobs)
-        jobview_export(s->srv->jobs, JOBVIEW_EXPORT_MAX_PROCS, &m.u.list.jobs, &m.u.list.njobs);
+        jobview_export(s->srv->jobs, JOBVIEW_EXPORT_MAX_PROCS, &m.u.list.jobs,
+                       &m.u.list.njobs);
     channel_send(s->ch, &m);
     free(m.u.list.peers);
     codec_jobs_free(m.u.list.jobs, m.u.list.njobs);
@@ -417,6 +420,39 @@ session_on_ready(struct channel *ch, void *arg)
     channel_set_idle(ch, SESSION_CLIENT_IDLE_MS);
 }
 
+/* A part of another supernode's summary. */
+static void
+session_fed_summary(struct session *s, const struct msg_fed_summary *f)
+{
+    char why[200], err[160];
+    struct msg m;
+    int rc;
+
+    rc = federation_receive(s->srv->fed, f, monotime_ms(), err, sizeof err);
+    if (rc == 1) {
+        /* Our own summary came back: the member list names us. */
+        memset(&m, 0, sizeof m);
+        m.type = MSG_ERROR;
+        m.u.error.code = WIRE_ERR_FED_SELF;
+        snprintf(m.u.error.text, sizeof m.u.error.text,
+                 "federation: this is the sender itself");
+        channel_close_after(s->ch, &m);
+        session_free(s);
+        return;
+    }
+    if (rc == -1) {
+        snprintf(why, sizeof why, "federation summary refused: %s", err);
+        session_violation(s, why); /* logs it */
+        return;
+    }
+    if (s->state == SESS_OPEN) {
+        session_set_state(s, SESS_FEDERATION);
+        /* Summaries come every interval, keepalives every third of the
+         * expiry: silence beyond the expiry is a dead member. */
+        channel_set_idle(s->ch, s->srv->p.expire_s * 2000 + 1000);
+    }
+}
+
 static void
 session_on_msg(struct channel *ch, const struct msg *m, void *arg)
 {
@@ -432,7 +468,12 @@ session_on_msg(struct channel *ch, const struct msg *m, void *arg)
     case MSG_LIST_REQUEST:
         if (s->state == SESS_OPEN)
             session_set_state(s, SESS_CLIENT);
-        session_list(s, m->u.list_jobs);
+        session_list(s, m->u.list_req.jobs, m->u.list_req.local);
+        return;
+    case MSG_FED_SUMMARY:
+        if (s->state != SESS_OPEN && s->state != SESS_FEDERATION)
+            break;
+        session_fed_summary(s, &m->u.fed);
         return;
     case MSG_REGISTER:
         if (s->state != SESS_OPEN)
@@ -451,6 +492,13 @@ session_on_msg(struct channel *ch, const struct msg *m, void *arg)
         if (s->state != SESS_PEER)
             break;
         session_pong(s, m->u.stamp);
+        return;
+    case MSG_JOB_NOTE:
+        if (s->state == SESS_OPEN)
+            session_set_state(s, SESS_CLIENT);
+        if (s->state != SESS_CLIENT)
+            break;
+        (void)jobview_note(s->srv->jobs, &m->u.jnote);
         return;
     case MSG_JOB_REPORT:
         if (s->state != SESS_PEER)
@@ -522,6 +570,7 @@ server_new(struct event_base *base, int fd, const struct server_params *p)
     srv->reg = registry_new();
     srv->jobs = jobview_new();
     srv->history = history_new();
+    srv->fed = federation_new(base, &p->fed, srv->reg);
     TAILQ_INIT(&srv->sessions);
     ap.max = p->max_preauth;
     ap.per_source = p->preauth_per_host;
@@ -581,6 +630,7 @@ server_cron(struct server *srv, uint64_t now_ms)
     jobview_cron(srv->jobs, now_ms);
     if (history_due(srv->history, now_ms))
         server_sample(srv, now_ms);
+    federation_cron(srv->fed, now_ms);
 
     TAILQ_FOREACH(s, &srv->sessions, entry)
     if (s->state == SESS_PEER && now_ms >= s->next_ping_ms)
@@ -631,6 +681,7 @@ server_free(struct server *srv)
         session_free(s);
     }
     admit_free(srv->admit);
+    federation_free(srv->fed);
     registry_free(srv->reg);
     jobview_free(srv->jobs);
     history_free(srv->history);

@@ -55,6 +55,8 @@ size_t registry_expire(struct registry *, uint64_t cutoff_ms,
 struct reg_peer *registry_find(const struct registry *,
                                const uint8_t id[SEC_SIGN_PK_LEN]);
 size_t registry_count(const struct registry *);
+/* Changes with every registration, heartbeat and removal. */
+uint64_t registry_generation(const struct registry *);
 /* A list reply of every peer, ages relative to now_ms; the caller frees
  * out->peers. */
 void registry_export(const struct registry *, uint64_t now_ms,
@@ -69,6 +71,63 @@ uint64_t reg_peer_last_seen(const struct reg_peer *);
 /* Call fn for every peer (which it must not remove). */
 void registry_walk(const struct registry *, registry_walk_fn, void *arg);
 
+/* rank.c: the order of every list, best first */
+int rank_compare(const void *, const void *); /* two struct peer_entry */
+void rank_sort(struct peer_entry *, size_t);
+/* Keep one entry per node key, the freshest; returns the new count (the
+ * order is lost). */
+size_t rank_dedup(struct peer_entry *, size_t);
+
+/* summary.c: the other supernodes' summaries */
+struct summary;
+
+struct summary *summary_new(void);
+void summary_free(struct summary *);
+/* Take one part of a summary; -1 with a reason if it breaks the rules
+ * (out of order, over a bound): the session that sent it is dropped, and
+ * everything that sender summarised is forgotten. */
+int summary_apply(struct summary *, const struct msg_fed_summary *,
+                  uint64_t now_ms, char *err, size_t errlen);
+/* Forget every sender not heard from since cutoff_ms; how many went. */
+size_t summary_expire(struct summary *, uint64_t cutoff_ms);
+/* Append every entry to *v (*n of them, grown with xreallocarray), ages
+ * as of now_ms. */
+void summary_append(const struct summary *, uint64_t now_ms,
+                    struct peer_entry **v, size_t *n);
+size_t summary_origins(const struct summary *);
+size_t summary_entries(const struct summary *);
+
+/* federation.c: summaries to and from the other supernodes */
+struct federation_params {
+    const struct p2p_group *group;
+    char *const *members; /* ADDR:PORT of the others (self is skipped) */
+    int nmembers;
+    int summary_max; /* entries in a summary at most */
+    int interval_ms; /* between summaries */
+    int expire_s;    /* a silent member's summary is dropped after this */
+    int list_max;    /* entries in a list reply at most */
+    const char *listen_addr; /* ours, named in summaries for logs */
+};
+
+struct federation;
+
+struct federation *federation_new(struct event_base *,
+                                  const struct federation_params *,
+                                  struct registry *);
+void federation_free(struct federation *);
+/* Links, expiry and summaries due; from the server's cron. */
+void federation_cron(struct federation *, uint64_t now_ms);
+/* One part of another member's summary: 0 taken, 1 it is our own (the
+ * member list names us), -1 refused with a reason. */
+int federation_receive(struct federation *, const struct msg_fed_summary *,
+                       uint64_t now_ms, char *err, size_t errlen);
+/* A list reply: our peers and, unless local_only, the others', one entry
+ * per node key, best first, at most list_max; the caller frees
+ * out->peers. */
+void federation_list(struct federation *, int local_only, uint64_t now_ms,
+                     struct msg_list_reply *out);
+size_t federation_remote_count(const struct federation *);
+
 /* server.c */
 struct server_params {
     struct p2p_group group;
@@ -79,6 +138,7 @@ struct server_params {
     int max_preauth;  /* connections still in their handshake at most */
     int preauth_per_host; /* of them from one address at most */
     int check_peers;  /* list a peer only once its address proves its key */
+    struct federation_params fed;
 };
 
 struct server;
@@ -108,6 +168,9 @@ void jobview_report(struct jobview *, const uint8_t peer[SEC_SIGN_PK_LEN],
 /* The peer left or went silent: what it ran is lost. */
 void jobview_peer_gone(struct jobview *, const uint8_t peer[SEC_SIGN_PK_LEN],
                        uint64_t now_ms);
+/* A farm's coordinator's figures, for a job the peers report (a note on
+ * an unknown job is dropped: notes never add jobs); 0 taken, -1 not. */
+int jobview_note(struct jobview *, const struct msg_job_note *);
 /* Forget jobs finished long enough ago. */
 void jobview_cron(struct jobview *, uint64_t now_ms);
 size_t jobview_count(const struct jobview *);
@@ -168,6 +231,15 @@ struct asset {
 };
 /* The asset served at path, or NULL. */
 const struct asset *asset_find(const char *path);
+
+/* httpauth.c: the token in a request's headers (untrusted bytes) */
+/* The token of "Bearer TOKEN" (case-insensitive scheme), else NULL;
+ * NULL is fine. */
+const char *httpauth_bearer(const char *authorization);
+/* The value of cookie name in a Cookie header into out (at most
+ * outlen - 1 characters); -1 when absent or too long.  NULL is fine. */
+int httpauth_cookie(const char *header, const char *name, char *out,
+                    size_t outlen);
 
 /* http.c: the dashboard over HTTP (libevent's evhttp) */
 struct http_params {

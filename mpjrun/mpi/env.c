@@ -367,6 +367,7 @@ PMPI_Finalize(void)
     rep_fini();
     dec_fini();
     match_fini();
+    mpii_win_fini();
     req_fini();
     mpii_errclass_fini();
     mpii_info_fini();

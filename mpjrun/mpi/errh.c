@@ -53,6 +53,18 @@ err_text(int code)
     case MPI_ERR_NO_MEM: return "out of memory";
     case MPI_ERR_KEYVAL: return "invalid keyval";
     case MPI_ERR_WIN: return "invalid window";
+    /* one-sided communication */
+    case MPI_ERR_ASSERT: return "invalid assert argument";
+    case MPI_ERR_BASE: return "invalid base address";
+    case MPI_ERR_DISP: return "invalid displacement";
+    case MPI_ERR_LOCKTYPE: return "invalid lock type";
+    case MPI_ERR_RMA_CONFLICT: return "conflicting accesses to a window";
+    case MPI_ERR_RMA_SYNC: return "wrong synchronization of RMA calls";
+    case MPI_ERR_SIZE: return "invalid size";
+    case MPI_ERR_RMA_RANGE: return "target memory is outside the window";
+    case MPI_ERR_RMA_ATTACH: return "memory cannot be attached";
+    case MPI_ERR_RMA_FLAVOR: return "wrong window flavor";
+    case MPI_ERR_RMA_SHARED: return "memory cannot be shared";
     case MPI_ERR_UNSUPPORTED_OPERATION:
         return "operation not supported by p2pmpi";
     default: return NULL;

@@ -4,8 +4,7 @@
  *
  * Handles are integers tagged by kind (as in MPICH), so that a stale or
  * forged handle is detected and reported as an MPI error, never a crash.
- * Functions that exist only so that programs link (the Win_* family, for
- * instance) return MPI_ERR_UNSUPPORTED_OPERATION.
+ * What is left out, or limited, is listed in docs/mpi.md.
  */
 #ifndef P2PMPI_MPI_H
 #define P2PMPI_MPI_H
@@ -757,18 +756,111 @@ int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                            const MPI_Datatype recvtypes[], MPI_Comm comm);
 /* ==== end of topologies ==== */
 
-/* --- linked by common benchmarks, not provided --- */
+/* ==== one-sided communication (win.c, rma.c, rma_target.c) ==== */
+#define MPI_MODE_NOCHECK 1
+#define MPI_MODE_NOPRECEDE 2
+#define MPI_MODE_NOPUT 4
+#define MPI_MODE_NOSTORE 8
+#define MPI_MODE_NOSUCCEED 16
+#define MPI_LOCK_EXCLUSIVE 1
+#define MPI_LOCK_SHARED 2
+#define MPI_WIN_FLAVOR_CREATE 1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC 3
+#define MPI_WIN_FLAVOR_SHARED 4
+#define MPI_WIN_UNIFIED 0
+#define MPI_WIN_SEPARATE 1
+/* Window attribute keys (Win_get_attr). */
+#define MPI_WIN_BASE 0x64400021
+#define MPI_WIN_SIZE 0x64400023
+#define MPI_WIN_DISP_UNIT 0x64400025
+#define MPI_WIN_CREATE_FLAVOR 0x64400027
+#define MPI_WIN_MODEL 0x64400029
+/* Error classes of one-sided communication (Open MPI's numbers). */
+#define MPI_ERR_ASSERT 22
+#define MPI_ERR_BASE 24
+#define MPI_ERR_DISP 26
+#define MPI_ERR_LOCKTYPE 37
+#define MPI_ERR_RMA_CONFLICT 46
+#define MPI_ERR_RMA_SYNC 47
+#define MPI_ERR_SIZE 49
+#define MPI_ERR_RMA_RANGE 68
+#define MPI_ERR_RMA_ATTACH 69
+#define MPI_ERR_RMA_FLAVOR 70
+#define MPI_ERR_RMA_SHARED 71
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
-                   MPI_Comm comm, MPI_Win *win);
+                MPI_Comm comm, MPI_Win *win);
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                  void *baseptr, MPI_Win *win);
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
+                         MPI_Comm comm, void *baseptr, MPI_Win *win);
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
+                      void *baseptr);
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win);
+int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size);
+int MPI_Win_detach(MPI_Win win, const void *base);
 int MPI_Win_free(MPI_Win *win);
-int MPI_Win_fence(int assert, MPI_Win win);
+int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag);
+int MPI_Win_get_group(MPI_Win win, MPI_Group *group);
+int MPI_Win_set_name(MPI_Win win, const char *name);
+int MPI_Win_get_name(MPI_Win win, char *name, int *resultlen);
+int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler);
 int MPI_Put(const void *origin_addr, int origin_count,
-            MPI_Datatype origin_datatype, int target_rank,
-            MPI_Aint target_disp, int target_count,
-            MPI_Datatype target_datatype, MPI_Win win);
+         MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+         int target_count, MPI_Datatype target_datatype, MPI_Win win);
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-            int target_rank, MPI_Aint target_disp, int target_count,
-            MPI_Datatype target_datatype, MPI_Win win);
+         int target_rank, MPI_Aint target_disp, int target_count,
+         MPI_Datatype target_datatype, MPI_Win win);
+int MPI_Accumulate(const void *origin_addr, int origin_count,
+                MPI_Datatype origin_datatype, int target_rank,
+                MPI_Aint target_disp, int target_count,
+                MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Get_accumulate(const void *origin_addr, int origin_count,
+                    MPI_Datatype origin_datatype, void *result_addr,
+                    int result_count, MPI_Datatype result_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Fetch_and_op(const void *origin_addr, void *result_addr,
+                  MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                  MPI_Op op, MPI_Win win);
+int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr,
+                      void *result_addr, MPI_Datatype datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Win win);
+int MPI_Win_fence(int assert, MPI_Win win);
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
+int MPI_Win_unlock(int rank, MPI_Win win);
+int MPI_Win_lock_all(int assert, MPI_Win win);
+int MPI_Win_unlock_all(MPI_Win win);
+int MPI_Win_flush(int rank, MPI_Win win);
+int MPI_Win_flush_all(MPI_Win win);
+int MPI_Win_flush_local(int rank, MPI_Win win);
+int MPI_Win_flush_local_all(MPI_Win win);
+int MPI_Win_sync(MPI_Win win);
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_complete(MPI_Win win);
+int MPI_Win_wait(MPI_Win win);
+int MPI_Win_test(MPI_Win win, int *flag);
+int MPI_Rput(const void *origin_addr, int origin_count,
+          MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+          int target_count, MPI_Datatype target_datatype, MPI_Win win,
+          MPI_Request *request);
+int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+          int target_rank, MPI_Aint target_disp, int target_count,
+          MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+int MPI_Raccumulate(const void *origin_addr, int origin_count,
+                 MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                 MPI_Request *request);
+int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
+                     MPI_Datatype origin_datatype, void *result_addr,
+                     int result_count, MPI_Datatype result_datatype,
+                     int target_rank, MPI_Aint target_disp, int target_count,
+                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                     MPI_Request *request);
+/* ==== end of one-sided ==== */
 
 /* The profiling interface (MPI 3.1, 14.2): every MPI_X is also PMPI_X.
  * The library defines PMPI_X and makes MPI_X a weak alias of it, so a
@@ -1161,18 +1253,6 @@ int PMPI_Pack_external_size(const char datarep[], int incount,
                             MPI_Datatype datatype, MPI_Aint *size);
 int PMPI_Op_create(MPI_User_function *function, int commute, MPI_Op *op);
 int PMPI_Op_free(MPI_Op *op);
-int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
-                    MPI_Comm comm, MPI_Win *win);
-int PMPI_Win_free(MPI_Win *win);
-int PMPI_Win_fence(int assert, MPI_Win win);
-int PMPI_Put(const void *origin_addr, int origin_count,
-             MPI_Datatype origin_datatype, int target_rank,
-             MPI_Aint target_disp, int target_count,
-             MPI_Datatype target_datatype, MPI_Win win);
-int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-             int target_rank, MPI_Aint target_disp, int target_count,
-             MPI_Datatype target_datatype, MPI_Win win);
-
 /* ==== PMPI_: topologies and neighbour collectives ==== */
 int PMPI_Dims_create(int nnodes, int ndims, int dims[]);
 int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[],
@@ -1235,6 +1315,81 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                             const int recvcounts[], const MPI_Aint rdispls[],
                             const MPI_Datatype recvtypes[], MPI_Comm comm);
 /* ==== end of PMPI_ topologies ==== */
+
+/* ==== PMPI_: one-sided communication ==== */
+int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+                MPI_Comm comm, MPI_Win *win);
+int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                  void *baseptr, MPI_Win *win);
+int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
+                         MPI_Comm comm, void *baseptr, MPI_Win *win);
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
+                      void *baseptr);
+int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win);
+int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size);
+int PMPI_Win_detach(MPI_Win win, const void *base);
+int PMPI_Win_free(MPI_Win *win);
+int PMPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag);
+int PMPI_Win_get_group(MPI_Win win, MPI_Group *group);
+int PMPI_Win_set_name(MPI_Win win, const char *name);
+int PMPI_Win_get_name(MPI_Win win, char *name, int *resultlen);
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler);
+int PMPI_Put(const void *origin_addr, int origin_count,
+         MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+         int target_count, MPI_Datatype target_datatype, MPI_Win win);
+int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+         int target_rank, MPI_Aint target_disp, int target_count,
+         MPI_Datatype target_datatype, MPI_Win win);
+int PMPI_Accumulate(const void *origin_addr, int origin_count,
+                MPI_Datatype origin_datatype, int target_rank,
+                MPI_Aint target_disp, int target_count,
+                MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int PMPI_Get_accumulate(const void *origin_addr, int origin_count,
+                    MPI_Datatype origin_datatype, void *result_addr,
+                    int result_count, MPI_Datatype result_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr,
+                  MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                  MPI_Op op, MPI_Win win);
+int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr,
+                      void *result_addr, MPI_Datatype datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Win win);
+int PMPI_Win_fence(int assert, MPI_Win win);
+int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
+int PMPI_Win_unlock(int rank, MPI_Win win);
+int PMPI_Win_lock_all(int assert, MPI_Win win);
+int PMPI_Win_unlock_all(MPI_Win win);
+int PMPI_Win_flush(int rank, MPI_Win win);
+int PMPI_Win_flush_all(MPI_Win win);
+int PMPI_Win_flush_local(int rank, MPI_Win win);
+int PMPI_Win_flush_local_all(MPI_Win win);
+int PMPI_Win_sync(MPI_Win win);
+int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+int PMPI_Win_complete(MPI_Win win);
+int PMPI_Win_wait(MPI_Win win);
+int PMPI_Win_test(MPI_Win win, int *flag);
+int PMPI_Rput(const void *origin_addr, int origin_count,
+          MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+          int target_count, MPI_Datatype target_datatype, MPI_Win win,
+          MPI_Request *request);
+int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+          int target_rank, MPI_Aint target_disp, int target_count,
+          MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+int PMPI_Raccumulate(const void *origin_addr, int origin_count,
+                 MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                 MPI_Request *request);
+int PMPI_Rget_accumulate(const void *origin_addr, int origin_count,
+                     MPI_Datatype origin_datatype, void *result_addr,
+                     int result_count, MPI_Datatype result_datatype,
+                     int target_rank, MPI_Aint target_disp, int target_count,
+                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                     MPI_Request *request);
+/* ==== end of PMPI_ one-sided ==== */
 
 #ifdef __cplusplus
 }

@@ -135,6 +135,11 @@ int mpii_type_is_builtin(const struct mpii_type *);
 size_t mpii_type_elements(const struct mpii_type *, size_t bytes, int *whole);
 /* Free every derived type (MPI_Finalize). */
 void mpii_type_fini(void);
+/* The runs of bytes of one element, relative to its origin, in packed
+ * order: how many, and run i. */
+size_t mpii_type_nblocks(const struct mpii_type *);
+void mpii_type_block(const struct mpii_type *, size_t i, MPI_Aint *off,
+                     size_t *len);
 
 /* --- op.c ----------------------------------------------------------- */
 
@@ -256,6 +261,14 @@ int mpii_inter_reduce_scatter(const void *sbuf, void *rbuf,
                               const int rcounts[], int rcount,
                               MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
                               const char *fn);
+
+/* --- win.c, rma.c, rma_target.c: one-sided communication ----------- */
+
+/* The target side of passive-target epochs is served from the progress
+ * engine (transport_progress calls this); a no-op without windows. */
+void mpii_rma_poll(void);
+/* MPI_Finalize: free the windows the program left. */
+void mpii_win_fini(void);
 
 /* --- group.c -------------------------------------------------------- */
 

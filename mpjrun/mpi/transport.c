@@ -1334,6 +1334,9 @@ transport_progress(int timeout_ms)
     /* A view is rare: look for one every few passes, or after a wait. */
     if (tp.ctl != -1 && (timeout_ms > 0 || (++tp.ticks & 63) == 0))
         rep_poll_ctl();
+    /* One-sided requests to this process are served whatever it waits
+     * for (passive target). */
+    mpii_rma_poll();
     return tp.failed ? MPI_ERR_OTHER : MPI_SUCCESS;
 }
 

@@ -180,10 +180,17 @@ function renderJobs(data) {
     }
     box.append(meta);
     if (j.kind === "farm") {
-      box.append(el("div", { class: "tasks" },
-        el("span", {}, "done " + j.tasks.done),
-        el("span", {}, "running " + j.tasks.running),
-        el("span", {}, "queued " + j.tasks.queued)));
+      const t = j.tasks;
+      const tasks = el("div", { class: "tasks" },
+        el("span", {}, "running " + t.running),
+        el("span", {}, "queued on peers " + t.queued),
+        el("span", {}, "done on peers " + t.done));
+      // What the coordinator (p2prun) said, once it did.
+      if (t.inputs !== null)
+        tasks.append(el("span", { class: "coord" },
+          "reported " + t.reported + " of " + t.inputs + " inputs read" +
+          (t.failed ? ", " + t.failed + " failed" : "")));
+      box.append(tasks);
     } else {
       box.append(rankMap(j));
       if (j.ranks_truncated)

@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 
@@ -42,6 +43,37 @@ def start_dashboard(c, expire=10, conf=None, extra=()):
                     what="the dashboard to listen")
     sn.http = (m.group(1), int(m.group(2)))
     return sn
+
+
+def dashboard_jobnet(tc, npeers, expire=10):
+    """For a JobTestCase: a supernode with its dashboard and npeers peerd
+    of 2 slots (host labels host2, host3, ...), all listed; tc.runconf
+    names it and a user key.  Returns (supernode, [peers])."""
+    sn = start_dashboard(tc.c, expire=expire)
+    peers = [tc.c.start_peer(2 + i, [sn], slots=2,
+                             state_dir=tc.c.path("state-%d" % i))
+             for i in range(npeers)]
+    tc.c.wait_listed([sn], peers)
+    key, _ = tc.c.user_key("user")
+    tc.runconf = tc.c.job_config("run.conf", [sn], user_key=key)
+    return sn, peers
+
+
+def start_held(tc, peers, args):
+    """Start p2prun ARGS hold.sh STOP (-n 2 -r 2: four processes) and wait
+    until its processes run; (run, stop file, {(rank, replica): host})."""
+    prog = tc.script("hold.sh", HOLD)
+    stop = tc.c.path("stop")
+    run = tc.start_p2prun(["-n", "2", "-r", "2"] + args + [prog, stop])
+    wait_until(lambda: len(tc.replica_procs("hold.sh")) == 4 or
+               not run.alive(), 30, "4 processes to run")
+    procs = tc.replica_procs("hold.sh")
+    if len(procs) != 4:
+        open(stop, "w").close()
+        raise AssertionError("%d processes: %s" % (len(procs), run.describe()))
+    label = {p.addr: p.label for p in peers}
+    return run, stop, {(int(e["P2P_RANK"]), int(e["P2P_REPLICA"])):
+                       label[e["P2P_PEERD"]] for e in procs.values()}
 
 
 def get(sn, path, headers=None, timeout=10):
@@ -100,6 +132,27 @@ class TestDashboardPeers(harness.ClusterTestCase):
         wait_until(lambda: len(api(sn, "history")["samples"]) > 0, 10,
                    "a history sample")
 
+        # mpihost --watch prints the table again and again until Ctrl-C.
+        out = self.c.path("watch.out")
+        with open(out, "w") as f:
+            w = subprocess.Popen([harness.binary("mpihost"), "--conf",
+                                  self.c.conf, "--supernode", sn.addr,
+                                  "--watch"], stdout=f,
+                                 stderr=subprocess.STDOUT, env=self.c.env)
+
+        def tables():
+            with open(out) as f:
+                return f.read().count("HOST ")
+        try:
+            wait_until(lambda: tables() >= 2, 20,
+                       lambda: "two tables from mpihost --watch (%d)"
+                       % tables())
+        finally:
+            w.send_signal(signal.SIGINT)
+            self.assertEqual(w.wait(10), 0)
+        with open(out) as f:
+            self.assertIn("host3", f.read())
+
         victim = peers[1]
         t0 = time.monotonic()
         victim.kill()
@@ -133,24 +186,9 @@ class TestDashboardPeers(harness.ClusterTestCase):
 class TestDashboardJobs(harness.JobTestCase):
 
     def test_rank_map_of_a_replicated_job(self):
-        # Started by hand (not start_jobnet) for the dashboard's port.
-        sn = start_dashboard(self.c)
-        peers = [self.c.start_peer(2 + i, [sn], slots=2,
-                                   state_dir=self.c.path("state-%d" % i))
-                 for i in range(3)]
-        self.c.wait_listed([sn], peers)
-        key, _ = self.c.user_key("user")
-        self.runconf = self.c.job_config("run.conf", [sn], user_key=key)
-        prog = self.script("hold.sh", HOLD)
-        stop = self.c.path("stop")
-        run = self.start_p2prun(["-n", "2", "-r", "2", prog, stop])
-        wait_until(lambda: len(self.replica_procs("hold.sh")) == 4 or
-                   not run.alive(), 30, "4 processes to run")
-        procs = self.replica_procs("hold.sh")
-        self.assertEqual(len(procs), 4, run.describe())
-        label = {p.addr: p.label for p in peers}
-        truth = {(int(e["P2P_RANK"]), int(e["P2P_REPLICA"])):
-                 label[e["P2P_PEERD"]] for e in procs.values()}
+        # Not start_jobnet: the dashboard needs its port.
+        sn, peers = dashboard_jobnet(self, 3)
+        run, stop, truth = start_held(self, peers, [])
 
         def rank_map(states=("running",)):
             jobs = api(sn, "jobs")["jobs"]
@@ -195,10 +233,50 @@ class TestDashboardJobs(harness.JobTestCase):
         def finished():
             jobs = api(sn, "jobs")["jobs"]
             return jobs and jobs[0]["state"] == "finished" and jobs[0]
-        wait_until(finished, 15, "the job to show finished")
+        wait_until(finished, 30, "the job to show finished")
         self.assertEqual(finished()["exit"], 0)
         self.assertEqual(finished()["ranks"][0]["replicas"][0]["state"],
                          "exited")
+
+
+class TestDashboardFarm(harness.JobTestCase):
+
+    def test_farm_counts(self):
+        sn, peers = dashboard_jobnet(self, 2)
+        inp = self.c.path("inputs")
+        with open(inp, "w") as f:
+            f.write("".join("%d\n" % i for i in range(1, 41)))
+        stop = self.c.path("stop")
+        prog = self.script("task.sh", HOLD.replace("$1", "$2") +
+                           'echo "done $1"\n')
+        run = self.start_p2prun(["--each", inp, "--", prog, "{}", stop])
+
+        def farm():
+            jobs = [j for j in api(sn, "jobs")["jobs"] if j["kind"] == "farm"]
+            return jobs[0] if len(jobs) == 1 else None
+        # Four slots: four tasks run, the rest wait (with p2prun or queued
+        # on the peers); never one entry per task.
+        wait_until(lambda: farm() is not None and
+                   farm()["tasks"]["running"] == 4, 60,
+                   lambda: "four running tasks listed (now %s)" % farm())
+        f = farm()
+        self.assertEqual((f["command"], f["state"], f["hosts"]),
+                         ("task.sh", "running", 2))
+        self.assertNotIn("ranks", f)
+        # p2prun adds what only it knows: inputs read, results reported.
+        wait_until(lambda: farm()["tasks"]["inputs"] is not None, 60,
+                   lambda: "p2prun's note on the farm (now %s)" % farm())
+        self.assertGreaterEqual(farm()["tasks"]["inputs"], 4)
+        self.assertEqual(farm()["tasks"]["reported"], 0)
+        open(stop, "w").close()
+        self.assertEqual(run.wait(60), 0, run.describe())
+        wait_until(lambda: farm() is not None and
+                   farm()["state"] == "finished" and
+                   farm()["tasks"]["reported"] == 40, 60,
+                   lambda: "the farm finished, 40 reported (now %s)" % farm())
+        self.assertEqual(farm()["tasks"]["inputs"], 40)
+        self.assertEqual(farm()["tasks"]["failed"], 0)
+        self.assertGreater(farm()["tasks"]["done"], 0)
 
 
 class TestDashboardAccess(harness.ClusterTestCase):
@@ -306,7 +384,8 @@ def raw(sn, data, timeout=10):
 class TestDashboardAbuse(harness.ClusterTestCase):
 
     def test_garbage_requests_do_not_hurt_heartbeats(self):
-        expire = 2
+        # Peers beat every 200 ms: one silent for 4 s has been starved.
+        expire = 4
         sn = start_dashboard(self.c, expire=expire)
         peers = [self.c.start_peer(2 + i, [sn]) for i in range(3)]
         self.c.wait_listed([sn], peers)
@@ -331,7 +410,7 @@ class TestDashboardAbuse(harness.ClusterTestCase):
         idle = []
         for _ in range(200):
             idle.append(socket.create_connection(sn.http, timeout=10))
-        t_end = time.monotonic() + 2 * expire + 1
+        t_end = time.monotonic() + expire + 1
         answers = {}
         while time.monotonic() < t_end:
             answers["long url"] = raw(

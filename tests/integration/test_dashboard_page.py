@@ -17,7 +17,7 @@ import sys
 sys.dont_write_bytecode = True
 import harness  # noqa: E402
 from harness import wait_until  # noqa: E402
-from test_dashboard import HOLD, api, start_dashboard  # noqa: E402
+from test_dashboard import api, dashboard_jobnet, start_held  # noqa: E402
 
 
 class DomReader(html.parser.HTMLParser):
@@ -69,33 +69,17 @@ class TestDashboardPage(harness.JobTestCase):
         self.browser = chromium()
         if self.browser is None:
             self.skipTest("chromium not installed (make deps installs it)")
-        sn = start_dashboard(self.c, expire=30)
-        peers = [self.c.start_peer(2 + i, [sn], slots=2,
-                                   state_dir=self.c.path("state-%d" % i))
-                 for i in range(4)]
-        self.c.wait_listed([sn], peers)
+        sn, peers = dashboard_jobnet(self, 4, expire=30)
         url = "http://%s:%d/" % sn.http
         probe = self.browse(url, "--dump-dom")
         if probe.returncode != 0 or "<body" not in probe.stdout:
             self.skipTest("chromium cannot run here (exit %d): %s"
                           % (probe.returncode, probe.stderr.strip()[-300:]))
 
-        key, _ = self.c.user_key("user")
-        self.runconf = self.c.job_config("run.conf", [sn], user_key=key)
-        prog = self.script("hold.sh", HOLD)
-        stop = self.c.path("stop")
         # Concentrated: two hosts hold it all, two are left idle.
-        run = self.start_p2prun(["-n", "2", "-r", "2", "-a", "concentrate",
-                                 prog, stop])
+        run, stop, hosts = start_held(self, peers, ["-a", "concentrate"])
+        truth = {k: (h, "running") for k, h in hosts.items()}
         try:
-            wait_until(lambda: len(self.replica_procs("hold.sh")) == 4 or
-                       not run.alive(), 30, "4 processes to run")
-            procs = self.replica_procs("hold.sh")
-            self.assertEqual(len(procs), 4, run.describe())
-            label = {p.addr: p.label for p in peers}
-            truth = {(int(e["P2P_RANK"]), int(e["P2P_REPLICA"])):
-                     (label[e["P2P_PEERD"]], "running")
-                     for e in procs.values()}
             # A peer with nothing of the job, frozen: silent on the page.
             idle = next(p for p in peers if p.label not in
                         {h for h, _ in truth.values()})
@@ -125,8 +109,6 @@ class TestDashboardPage(harness.JobTestCase):
         self.assertGreater(r.updated, 0, "the page never updated itself:\n" +
                            dom.stdout[:2000])
         want_tiles = {p.label: "available" for p in peers}
-        for host, _ in truth.values():
-            want_tiles[host] = "busy"
         want_tiles[idle.label] = "silent"
         # A peer with one of its two slots taken is busy, with both full.
         used = {}

@@ -962,6 +962,69 @@ t_launch_empty_argument(void)
     free(buf);
 }
 
+/* A worker task: its input (a piece, input_more) travels, only inside a
+ * farm, within the chunk limit; its answer comes back in the exit. */
+static void
+t_worker_task(void)
+{
+    struct msg m, d;
+    struct proc_spec ps = {0, 0};
+    char *argv[] = {"python3", "worker.py"};
+    static uint8_t input[WIRE_MAX_CHUNK + 1];
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_LAUNCH;
+    m.u.launch.size = m.u.launch.nreplicas = 1;
+    m.u.launch.procs = &ps;
+    m.u.launch.nprocs = 1;
+    m.u.launch.argv = argv;
+    m.u.launch.nargv = 2;
+    m.u.launch.task = 5;
+    memset(m.u.launch.farm, 0x42, WIRE_JOB_ID_LEN);
+    m.u.launch.worker = 1;
+    m.u.launch.input = (uint8_t *)"line\0with a NUL";
+    m.u.launch.input_len = 15;
+    m.u.launch.input_more = 1;
+    if (roundtrip(&m, &d) == 0) {
+        CHECK_EQ_INT(d.u.launch.worker, 1);
+        CHECK_EQ_INT(d.u.launch.input_more, 1);
+        CHECK_EQ_INT(d.u.launch.input_len, 15);
+        CHECK_MEM(d.u.launch.input, "line\0with a NUL", 15);
+        codec_msg_free(&d);
+    }
+    /* An input longer than a chunk is refused. */
+    m.u.launch.input = input;
+    m.u.launch.input_len = sizeof input;
+    expect_encoded_reject(&m, "worker input over a chunk");
+    /* Pieces without a worker, or input outside a farm: refused. */
+    m.u.launch.input_len = 1;
+    m.u.launch.worker = 0;
+    expect_encoded_reject(&m, "input pieces without a worker");
+    m.u.launch.worker = 1;
+    m.u.launch.task = 0;
+    expect_encoded_reject(&m, "worker input outside a farm");
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_PROC_EXIT;
+    m.u.exit.code = 3;
+    m.u.exit.out = (uint8_t *)"the answer";
+    m.u.exit.out_len = 10;
+    m.u.exit.worker_lost = 1;
+    snprintf(m.u.exit.error, sizeof m.u.exit.error,
+             "worker 2 on ws1 broke the protocol during task 5");
+    if (roundtrip(&m, &d) == 0) {
+        CHECK_EQ_INT(d.u.exit.code, 3);
+        CHECK_EQ_INT(d.u.exit.out_len, 10);
+        CHECK_MEM(d.u.exit.out, "the answer", 10);
+        CHECK_EQ_INT(d.u.exit.worker_lost, 1);
+        CHECK_EQ_STR(d.u.exit.error, m.u.exit.error);
+        codec_msg_free(&d);
+    }
+    m.u.exit.out = input;
+    m.u.exit.out_len = sizeof input;
+    expect_encoded_reject(&m, "an answer over a chunk");
+}
+
 /* --- membership ---------------------------------------------------------- */
 
 static void
@@ -1546,9 +1609,9 @@ t_list_jobs(void)
 
     memset(&m, 0, sizeof m);
     m.type = MSG_LIST_REQUEST;
-    m.u.list_jobs = 1;
+    m.u.list_req.jobs = 1;
     if (roundtrip(&m, &d) == 0)
-        CHECK_EQ_INT(d.u.list_jobs, 1);
+        CHECK_EQ_INT(d.u.list_req.jobs, 1);
 
     make_job(&job, procs, 4);
     snprintf(procs[0].host, sizeof procs[0].host, "ws3");
@@ -1577,8 +1640,185 @@ t_list_jobs(void)
     expect_encoded_reject(&m, "job view with an exit status above 255");
 }
 
+/* A coordinator's note on its farm: round trip, and counts that cannot
+ * be (more failed than reported, more reported than read) refused. */
+static void
+t_job_note(void)
+{
+    struct msg m, d;
+    uint8_t *buf;
+    size_t len;
+    char err[128];
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_JOB_NOTE;
+    memset(m.u.jnote.job, 7, sizeof m.u.jnote.job);
+    m.u.jnote.tasks_total = 10000;
+    m.u.jnote.tasks_done = 40;
+    m.u.jnote.tasks_failed = 2;
+    if (!CHECK_EQ_INT(roundtrip(&m, &d), 0))
+        return;
+    CHECK_EQ_INT(d.type, MSG_JOB_NOTE);
+    CHECK_MEM(d.u.jnote.job, m.u.jnote.job, sizeof m.u.jnote.job);
+    CHECK_EQ_INT(d.u.jnote.tasks_total, 10000);
+    CHECK_EQ_INT(d.u.jnote.tasks_done, 40);
+    CHECK_EQ_INT(d.u.jnote.tasks_failed, 2);
+    codec_msg_free(&d);
+
+    m.u.jnote.tasks_failed = 41;
+    if (CHECK_EQ_INT(codec_encode(&m, &buf, &len), 0)) {
+        CHECK_EQ_INT(codec_decode(buf, len, &d, err, sizeof err), -1);
+        free(buf);
+    }
+    m.u.jnote.tasks_failed = 0;
+    m.u.jnote.tasks_done = 10001;
+    if (CHECK_EQ_INT(codec_encode(&m, &buf, &len), 0)) {
+        CHECK_EQ_INT(codec_decode(buf, len, &d, err, sizeof err), -1);
+        free(buf);
+    }
+}
+
+/* --- federation --------------------------------------------------------- */
+
+static void
+make_fed(struct msg *m, struct peer_entry *pe, size_t n)
+{
+    struct msg list;
+
+    make_list(&list, pe, n);
+    memset(m, 0, sizeof *m);
+    m->type = MSG_FED_SUMMARY;
+    memset(m->u.fed.instance, 0x5a, sizeof m->u.fed.instance);
+    m->u.fed.seq = 77;
+    m->u.fed.part = 1;
+    m->u.fed.nparts = 3;
+    m->u.fed.total_peers = 1234;
+    m->u.fed.total_slots_free = 5000000000ull;
+    snprintf(m->u.fed.addr, sizeof m->u.fed.addr, "10.1.2.3:9700");
+    m->u.fed.npeers = n;
+    m->u.fed.peers = pe;
+}
+
+static void
+t_fed_summary(void)
+{
+    struct peer_entry pe[WIRE_FED_PART_ENTRIES];
+    struct msg m, d;
+    size_t i;
+
+    make_fed(&m, pe, 4);
+    if (roundtrip(&m, &d) != 0)
+        return;
+    CHECK_MEM(d.u.fed.instance, m.u.fed.instance, WIRE_FED_INSTANCE_LEN);
+    CHECK(d.u.fed.seq == 77);
+    CHECK_EQ_INT(d.u.fed.part, 1);
+    CHECK_EQ_INT(d.u.fed.nparts, 3);
+    CHECK_EQ_INT(d.u.fed.total_peers, 1234);
+    CHECK(d.u.fed.total_slots_free == 5000000000ull);
+    CHECK_EQ_STR(d.u.fed.addr, "10.1.2.3:9700");
+    if (CHECK_EQ_INT(d.u.fed.npeers, 4))
+        for (i = 0; i < 4; i++) {
+            CHECK_MEM(d.u.fed.peers[i].id, pe[i].id, sizeof pe[i].id);
+            CHECK_EQ_STR(d.u.fed.peers[i].addr, pe[i].addr);
+            CHECK(res_equal(&d.u.fed.peers[i].res, &pe[i].res));
+            CHECK(d.u.fed.peers[i].age_ms == pe[i].age_ms);
+        }
+    codec_msg_free(&d);
+    CHECK(d.u.fed.peers == NULL);
+
+    /* A full part fits a request frame. */
+    make_fed(&m, pe, WIRE_FED_PART_ENTRIES);
+    for (i = 0; i < WIRE_FED_PART_ENTRIES; i++) {
+        memset(pe[i].addr, '9', WIRE_MAX_ADDR);
+        pe[i].addr[WIRE_MAX_ADDR] = '\0';
+        memset(pe[i].host_label, 'h', WIRE_MAX_LABEL);
+        pe[i].host_label[WIRE_MAX_LABEL] = '\0';
+        pe[i].res.mem_total = pe[i].res.mem_free = UINT64_MAX;
+    }
+    {
+        uint8_t *buf;
+        size_t len;
+
+        if (CHECK_EQ_INT(codec_encode(&m, &buf, &len), 0)) {
+            CHECK(len + 64 <= FRAME_MAX_REQUEST);
+            free(buf);
+        }
+    }
+
+    /* An empty summary (a supernode without peers) and no address. */
+    make_fed(&m, NULL, 0);
+    m.u.fed.part = 0;
+    m.u.fed.nparts = 1;
+    m.u.fed.addr[0] = '\0';
+    if (roundtrip(&m, &d) == 0) {
+        CHECK_EQ_INT(d.u.fed.npeers, 0);
+        CHECK(d.u.fed.peers == NULL);
+        CHECK_EQ_STR(d.u.fed.addr, "");
+        codec_msg_free(&d);
+    }
+}
+
+static void
+t_reject_fed_summary(void)
+{
+    struct peer_entry pe[WIRE_FED_PART_ENTRIES + 1];
+    struct msg m;
+
+    make_fed(&m, pe, 2);
+    m.u.fed.part = 3;
+    expect_encoded_reject(&m, "part beyond nparts");
+    make_fed(&m, pe, 2);
+    m.u.fed.part = m.u.fed.nparts = 0;
+    expect_encoded_reject(&m, "no parts");
+    make_fed(&m, pe, 2);
+    m.u.fed.part = 0;
+    m.u.fed.nparts = WIRE_FED_MAX_PARTS + 1;
+    expect_encoded_reject(&m, "too many parts");
+    make_fed(&m, pe, WIRE_FED_PART_ENTRIES + 1);
+    expect_encoded_reject(&m, "a part over its entries");
+    make_fed(&m, pe, 2);
+    pe[1].res.slots_free = pe[1].res.slots_total + 1;
+    expect_encoded_reject(&m, "an entry with more slots free than total");
+    make_fed(&m, pe, 2);
+    snprintf(m.u.fed.addr, sizeof m.u.fed.addr, "a b");
+    expect_encoded_reject(&m, "an address with a space");
+
+    /* An instance id of the wrong length, written by hand. */
+    {
+        uint8_t inst[WIRE_FED_INSTANCE_LEN + 1] = {0};
+        struct pbuf p = {.n = 0}, f = {.n = 0};
+
+        pb_bytes(&f, 1, inst, sizeof inst);
+        pb_uint(&f, 2, 1);
+        pb_uint(&f, 4, 1);
+        pb_sub(&p, 52, &f);
+        expect_reject(p.b, p.n, "instance of 17 bytes");
+        p.n = f.n = 0;
+        pb_uint(&f, 2, 1);
+        pb_uint(&f, 4, 1);
+        pb_sub(&p, 52, &f);
+        expect_reject(p.b, p.n, "no instance");
+    }
+}
+
+static void
+t_list_request_local(void)
+{
+    struct msg m, d;
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_LIST_REQUEST;
+    m.u.list_req.local = 1;
+    if (roundtrip(&m, &d) == 0)
+        CHECK_EQ_INT(d.u.list_req.local, 1);
+    m.u.list_req.local = 0;
+    if (roundtrip(&m, &d) == 0)
+        CHECK_EQ_INT(d.u.list_req.local, 0);
+}
+
 static const struct test_case cases[] = {
     {"launch with empty arguments", t_launch_empty_argument},
+    {"worker task", t_worker_task},
     {"register", t_register},
     {"register_max_lengths", t_register_max_lengths},
     {"register_ack", t_register_ack},
@@ -1619,6 +1859,10 @@ static const struct test_case cases[] = {
     {"job_report", t_job_report},
     {"reject_job_report", t_reject_job_report},
     {"list_jobs", t_list_jobs},
+    {"job_note", t_job_note},
+    {"fed_summary", t_fed_summary},
+    {"reject_fed_summary", t_reject_fed_summary},
+    {"list_request_local", t_list_request_local},
 };
 
 TEST_MAIN(cases)
