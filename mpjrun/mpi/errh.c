@@ -46,6 +46,10 @@ err_text(int code)
     case MPI_ERR_INTERN: return "internal error";
     case MPI_ERR_IN_STATUS: return "error code is in status";
     case MPI_ERR_PENDING: return "pending request";
+    case MPI_ERR_INFO: return "invalid info object";
+    case MPI_ERR_INFO_KEY: return "invalid info key";
+    case MPI_ERR_INFO_VALUE: return "invalid info value";
+    case MPI_ERR_INFO_NOKEY: return "no such key in the info object";
     case MPI_ERR_NO_MEM: return "out of memory";
     case MPI_ERR_KEYVAL: return "invalid keyval";
     case MPI_ERR_WIN: return "invalid window";

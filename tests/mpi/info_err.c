@@ -51,8 +51,13 @@ check_info(void)
 
     /* Errors are returned, not fatal, on MPI_COMM_WORLD's handler. */
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    CHECK(MPI_Info_delete(in, "beta") != MPI_SUCCESS,
-          "deleting an absent key succeeded");
+    {
+        int rc = MPI_Info_delete(in, "beta"), cls = -1;
+
+        CHECK(rc != MPI_SUCCESS, "deleting an absent key succeeded");
+        MPI_OK(MPI_Error_class(rc, &cls));
+        CHECK(cls == MPI_ERR_INFO_NOKEY, "absent key: class %d", cls);
+    }
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 
     MPI_OK(MPI_Info_free(&in));
