@@ -206,9 +206,10 @@ for_runs(struct mpii_win *w, const struct rma_hdr *h,
                              runs[k].len);
             if (mem == NULL)
                 return MPI_ERR_RMA_RANGE;
-            if (fn != NULL)
+            if (fn != NULL) {
                 fn(w, h, mem, packed, (size_t)runs[k].len);
-            packed += runs[k].len;
+                packed += runs[k].len;
+            }
         }
     return MPI_SUCCESS;
 }

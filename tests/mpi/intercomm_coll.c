@@ -196,8 +196,8 @@ test_reduce_scatter(MPI_Comm ic)
      * process gets rsize of the other group's sum (its share). */
     int n = lsize * rsize, i, *sbuf, *rbuf, *counts;
 
-    sbuf = t_malloc((size_t)n * sizeof *sbuf);
-    rbuf = t_malloc((size_t)(rsize + 1) * sizeof *rbuf);
+    sbuf = t_malloc((size_t)(n + 2 * lsize) * sizeof *sbuf);
+    rbuf = t_malloc((size_t)(rsize + 2) * sizeof *rbuf);
     counts = t_malloc((size_t)lsize * sizeof *counts);
     for (i = 0; i < n; i++)
         sbuf[i] = t_rank + i;
