@@ -31,8 +31,10 @@
  *   coll_round.c  one round of sends and receives described by tables
  *   coll_inter.c  gather, scatter, allgather, alltoall, reduce_scatter
  *               over intercommunicators
- *   win.c       one-sided windows: creation, attributes, synchronization
- *   rma.c       one-sided operations and the target side that serves them
+ *   win.c       one-sided windows: creation, names, group, error handler
+ *   win_attr.c  attributes on windows
+ *   rma.c       one-sided operations and synchronization (origin side)
+ *   rma_target.c  the target side that serves them
  */
 #ifndef P2PMPI_MPII_H
 #define P2PMPI_MPII_H

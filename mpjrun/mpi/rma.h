@@ -120,6 +120,11 @@ struct mpii_win *mpii_win_get(MPI_Win);
 char *rma_win_at(struct mpii_win *, int64_t disp, int64_t lo, int64_t len);
 /* Report err on the window (its error handler). */
 int rma_err(struct mpii_win *, int err, const char *fn);
+/* The window whose private communicator comm is (its attributes' delete
+ * callbacks), or NULL. */
+struct mpii_win *rma_win_of_comm(MPI_Comm comm);
+/* win_attr.c: MPI_Finalize frees the window keyvals' records. */
+void mpii_win_attr_fini(void);
 /* Every live window, for the progress engine; the id of the last one
  * created. */
 int rma_win_count(void);

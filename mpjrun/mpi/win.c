@@ -1,8 +1,8 @@
 /*
  * win.c: one-sided windows (MPI 3.1 11.2): Win_create, Win_allocate,
  * Win_allocate_shared, Win_create_dynamic with Win_attach/Win_detach,
- * Win_free, and what a window answers about itself (attributes, name,
- * group, error handler, Win_shared_query).  Operations and
+ * Win_free, and what a window answers about itself (name, group, error
+ * handler, Win_shared_query; attributes are in win_attr.c).  Operations and
  * synchronization are in rma.c, the target side in rma_target.c.
  *
  * Creating a window is collective: the communicator is duplicated (the
@@ -36,7 +36,8 @@ struct rma_region {
 static struct mpii_handles wins = {.kind = WIN_KIND};
 static struct mpii_win **live; /* for the progress engine, in creation order */
 static int nlive, caplive;
-static uint32_t created; /* windows created so far (ids) */
+static uint32_t created;       /* windows created so far (ids) */
+static struct mpii_win *dying; /* in Win_free, its communicator going */
 
 struct mpii_win *
 mpii_win_get(MPI_Win h)
@@ -48,6 +49,19 @@ int
 rma_win_count(void)
 {
     return nlive;
+}
+
+struct mpii_win *
+rma_win_of_comm(MPI_Comm comm)
+{
+    int i;
+
+    if (dying != NULL && dying->comm == comm)
+        return dying;
+    for (i = 0; i < nlive; i++)
+        if (live[i]->comm == comm)
+            return live[i];
+    return NULL;
 }
 
 uint32_t
@@ -391,10 +405,13 @@ PMPI_Win_free(MPI_Win *win)
     live_remove(w);
     rma_target_stop(w);
     rma_origin_free(w);
-    (void)mpii_handle_take(&wins, (uint32_t)w->handle);
+    /* The attributes' delete callbacks run with the window's handle. */
+    dying = w;
     rc2 = PMPI_Comm_free(&w->comm);
+    dying = NULL;
     if (rc == MPI_SUCCESS)
         rc = rc2;
+    (void)mpii_handle_take(&wins, (uint32_t)w->handle);
     win_destroy(w);
     *win = MPI_WIN_NULL;
     return rc == MPI_SUCCESS ? rc : mpii_err(MPI_COMM_WORLD, rc, fn);
@@ -419,51 +436,10 @@ mpii_win_fini(void)
     live = NULL;
     caplive = 0;
     mpii_handles_fini(&wins, NULL);
+    mpii_win_attr_fini();
 }
 
-/* --- what a window answers about itself ----------------------------- */
-
-#pragma weak MPI_Win_get_attr = PMPI_Win_get_attr
-int
-PMPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag)
-{
-    static const char fn[] = "MPI_Win_get_attr";
-    struct mpii_win *w = mpii_win_get(win);
-    static MPI_Aint size;
-    static int unit, flavor, model = MPI_WIN_UNIFIED;
-
-    MPII_CHECK_INIT(fn);
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, fn);
-    if (attribute_val == NULL || flag == NULL)
-        return rma_err(w, MPI_ERR_ARG, fn);
-    *flag = 1;
-    /* The values are pointers, as the standard has them; they stay valid
-     * until the next call. */
-    switch (keyval) {
-    case MPI_WIN_BASE:
-        *(void **)attribute_val = w->base;
-        return MPI_SUCCESS;
-    case MPI_WIN_SIZE:
-        size = w->bytes;
-        *(MPI_Aint **)attribute_val = &size;
-        return MPI_SUCCESS;
-    case MPI_WIN_DISP_UNIT:
-        unit = w->disp_unit;
-        *(int **)attribute_val = &unit;
-        return MPI_SUCCESS;
-    case MPI_WIN_CREATE_FLAVOR:
-        flavor = w->flavor;
-        *(int **)attribute_val = &flavor;
-        return MPI_SUCCESS;
-    case MPI_WIN_MODEL:
-        *(int **)attribute_val = &model;
-        return MPI_SUCCESS;
-    default:
-        *flag = 0;
-        return MPI_SUCCESS;
-    }
-}
+/* --- what a window answers about itself (attributes: win_attr.c) --- */
 
 #pragma weak MPI_Win_get_group = PMPI_Win_get_group
 int

@@ -10,7 +10,8 @@
  *  - post/start/complete/wait around a ring (and Win_test);
  *  - dynamic windows (attach, addresses exchanged), Win_allocate,
  *    Win_allocate_shared on MPI_COMM_SELF with Win_shared_query;
- *  - attributes (base, size, disp unit, flavor), group and name.
+ *  - attributes (base, size, disp unit, flavor, and the program's own
+ *    with a delete callback), group and name.
  * Open MPI 4.1 cannot create a window on a single process on a machine
  * without an RDMA network (no one-sided component takes it), so there
  * one rank only says ok.
@@ -272,6 +273,43 @@ test_dynamic(void)
     free(addrs);
 }
 
+static int deleted; /* delete callback calls */
+
+static int
+count_delete(MPI_Win win, int key, void *val, void *extra)
+{
+    (void)win, (void)key, (void)extra;
+    CHECK(val == (void *)&deleted, "delete callback got %p", val);
+    deleted++;
+    return MPI_SUCCESS;
+}
+
+/* The program's own attributes: set, get, delete (callback), and again
+ * at Win_free. */
+static void
+test_attrs(void)
+{
+    int key, flag, mem = 0;
+    void *got = NULL;
+    MPI_Win win;
+
+    MPI_OK(MPI_Win_create(&mem, sizeof mem, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
+                          &win));
+    MPI_OK(MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, count_delete, &key,
+                                 NULL));
+    MPI_OK(MPI_Win_get_attr(win, key, &got, &flag));
+    CHECK(!flag, "attribute set before Win_set_attr");
+    MPI_OK(MPI_Win_set_attr(win, key, &deleted));
+    MPI_OK(MPI_Win_get_attr(win, key, &got, &flag));
+    CHECK(flag && got == (void *)&deleted, "Win_get_attr: %d %p", flag, got);
+    MPI_OK(MPI_Win_delete_attr(win, key));
+    CHECK(deleted == 1, "delete callback ran %d times", deleted);
+    MPI_OK(MPI_Win_set_attr(win, key, &deleted));
+    MPI_OK(MPI_Win_free(&win));
+    CHECK(deleted == 2, "Win_free ran the delete callback %d times", deleted);
+    MPI_OK(MPI_Win_free_keyval(&key));
+}
+
 static void
 test_shared_self(void)
 {
@@ -310,6 +348,7 @@ main(int argc, char **argv)
     test_passive();
     test_pscw();
     test_dynamic();
+    test_attrs();
     test_shared_self();
     return t_finish("rma");
 }
