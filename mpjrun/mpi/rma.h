@@ -118,6 +118,9 @@ struct mpii_win *mpii_win_get(MPI_Win);
  * disp in disp units, or at an address for a dynamic window), or NULL if
  * [lo, lo + len) is not all window memory. */
 char *rma_win_at(struct mpii_win *, int64_t disp, int64_t lo, int64_t len);
+/* The window behind handle win in *w, or the error reported (the
+ * library not initialised, a bad handle). */
+int rma_win_check(MPI_Win win, struct mpii_win **w, const char *fn);
 /* Report err on the window (its error handler). */
 int rma_err(struct mpii_win *, int err, const char *fn);
 /* The window whose private communicator comm is (its attributes' delete

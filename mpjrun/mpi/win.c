@@ -77,6 +77,16 @@ rma_win_nth(int i)
 }
 
 int
+rma_win_check(MPI_Win win, struct mpii_win **w, const char *fn)
+{
+    if (!mpii_initialized())
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_OTHER, fn);
+    if ((*w = mpii_win_get(win)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, fn);
+    return MPI_SUCCESS;
+}
+
+int
 rma_err(struct mpii_win *w, int err, const char *fn)
 {
     return mpii_err(w != NULL ? w->comm : MPI_COMM_WORLD, err, fn);
@@ -310,11 +320,11 @@ PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
                       void *baseptr)
 {
     static const char fn[] = "MPI_Win_shared_query";
-    struct mpii_win *w = mpii_win_get(win);
+    struct mpii_win *w;
+    int rc;
 
-    MPII_CHECK_INIT(fn);
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, fn);
+    if ((rc = rma_win_check(win, &w, fn)) != MPI_SUCCESS)
+        return rc;
     if (w->flavor != MPI_WIN_FLAVOR_SHARED)
         return rma_err(w, MPI_ERR_RMA_FLAVOR, fn);
     if (rank != MPI_PROC_NULL && rank != w->rank)
@@ -341,12 +351,12 @@ int
 PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
     static const char fn[] = "MPI_Win_attach";
-    struct mpii_win *w = mpii_win_get(win);
+    struct mpii_win *w;
+    int rc;
     struct rma_region *g;
 
-    MPII_CHECK_INIT(fn);
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, fn);
+    if ((rc = rma_win_check(win, &w, fn)) != MPI_SUCCESS)
+        return rc;
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return rma_err(w, MPI_ERR_RMA_FLAVOR, fn);
     if (size < 0 || (base == NULL && size > 0))
@@ -368,12 +378,12 @@ int
 PMPI_Win_detach(MPI_Win win, const void *base)
 {
     static const char fn[] = "MPI_Win_detach";
-    struct mpii_win *w = mpii_win_get(win);
+    struct mpii_win *w;
+    int rc;
     struct rma_region **gp, *g;
 
-    MPII_CHECK_INIT(fn);
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, fn);
+    if ((rc = rma_win_check(win, &w, fn)) != MPI_SUCCESS)
+        return rc;
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return rma_err(w, MPI_ERR_RMA_FLAVOR, fn);
     for (gp = &w->regions; (g = *gp) != NULL; gp = &g->next)
@@ -445,11 +455,11 @@ mpii_win_fini(void)
 int
 PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
-    struct mpii_win *w = mpii_win_get(win);
+    struct mpii_win *w;
+    int rc;
 
-    MPII_CHECK_INIT("MPI_Win_get_group");
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, "MPI_Win_get_group");
+    if ((rc = rma_win_check(win, &w, "MPI_Win_get_group")) != MPI_SUCCESS)
+        return rc;
     return PMPI_Comm_group(w->comm, group);
 }
 
@@ -457,11 +467,11 @@ PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 int
 PMPI_Win_set_name(MPI_Win win, const char *name)
 {
-    struct mpii_win *w = mpii_win_get(win);
+    struct mpii_win *w;
+    int rc;
 
-    MPII_CHECK_INIT("MPI_Win_set_name");
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, "MPI_Win_set_name");
+    if ((rc = rma_win_check(win, &w, "MPI_Win_set_name")) != MPI_SUCCESS)
+        return rc;
     if (name == NULL)
         return rma_err(w, MPI_ERR_ARG, "MPI_Win_set_name");
     strncpy(w->name, name, sizeof w->name - 1);
@@ -473,11 +483,11 @@ PMPI_Win_set_name(MPI_Win win, const char *name)
 int
 PMPI_Win_get_name(MPI_Win win, char *name, int *resultlen)
 {
-    struct mpii_win *w = mpii_win_get(win);
+    struct mpii_win *w;
+    int rc;
 
-    MPII_CHECK_INIT("MPI_Win_get_name");
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, "MPI_Win_get_name");
+    if ((rc = rma_win_check(win, &w, "MPI_Win_get_name")) != MPI_SUCCESS)
+        return rc;
     if (name == NULL || resultlen == NULL)
         return rma_err(w, MPI_ERR_ARG, "MPI_Win_get_name");
     strcpy(name, w->name);
@@ -491,11 +501,11 @@ PMPI_Win_get_name(MPI_Win win, char *name, int *resultlen)
 int
 PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
-    struct mpii_win *w = mpii_win_get(win);
+    struct mpii_win *w;
+    int rc;
 
-    MPII_CHECK_INIT("MPI_Win_set_errhandler");
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, "MPI_Win_set_errhandler");
+    if ((rc = rma_win_check(win, &w, "MPI_Win_set_errhandler")) != MPI_SUCCESS)
+        return rc;
     return PMPI_Comm_set_errhandler(w->comm, errhandler);
 }
 
@@ -503,10 +513,10 @@ PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 int
 PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
-    struct mpii_win *w = mpii_win_get(win);
+    struct mpii_win *w;
+    int rc;
 
-    MPII_CHECK_INIT("MPI_Win_get_errhandler");
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, "MPI_Win_get_errhandler");
+    if ((rc = rma_win_check(win, &w, "MPI_Win_get_errhandler")) != MPI_SUCCESS)
+        return rc;
     return PMPI_Comm_get_errhandler(w->comm, errhandler);
 }

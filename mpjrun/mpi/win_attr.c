@@ -100,11 +100,11 @@ PMPI_Win_free_keyval(int *keyval)
 int
 PMPI_Win_set_attr(MPI_Win win, int keyval, void *val)
 {
-    struct mpii_win *w = mpii_win_get(win);
+    struct mpii_win *w;
+    int rc;
 
-    MPII_CHECK_INIT("MPI_Win_set_attr");
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, "MPI_Win_set_attr");
+    if ((rc = rma_win_check(win, &w, "MPI_Win_set_attr")) != MPI_SUCCESS)
+        return rc;
     return PMPI_Comm_set_attr(w->comm, keyval, val);
 }
 
@@ -112,11 +112,11 @@ PMPI_Win_set_attr(MPI_Win win, int keyval, void *val)
 int
 PMPI_Win_delete_attr(MPI_Win win, int keyval)
 {
-    struct mpii_win *w = mpii_win_get(win);
+    struct mpii_win *w;
+    int rc;
 
-    MPII_CHECK_INIT("MPI_Win_delete_attr");
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, "MPI_Win_delete_attr");
+    if ((rc = rma_win_check(win, &w, "MPI_Win_delete_attr")) != MPI_SUCCESS)
+        return rc;
     return PMPI_Comm_delete_attr(w->comm, keyval);
 }
 
@@ -125,13 +125,13 @@ int
 PMPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag)
 {
     static const char fn[] = "MPI_Win_get_attr";
-    struct mpii_win *w = mpii_win_get(win);
+    struct mpii_win *w;
+    int rc;
     static MPI_Aint size;
     static int unit, flavor, model = MPI_WIN_UNIFIED;
 
-    MPII_CHECK_INIT(fn);
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, fn);
+    if ((rc = rma_win_check(win, &w, fn)) != MPI_SUCCESS)
+        return rc;
     if (attribute_val == NULL || flag == NULL)
         return rma_err(w, MPI_ERR_ARG, fn);
     *flag = 1;
