@@ -33,6 +33,7 @@
  *               over intercommunicators
  *   win.c       one-sided windows: creation, names, group, error handler
  *   win_attr.c  attributes on windows
+ *   win_shared.c  the shared memory of Win_allocate_shared
  *   rma.c       one-sided operations and synchronization (origin side)
  *   rma_target.c  the target side that serves them
  */

@@ -85,6 +85,9 @@ struct mpii_win {
     int disp_unit;
     int flavor;  /* MPI_WIN_FLAVOR_* */
     void *owned; /* Win_allocate's memory */
+    void *shm;   /* Win_allocate_shared: the mapping of every segment */
+    size_t shmlen;
+    MPI_Aint *shoff; /* each rank's segment in it */
     struct rma_region *regions;
     MPI_Aint *rbytes; /* every rank's window size and disp unit */
     int *runit;
@@ -133,6 +136,16 @@ void mpii_win_attr_fini(void);
 int rma_win_count(void);
 uint32_t rma_last_id(void);
 struct mpii_win *rma_win_nth(int i);
+
+/* --- win_shared.c --- */
+
+/* Collective over comm: a shared mapping of every rank's size bytes
+ * (*map, *maplen; rank i's segment at (*offsets)[i], malloc'ed).  On
+ * failure (MPI_ERR_RMA_SHARED: not one host, or a replicated job) nothing
+ * is mapped; *offsets is for the caller to free either way. */
+int rma_shared_alloc(MPI_Comm comm, MPI_Aint size, void **map, size_t *maplen,
+                     MPI_Aint **offsets);
+void rma_shared_free(void *map, size_t maplen); /* NULL is fine */
 
 /* --- rma.c (origin side) --- */
 

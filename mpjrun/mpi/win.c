@@ -12,13 +12,8 @@
  * sending it.  A window of a dynamic flavour has no size: the target
  * checks each request against the memory attached to it.
  *
- * Win_allocate_shared needs the processes of the communicator to load and
- * store each other's memory.  p2pmpi ranks are separate processes, often
- * on separate hosts, and replicas of one rank must each hold their own
- * copy, so it is provided for a communicator of one process (what
- * Comm_split_type(MPI_COMM_TYPE_SHARED) gives under replication, and the
- * common MPI_COMM_SELF use); larger communicators get
- * MPI_ERR_RMA_SHARED.
+ * Win_allocate_shared maps one shared memory object in every process of
+ * the communicator (win_shared.c): they must be on one host.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +125,8 @@ win_destroy(struct mpii_win *w)
         free(g);
     }
     free(w->owned);
+    rma_shared_free(w->shm, w->shmlen);
+    free(w->shoff);
     free(w->rbytes);
     free(w->runit);
     free(w->sent);
@@ -297,7 +294,11 @@ PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
 {
     static const char fn[] = "MPI_Win_allocate_shared";
     struct mpii_comm *c;
-    void *mem;
+    struct mpii_win *w;
+    MPI_Aint *offsets = NULL;
+    void *map = NULL, *mem;
+    size_t maplen = 0;
+    int rc;
 
     (void)info;
     MPII_CHECK_INIT(fn);
@@ -305,13 +306,34 @@ PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
         return mpii_err(comm, MPI_ERR_ARG, fn);
     if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
-    if (c->size != 1)
-        return mpii_err(comm, MPI_ERR_RMA_SHARED, fn);
-    if ((mem = size >= 0 ? win_memory(size) : NULL) == NULL && size >= 0)
-        return mpii_err(comm, MPI_ERR_NO_MEM, fn);
+    if (size < 0)
+        return mpii_err(comm, MPI_ERR_SIZE, fn);
+    if (c->size == 1) {
+        /* Alone: ordinary memory is shared with everyone there is. */
+        if ((mem = win_memory(size)) == NULL)
+            return mpii_err(comm, MPI_ERR_NO_MEM, fn);
+        *(void **)baseptr = mem;
+        return win_new(mem, size, disp_unit, comm, MPI_WIN_FLAVOR_SHARED, mem,
+                       win, fn);
+    }
+    if ((rc = rma_shared_alloc(comm, size, &map, &maplen, &offsets)) !=
+        MPI_SUCCESS) {
+        free(offsets);
+        return mpii_err(comm, rc, fn);
+    }
+    mem = (char *)map + offsets[c->rank];
     *(void **)baseptr = mem;
-    return win_new(mem, size, disp_unit, comm, MPI_WIN_FLAVOR_SHARED, mem, win,
-                   fn);
+    if ((rc = win_new(mem, size, disp_unit, comm, MPI_WIN_FLAVOR_SHARED, NULL,
+                      win, fn)) != MPI_SUCCESS) {
+        rma_shared_free(map, maplen);
+        free(offsets);
+        return rc;
+    }
+    w = mpii_win_get(*win);
+    w->shm = map;
+    w->shmlen = maplen;
+    w->shoff = offsets;
+    return MPI_SUCCESS;
 }
 
 #pragma weak MPI_Win_shared_query = PMPI_Win_shared_query
@@ -327,13 +349,17 @@ PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
         return rc;
     if (w->flavor != MPI_WIN_FLAVOR_SHARED)
         return rma_err(w, MPI_ERR_RMA_FLAVOR, fn);
-    if (rank != MPI_PROC_NULL && rank != w->rank)
-        return rma_err(w, MPI_ERR_RANK, fn);
     if (size == NULL || disp_unit == NULL || baseptr == NULL)
         return rma_err(w, MPI_ERR_ARG, fn);
-    *size = w->bytes;
-    *disp_unit = w->disp_unit;
-    *(void **)baseptr = w->base;
+    if (rank == MPI_PROC_NULL) /* the first segment that has memory */
+        for (rank = 0; rank < w->size - 1 && w->rbytes[rank] == 0; rank++)
+            ;
+    if (rank < 0 || rank >= w->size)
+        return rma_err(w, MPI_ERR_RANK, fn);
+    *size = w->rbytes[rank];
+    *disp_unit = w->runit[rank];
+    *(void **)baseptr =
+        w->shm != NULL ? (char *)w->shm + w->shoff[rank] : w->base;
     return MPI_SUCCESS;
 }
 
