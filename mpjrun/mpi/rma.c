@@ -235,6 +235,8 @@ rma_op(MPI_Win win, const struct rma_call *a, const char *fn)
         return rma_err(w, rc, fn);
     memset(&h, 0, sizeof h);
     h.op = a->op;
+    if (w->locked[a->target] != 0)
+        h.lock = RMA_IN_PASSIVE;
     h.disp = a->disp;
     h.count = a->tcount;
     h.esize = (int64_t)mpii_type_size(tt);
@@ -475,7 +477,7 @@ ask(struct mpii_win *w, int t, enum rma_op op, int type)
         return rc;
     memset(&h, 0, sizeof h);
     h.op = op;
-    h.lock = type;
+    h.lock = type | RMA_IN_PASSIVE;
     return send_hdr(w, t, &h);
 }
 

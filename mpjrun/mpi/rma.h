@@ -44,7 +44,9 @@ enum rma_op {
  * runs the same program on the same kind of machine. */
 struct rma_hdr {
     int32_t op;      /* enum rma_op */
-    int32_t lock;    /* RMA_LOCK: MPI_LOCK_EXCLUSIVE or MPI_LOCK_SHARED */
+    int32_t lock;    /* RMA_LOCK: MPI_LOCK_EXCLUSIVE or MPI_LOCK_SHARED;
+                        | RMA_IN_PASSIVE on anything sent in a passive-
+                        target epoch (lock held, or MPI_MODE_NOCHECK) */
     int64_t disp;    /* target displacement, in the target's disp units
                         (an address for a dynamic window) */
     int32_t count;   /* target elements */
@@ -57,6 +59,9 @@ struct rma_hdr {
     int32_t mop;     /* accumulate: the MPI_Op */
     int64_t nbytes;  /* origin bytes in the data message (0: none) */
 };
+
+#define RMA_IN_PASSIVE 0x100
+#define RMA_LOCK_TYPE(l) ((l)&0xff)
 
 /* One run of a target layout message. */
 struct rma_run {

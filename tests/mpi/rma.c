@@ -273,6 +273,31 @@ test_dynamic(void)
     free(addrs);
 }
 
+#ifdef P2PMPI
+/* p2pmpi tolerates what many programs do: fences without
+ * MPI_MODE_NOSUCCEED, then passive target (MPI_MODE_NOCHECK too). */
+static void
+test_fence_then_lock(void)
+{
+    int mem[2] = {-1, -1}, next = (t_rank + 1) % t_size;
+    int prev = (t_rank + t_size - 1) % t_size;
+    MPI_Win win;
+
+    MPI_OK(MPI_Win_create(mem, sizeof mem, sizeof(int), MPI_INFO_NULL,
+                          MPI_COMM_WORLD, &win));
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_OK(MPI_Put(&t_rank, 1, MPI_INT, next, 0, 1, MPI_INT, win));
+    MPI_OK(MPI_Win_fence(0, win));
+    CHECK(mem[0] == prev, "fence put: %d", mem[0]);
+    MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, next, MPI_MODE_NOCHECK, win));
+    MPI_OK(MPI_Put(&t_rank, 1, MPI_INT, next, 1, 1, MPI_INT, win));
+    MPI_OK(MPI_Win_unlock(next, win));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK(mem[1] == prev, "nocheck put after fences: %d", mem[1]);
+    MPI_OK(MPI_Win_free(&win));
+}
+#endif
+
 static int deleted; /* delete callback calls */
 
 static int
@@ -350,5 +375,8 @@ main(int argc, char **argv)
     test_dynamic();
     test_attrs();
     test_shared_self();
+#ifdef P2PMPI
+    test_fence_then_lock();
+#endif
     return t_finish("rma");
 }
