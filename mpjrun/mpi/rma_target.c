@@ -598,7 +598,9 @@ mpii_rma_poll(void)
      * decided before it died. */
     if (dec_on())
         poll_follow();
-    if (!dec_on() || dec_master())
+    /* Not while a decision of the old master waits for its request:
+     * what it names comes first. */
+    if (!dec_on() || (dec_master() && !tg.have))
         poll_lead();
     tg.busy = 0;
 }
