@@ -51,11 +51,22 @@ static const struct conf_key conf_keys[] = {
     {"supernode", "expire", CONF_INT, F(sn_expire), 1, 3600},
     {"supernode", "pid_file", CONF_PATH, F(sn_pid_file), 0, 0},
     {"supernode", "check_peers", CONF_BOOL, F(sn_check_peers), 0, 0},
+    {"supernode", "http", CONF_STR, F(sn_http), 0, 0},
+    {"supernode", "http_token", CONF_STR, F(sn_http_token), 0, 0},
+    {"supernode", "http_token_file", CONF_PATH, F(sn_http_token_file), 0, 0},
+    {"supernode", "federation", CONF_WORDS, F(sn_federation), 0, 0},
+    {"supernode", "federation_summary", CONF_INT, F(sn_fed_summary), 1,
+     16000},
+    {"supernode", "federation_interval_ms", CONF_INT, F(sn_fed_interval_ms),
+     100, 60000},
+    {"supernode", "list_max", CONF_INT, F(sn_list_max), 1, 100000},
     {"peer", "listen", CONF_STR, F(peer_listen), 0, 0},
     {"peer", "state_dir", CONF_PATH, F(state_dir), 0, 0},
     {"peer", "slots", CONF_INT, F(slots), 0, 4096},
     {"peer", "host_label", CONF_STR, F(host_label), 0, 0},
     {"peer", "heartbeat_ms", CONF_INT, F(heartbeat_ms), 50, 60000},
+    {"peer", "supernodes_per_peer", CONF_INT, F(supernodes_per_peer), 1,
+     CONF_MAX_SUPERNODES},
     {"peer", "pid_file", CONF_PATH, F(peer_pid_file), 0, 0},
     {"peer", "sharing", CONF_SHARING, F(sharing), 0, 0},
     {"peer", "idle_after", CONF_INT, F(idle_after), 0, 7 * 86400},
@@ -328,6 +339,11 @@ config_defaults(struct p2p_config *cfg)
     cfg->sn_listen = xstrdup("0.0.0.0:9700");
     cfg->sn_expire = 10;
     cfg->sn_check_peers = 1;
+    cfg->sn_http = xstrdup(CONF_DEFAULT_SN_HTTP);
+    cfg->sn_fed_summary = 1000;
+    cfg->sn_fed_interval_ms = 1000;
+    cfg->sn_list_max = 10000;
+    cfg->supernodes_per_peer = 2;
     cfg->peer_listen = xstrdup("0.0.0.0:9897");
     cfg->heartbeat_ms = 1000;
     cfg->sharing = SHARE_ALWAYS;

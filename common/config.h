@@ -48,6 +48,14 @@ struct p2p_config {
     int sn_expire; /* seconds of silence before a peer is dropped */
     char *sn_pid_file;
     int sn_check_peers; /* list a peer once its address proves its key */
+    char *sn_http;       /* dashboard ADDR:PORT, or "none" */
+#define CONF_DEFAULT_SN_HTTP "127.0.0.1:8780"
+    char *sn_http_token; /* required beyond loopback */
+    char *sn_http_token_file;
+    struct conf_list sn_federation; /* the other supernodes (ADDR:PORT) */
+    int sn_fed_summary;     /* best peers in a summary to the others */
+    int sn_fed_interval_ms; /* how often summaries go out */
+    int sn_list_max;        /* entries in a list reply at most */
 
     /* [peer] */
     char *peer_listen;
@@ -55,6 +63,7 @@ struct p2p_config {
     int slots;        /* 0: one per core */
     char *host_label; /* NULL: the machine id */
     int heartbeat_ms;
+    int supernodes_per_peer; /* register with this many of supernodes */
     char *peer_pid_file;
     int sharing;                  /* SHARE_*: never (0), always, idle */
     int idle_after;               /* s without input before "away" */

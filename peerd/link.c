@@ -2,7 +2,8 @@
  * A peer's link to one supernode: connect, register (signed with the node
  * key over the channel's session id), heartbeat, and start again with a
  * growing, jittered back-off whenever the supernode goes away or stops
- * answering.
+ * answering.  Which links run is directory.c's choice: a link is started
+ * and stopped, and reports whether it is up or failing.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,7 @@ enum link_state {
     LINK_CONNECTING,  /* connect and handshake under way */
     LINK_REGISTERING, /* registration sent, waiting for the ack */
     LINK_UP,          /* registered: heartbeating */
-    LINK_DOWN,        /* shut down for good */
+    LINK_DOWN,        /* not started, or stopped */
 };
 
 static const char *link_state_names[] = {
@@ -42,6 +43,8 @@ struct link {
     int heartbeat_ms;
     uint64_t last_ack_ms;
     int failures; /* consecutive, to keep the log quiet while one is down */
+    struct report *report; /* what we run, as last told this supernode */
+    int bad;      /* failed since it was last registered (or started) */
 };
 
 static void link_on_ready(struct channel *, void *);
@@ -92,6 +95,7 @@ link_retry(struct link *l)
 static void
 link_failed(struct link *l, const char *why)
 {
+    l->bad = 1;
     if (l->state == LINK_UP)
         log_warnx("supernode %s lost: %s; reconnecting", l->name, why);
     else if (l->failures++ == 0)
@@ -139,6 +143,8 @@ link_send_heartbeat(struct link *l)
     if (l->pd->owner != NULL && owner_peer_state(l->pd) != PEER_STATE_UNKNOWN)
         m.u.heartbeat.state = (enum peer_state)owner_peer_state(l->pd);
     channel_send(l->ch, &m);
+    if (report_due(l->report, l->pd, monotime_ms(), &m))
+        channel_send(l->ch, &m);
 }
 
 static void
@@ -166,6 +172,20 @@ link_announce(struct peerd *pd)
     for (i = 0; i < pd->nlinks; i++)
         if (pd->links[i]->state == LINK_UP)
             link_send_heartbeat(pd->links[i]);
+}
+
+void
+link_report_now(struct peerd *pd)
+{
+    struct msg m;
+    int i;
+
+    /* A job ends here: its last state (exit statuses) is told before it
+     * is forgotten, not lost between two beats. */
+    for (i = 0; i < pd->nlinks; i++)
+        if (pd->links[i]->state == LINK_UP &&
+            report_due(pd->links[i]->report, pd, monotime_ms(), &m))
+            channel_send(pd->links[i]->ch, &m);
 }
 
 static void
@@ -200,6 +220,7 @@ link_on_ready(struct channel *ch, void *arg)
     resources_probe(&m.u.reg.res, (uint32_t)pd->slots_total, reserve_free(pd));
     if (pd->owner != NULL && owner_peer_state(pd) != PEER_STATE_UNKNOWN)
         m.u.reg.res.state = (enum peer_state)owner_peer_state(pd);
+    resources_describe(&m.u.reg);
     channel_send(ch, &m);
     link_set_state(l, LINK_REGISTERING);
 }
@@ -220,6 +241,8 @@ link_on_msg(struct channel *ch, const struct msg *m, void *arg)
         l->last_ack_ms = monotime_ms();
         l->backoff_ms = LINK_BACKOFF_MIN_MS;
         l->failures = 0;
+        report_reset(l->report); /* a new session knows nothing yet */
+        l->bad = 0;
         link_set_state(l, LINK_UP);
         log_info("registered with supernode %s (heartbeat %d ms)", l->name,
                  l->heartbeat_ms);
@@ -268,9 +291,45 @@ link_new(struct peerd *pd, const char *supernode)
     l->backoff_ms = LINK_BACKOFF_MIN_MS;
     l->heartbeat_ms = pd->heartbeat_ms;
     l->timer = evtimer_new(pd->base, link_timer, l);
+    l->report = report_new();
+    l->state = LINK_DOWN;
+    return l;
+}
+
+void
+link_start(struct link *l)
+{
+    if (l->state != LINK_DOWN)
+        return;
+    l->backoff_ms = LINK_BACKOFF_MIN_MS;
+    l->failures = 0;
+    l->bad = 0;
     l->state = LINK_IDLE;
     link_connect(l);
-    return l;
+}
+
+int
+link_running(const struct link *l)
+{
+    return l->state != LINK_DOWN;
+}
+
+int
+link_up(const struct link *l)
+{
+    return l->state == LINK_UP;
+}
+
+int
+link_bad(const struct link *l)
+{
+    return l->state != LINK_DOWN && l->state != LINK_UP && l->bad;
+}
+
+const char *
+link_name(const struct link *l)
+{
+    return l->name;
 }
 
 void
@@ -300,6 +359,7 @@ link_free(struct link *l)
     if (l->state != LINK_DOWN)
         link_shutdown(l);
     event_free(l->timer);
+    report_free(l->report);
     free(l->name);
     free(l);
 }

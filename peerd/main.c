@@ -166,6 +166,7 @@ on_cron(evutil_socket_t fd, short what, void *arg)
     owner_cron(pd, now);
     job_cron(pd, now);
     farm_cron(pd, now);
+    directory_cron(pd, now);
 }
 
 static void
@@ -346,6 +347,7 @@ main(int argc, char **argv)
     /* Before offering slots: nothing of an earlier life may still run. */
     job_recover(&pd);
     farm_init(&pd);
+    worker_init(&pd);
     /* Not fatal: a peer may be started before its directory is fixed, and
      * a launch then fails with the same explanation. */
     if (job_reachable(pd.state_dir, pd.job_uid, err, sizeof err) == -1)
@@ -372,7 +374,8 @@ main(int argc, char **argv)
      * comes back to us, not to init, so that it can be killed. */
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
         log_warn("cannot become a child subreaper");
-    if ((pd.base = event_base_new()) == NULL)
+    if ((pd.base = event_base_new()) == NULL ||
+        event_base_priority_init(pd.base, PEERD_NPRIO) == -1)
         fatalx("event_base_new failed");
     pd.service = service_new(&pd, fd);
     if ((pd.control = control_new(&pd, err, sizeof err)) == NULL)
@@ -383,6 +386,7 @@ main(int argc, char **argv)
     ev_int = evsignal_new(pd.base, SIGINT, on_signal, &pd);
     ev_chld = evsignal_new(pd.base, SIGCHLD, on_sigchld, &pd);
     pd.cron = event_new(pd.base, -1, EV_PERSIST, on_cron, &pd);
+    event_priority_set(pd.cron, PEERD_PRIO_CRON);
     evsignal_add(ev_term, NULL);
     evsignal_add(ev_int, NULL);
     evsignal_add(ev_chld, NULL);
@@ -393,18 +397,18 @@ main(int argc, char **argv)
     if (cfg.nsupernodes == 0)
         log_warnx("no supernode configured: this peer is not announced "
                   "anywhere");
-    pd.nlinks = cfg.nsupernodes;
-    pd.links = pd.nlinks ? xcalloc((size_t)pd.nlinks, sizeof *pd.links) : NULL;
-    for (i = 0; i < pd.nlinks; i++)
-        pd.links[i] = link_new(&pd, cfg.supernodes[i]);
+    directory_new(&pd, cfg.supernodes, cfg.nsupernodes,
+                  cfg.supernodes_per_peer);
 
     event_base_dispatch(pd.base);
 
     for (i = 0; i < pd.nlinks; i++)
         link_free(pd.links[i]);
     free(pd.links);
+    directory_free(pd.directory);
     service_free(pd.service);
     control_free(pd.control);
+    worker_fini(&pd);
     job_shutdown(&pd);
     event_free(ev_term);
     event_free(ev_int);

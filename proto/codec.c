@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "codec.h"
+#include "codec_jobs.h"
 #include "p2p.pb-c.h"
 #include "xmalloc.h"
 
@@ -22,7 +23,8 @@ msg_type_name(enum msg_type t)
         "launch",        "launch-reply",  "output",       "proc-exit",
         "proc-addr",     "table",         "job-abort",    "view",
         "suspect",       "farm-open",     "task-started", "output-hold",
-        "progress",      "node-challenge", "node-proof",
+        "progress",      "node-challenge", "node-proof",   "job-report",
+        "job-note",      "fed-summary",
     };
     _Static_assert(sizeof names / sizeof names[0] == MSG__COUNT,
                    "a message type without a name");
@@ -154,6 +156,10 @@ encode_launch(const struct msg_launch *l, P2p__Message *pb, uint8_t **out,
     la.mem_need = l->mem_need;
     if (l->task != 0)
         BYTES(la.farm, l->farm, WIRE_JOB_ID_LEN);
+    la.worker = l->worker;
+    la.input_more = l->input_more;
+    if (l->input_len > 0)
+        BYTES(la.input, l->input, l->input_len);
     if (l->nprocs > 0) {
         procs = xcalloc(l->nprocs, sizeof *procs);
         procp = xcalloc(l->nprocs, sizeof *procp);
@@ -226,11 +232,42 @@ encode_table(const struct msg_table *t, P2p__Message *pb, uint8_t **out,
     }
     ta.n_procs = t->nprocs;
     ta.procs = ep;
+    ta.first = t->first;
+    ta.total = t->total;
     pb->body_case = P2P__MESSAGE__BODY_TABLE;
     pb->table = &ta;
     pack_message(pb, out, len);
     free(e);
     free(ep);
+}
+
+/* Point protobuf entries at n peer entries; the three arrays are the
+ * caller's to free (NULL when n is 0). */
+static void
+entries_to_pb(const struct peer_entry *pe, size_t n, P2p__PeerEntry **entries,
+              P2p__PeerEntry ***entryp, P2p__Resources **eres)
+{
+    size_t i;
+
+    if (n == 0)
+        return;
+    *entries = xcalloc(n, sizeof **entries);
+    *entryp = xcalloc(n, sizeof **entryp);
+    *eres = xcalloc(n, sizeof **eres);
+    for (i = 0; i < n; i++) {
+        P2p__PeerEntry *e = &(*entries)[i];
+
+        p2p__peer_entry__init(e);
+        e->id.data = (uint8_t *)pe[i].id;
+        e->id.len = sizeof pe[i].id;
+        e->host_label = (char *)pe[i].host_label;
+        e->addr = (char *)pe[i].addr;
+        res_to_pb(&pe[i].res, &(*eres)[i]);
+        e->res = &(*eres)[i];
+        e->rtt_us = pe[i].rtt_us;
+        e->age_ms = pe[i].age_ms;
+        (*entryp)[i] = e;
+    }
 }
 
 int
@@ -269,11 +306,14 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
     P2p__Progress prog = P2P__PROGRESS__INIT;
     P2p__NodeChallenge nchal = P2P__NODE_CHALLENGE__INIT;
     P2p__NodeProof nproof = P2P__NODE_PROOF__INIT;
+    P2p__JobReport jrep = P2P__JOB_REPORT__INIT;
+    P2p__JobNote jnote = P2P__JOB_NOTE__INIT;
+    struct jobs_pb jobs_pb;
+    P2p__FedSummary fsum = P2P__FED_SUMMARY__INIT;
     static const uint8_t zero_key[SEC_SIGN_PK_LEN];
     P2p__Resources res;
     P2p__PeerEntry *entries = NULL, **entryp = NULL;
     P2p__Resources *eres = NULL;
-    size_t i, n;
 
     switch (m->type) {
     case MSG_REGISTER:
@@ -284,6 +324,10 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         reg.host_label = (char *)m->u.reg.host_label;
         reg.addr = (char *)m->u.reg.addr;
         reg.version = (char *)m->u.reg.version;
+        reg.cpu_model = (char *)m->u.reg.cpu_model;
+        reg.os = (char *)m->u.reg.os;
+        reg.kernel = (char *)m->u.reg.kernel;
+        reg.started = m->u.reg.started;
         res_to_pb(&m->u.reg.res, &res);
         reg.res = &res;
         pb.body_case = P2P__MESSAGE__BODY_REG;
@@ -320,34 +364,59 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         pb.pong = &pong;
         break;
     case MSG_LIST_REQUEST:
+        lreq.jobs = m->u.list_req.jobs != 0;
+        lreq.local = m->u.list_req.local != 0;
         pb.body_case = P2P__MESSAGE__BODY_LIST_REQ;
         pb.list_req = &lreq;
         break;
+    case MSG_JOB_REPORT:
+        codec_jobs_to_pb(m->u.report.jobs, m->u.report.njobs, &jobs_pb);
+        jrep.n_jobs = jobs_pb.n;
+        jrep.jobs = jobs_pb.infop;
+        jrep.more = m->u.report.more;
+        pb.body_case = P2P__MESSAGE__BODY_JOB_REPORT;
+        pb.job_report = &jrep;
+        pack_message(&pb, out, len);
+        codec_jobs_pb_free(&jobs_pb);
+        return 0;
+    case MSG_JOB_NOTE:
+        BYTES(jnote.job, m->u.jnote.job, WIRE_JOB_ID_LEN);
+        jnote.tasks_total = m->u.jnote.tasks_total;
+        jnote.tasks_done = m->u.jnote.tasks_done;
+        jnote.tasks_failed = m->u.jnote.tasks_failed;
+        pb.body_case = P2P__MESSAGE__BODY_JOB_NOTE;
+        pb.job_note = &jnote;
+        break;
     case MSG_LIST_REPLY:
-        n = m->u.list.npeers;
-        if (n > 0) {
-            entries = xcalloc(n, sizeof *entries);
-            entryp = xcalloc(n, sizeof *entryp);
-            eres = xcalloc(n, sizeof *eres);
-        }
-        for (i = 0; i < n; i++) {
-            const struct peer_entry *pe = &m->u.list.peers[i];
-
-            p2p__peer_entry__init(&entries[i]);
-            entries[i].id.data = (uint8_t *)pe->id;
-            entries[i].id.len = sizeof pe->id;
-            entries[i].host_label = (char *)pe->host_label;
-            entries[i].addr = (char *)pe->addr;
-            res_to_pb(&pe->res, &eres[i]);
-            entries[i].res = &eres[i];
-            entries[i].rtt_us = pe->rtt_us;
-            entries[i].age_ms = pe->age_ms;
-            entryp[i] = &entries[i];
-        }
-        lrep.n_peers = n;
+        entries_to_pb(m->u.list.peers, m->u.list.npeers, &entries, &entryp,
+                      &eres);
+        lrep.n_peers = m->u.list.npeers;
         lrep.peers = entryp;
+        codec_jobs_to_pb(m->u.list.jobs, m->u.list.njobs, &jobs_pb);
+        lrep.n_jobs = jobs_pb.n;
+        lrep.jobs = jobs_pb.infop;
         pb.body_case = P2P__MESSAGE__BODY_LIST_REPLY;
         pb.list_reply = &lrep;
+        pack_message(&pb, out, len);
+        codec_jobs_pb_free(&jobs_pb);
+        free(entries);
+        free(entryp);
+        free(eres);
+        return 0;
+    case MSG_FED_SUMMARY:
+        entries_to_pb(m->u.fed.peers, m->u.fed.npeers, &entries, &entryp,
+                      &eres);
+        BYTES(fsum.instance, m->u.fed.instance, WIRE_FED_INSTANCE_LEN);
+        fsum.seq = m->u.fed.seq;
+        fsum.part = m->u.fed.part;
+        fsum.nparts = m->u.fed.nparts;
+        fsum.total_peers = m->u.fed.total_peers;
+        fsum.total_slots_free = m->u.fed.total_slots_free;
+        fsum.addr = (char *)m->u.fed.addr;
+        fsum.n_peers = m->u.fed.npeers;
+        fsum.peers = entryp;
+        pb.body_case = P2P__MESSAGE__BODY_FED_SUMMARY;
+        pb.fed_summary = &fsum;
         break;
     case MSG_ERROR:
         error.code = m->u.error.code;
@@ -439,6 +508,10 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         pexit.limit_value = m->u.exit.limit_value;
         pexit.evicted = m->u.exit.evicted;
         pexit.evict_reason = (char *)m->u.exit.evict_reason;
+        pexit.worker_lost = m->u.exit.worker_lost;
+        pexit.error = (char *)m->u.exit.error;
+        if (m->u.exit.out_len > 0)
+            BYTES(pexit.out, m->u.exit.out, m->u.exit.out_len);
         pb.body_case = P2P__MESSAGE__BODY_PROC_EXIT;
         pb.proc_exit = &pexit;
         break;
@@ -697,6 +770,28 @@ decode_launch(const P2p__Launch *pb, struct msg_launch *l, char *err,
                           errlen) == -1)
             return -1;
     }
+    if ((pb->worker || pb->input.len > 0 || pb->input_more) &&
+        l->task == 0) {
+        snprintf(err, errlen, "launch: a worker's input outside a farm");
+        return -1;
+    }
+    if (pb->input.len > WIRE_MAX_CHUNK) {
+        snprintf(err, errlen, "launch: task input of %zu bytes, limit %d",
+                 pb->input.len, WIRE_MAX_CHUNK);
+        return -1;
+    }
+    if (pb->input_more && !pb->worker) {
+        snprintf(err, errlen, "launch: input pieces for a task without a "
+                              "worker");
+        return -1;
+    }
+    l->worker = pb->worker;
+    l->input_more = pb->input_more;
+    if (pb->input.len > 0) {
+        l->input = xmalloc(pb->input.len);
+        memcpy(l->input, pb->input.data, pb->input.len);
+        l->input_len = pb->input.len;
+    }
     /* Every count is checked against its bound above. */
     l->procs = xcalloc(pb->n_procs, sizeof *l->procs);
     l->nprocs = pb->n_procs;
@@ -811,11 +906,64 @@ data_from_pb(const ProtobufCBinaryData *b, struct msg_data *d, char *err,
     return 0;
 }
 
+/* Validate n entries, then copy them into a new array (*out, *nout);
+ * nothing is allocated for a list that will be refused, whatever count
+ * it claims. */
+static int
+entries_from_pb(P2p__PeerEntry *const *pb, size_t n, struct peer_entry **out,
+                size_t *nout, char *err, size_t errlen)
+{
+    struct peer_entry tmp;
+    size_t i;
+
+    *out = NULL;
+    *nout = 0;
+    for (i = 0; i < n; i++)
+        if (entry_from_pb(pb[i], &tmp, err, errlen) == -1)
+            return -1;
+    if (n == 0)
+        return 0;
+    *out = xcalloc(n, sizeof **out);
+    *nout = n;
+    for (i = 0; i < n; i++)
+        entry_from_pb(pb[i], &(*out)[i], err, errlen);
+    return 0;
+}
+
+/* One part of a federation summary, within the wire's bounds. */
+static int
+fed_from_pb(const P2p__FedSummary *pb, struct msg_fed_summary *f, char *err,
+            size_t errlen)
+{
+    if (pb->nparts < 1 || pb->nparts > WIRE_FED_MAX_PARTS ||
+        pb->part >= pb->nparts) {
+        snprintf(err, errlen, "summary part %u of %u out of range", pb->part,
+                 pb->nparts);
+        return -1;
+    }
+    if (pb->n_peers > WIRE_FED_PART_ENTRIES) {
+        snprintf(err, errlen, "summary part of %zu entries, limit %d",
+                 pb->n_peers, WIRE_FED_PART_ENTRIES);
+        return -1;
+    }
+    if (bytes_from_pb(&pb->instance, f->instance, WIRE_FED_INSTANCE_LEN,
+                      "instance id", err, errlen) == -1 ||
+        token_from_pb(pb->addr, f->addr, WIRE_MAX_ADDR, 1, "address", err,
+                      errlen) == -1)
+        return -1;
+    f->seq = pb->seq;
+    f->part = pb->part;
+    f->nparts = pb->nparts;
+    f->total_peers = pb->total_peers;
+    f->total_slots_free = pb->total_slots_free;
+    return entries_from_pb(pb->peers, pb->n_peers, &f->peers, &f->npeers, err,
+                           errlen);
+}
+
 static int
 decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
 {
     const P2p__Register *reg;
-    struct peer_entry tmp;
     size_t i;
 
     switch (pb->body_case) {
@@ -833,8 +981,15 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
             token_from_pb(reg->addr, m->u.reg.addr, WIRE_MAX_ADDR, 0, "address",
                           err, errlen) == -1 ||
             token_from_pb(reg->version, m->u.reg.version, WIRE_MAX_LABEL, 1,
-                          "version", err, errlen) == -1)
+                          "version", err, errlen) == -1 ||
+            text_from_pb(reg->cpu_model, m->u.reg.cpu_model,
+                         WIRE_MAX_HOSTINFO, "cpu model", err, errlen) == -1 ||
+            text_from_pb(reg->os, m->u.reg.os, WIRE_MAX_HOSTINFO, "os", err,
+                         errlen) == -1 ||
+            text_from_pb(reg->kernel, m->u.reg.kernel, WIRE_MAX_HOSTINFO,
+                         "kernel", err, errlen) == -1)
             return -1;
+        m->u.reg.started = reg->started;
         return res_from_pb(reg->res, &m->u.reg.res, err, errlen);
     case P2P__MESSAGE__BODY_REG_ACK:
         m->type = MSG_REGISTER_ACK;
@@ -860,26 +1015,50 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
         return 0;
     case P2P__MESSAGE__BODY_LIST_REQ:
         m->type = MSG_LIST_REQUEST;
+        m->u.list_req.local = pb->list_req->local;
+        m->u.list_req.jobs = pb->list_req->jobs;
+        return 0;
+    case P2P__MESSAGE__BODY_JOB_REPORT:
+        m->type = MSG_JOB_REPORT;
+        m->u.report.more = pb->job_report->more;
+        return codec_jobs_from_pb(
+            pb->job_report->jobs, pb->job_report->n_jobs, WIRE_MAX_REPORT_JOBS,
+            WIRE_MAX_REPORT_PROCS, &m->u.report.jobs, &m->u.report.njobs, err,
+            errlen);
+    case P2P__MESSAGE__BODY_JOB_NOTE:
+        if (pb->job_note->job.len != WIRE_JOB_ID_LEN ||
+            pb->job_note->tasks_done > pb->job_note->tasks_total ||
+            pb->job_note->tasks_failed > pb->job_note->tasks_done) {
+            snprintf(err, errlen, "job note: bad job id or counts");
+            return -1;
+        }
+        m->type = MSG_JOB_NOTE;
+        memcpy(m->u.jnote.job, pb->job_note->job.data, WIRE_JOB_ID_LEN);
+        m->u.jnote.tasks_total = pb->job_note->tasks_total;
+        m->u.jnote.tasks_done = pb->job_note->tasks_done;
+        m->u.jnote.tasks_failed = pb->job_note->tasks_failed;
         return 0;
     case P2P__MESSAGE__BODY_LIST_REPLY:
         m->type = MSG_LIST_REPLY;
-        m->u.list.npeers = 0;
-        m->u.list.peers = NULL;
-        /* Validate every entry first: nothing is allocated for a list
-         * that will be refused, whatever count it claims. */
-        for (i = 0; i < pb->list_reply->n_peers; i++)
-            if (entry_from_pb(pb->list_reply->peers[i], &tmp, err, errlen) ==
-                -1)
-                return -1;
-        if (pb->list_reply->n_peers == 0)
-            return 0;
-        m->u.list.peers =
-            xcalloc(pb->list_reply->n_peers, sizeof *m->u.list.peers);
-        m->u.list.npeers = pb->list_reply->n_peers;
-        for (i = 0; i < pb->list_reply->n_peers; i++)
-            entry_from_pb(pb->list_reply->peers[i], &m->u.list.peers[i], err,
-                          errlen);
+        /* Every entry is checked before anything is allocated. */
+        if (entries_from_pb(pb->list_reply->peers, pb->list_reply->n_peers,
+                            &m->u.list.peers, &m->u.list.npeers, err,
+                            errlen) == -1)
+            return -1;
+        if (codec_jobs_from_pb(pb->list_reply->jobs, pb->list_reply->n_jobs,
+                               WIRE_MAX_LIST_JOBS,
+                               (size_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS,
+                               &m->u.list.jobs, &m->u.list.njobs, err,
+                               errlen) == -1) {
+            free(m->u.list.peers);
+            m->u.list.peers = NULL;
+            m->u.list.npeers = 0;
+            return -1;
+        }
         return 0;
+    case P2P__MESSAGE__BODY_FED_SUMMARY:
+        m->type = MSG_FED_SUMMARY;
+        return fed_from_pb(pb->fed_summary, &m->u.fed, err, errlen);
     case P2P__MESSAGE__BODY_ERROR:
         m->type = MSG_ERROR;
         m->u.error.code = pb->error->code;
@@ -984,8 +1163,22 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
         m->u.exit.limit_value = pb->proc_exit->limit_value;
         m->u.exit.evicted = pb->proc_exit->evicted;
         if (text_from_pb(pb->proc_exit->evict_reason, m->u.exit.evict_reason,
-                         WIRE_MAX_TEXT, "evict reason", err, errlen) == -1)
+                         WIRE_MAX_TEXT, "evict reason", err, errlen) == -1 ||
+            text_from_pb(pb->proc_exit->error, m->u.exit.error, WIRE_MAX_TEXT,
+                         "error", err, errlen) == -1)
             return -1;
+        m->u.exit.worker_lost = pb->proc_exit->worker_lost;
+        if (pb->proc_exit->out.len > WIRE_MAX_CHUNK) {
+            snprintf(err, errlen, "proc exit: answer of %zu bytes, limit %d",
+                     pb->proc_exit->out.len, WIRE_MAX_CHUNK);
+            return -1;
+        }
+        if (pb->proc_exit->out.len > 0) {
+            m->u.exit.out = xmalloc(pb->proc_exit->out.len);
+            memcpy(m->u.exit.out, pb->proc_exit->out.data,
+                   pb->proc_exit->out.len);
+            m->u.exit.out_len = pb->proc_exit->out.len;
+        }
         return bytes_from_pb(&pb->proc_exit->job, m->u.exit.job,
                              WIRE_JOB_ID_LEN, "job id", err, errlen);
     case P2P__MESSAGE__BODY_LAUNCH:
@@ -1012,10 +1205,17 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
                           "job key", err, errlen) == -1)
             return -1;
         if (pb->table->n_procs < 1 ||
-            pb->table->n_procs > (size_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS) {
-            snprintf(err, errlen, "table of %zu entries", pb->table->n_procs);
+            pb->table->n_procs > (size_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS ||
+            pb->table->total > (uint32_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS ||
+            pb->table->first > pb->table->total ||
+            pb->table->n_procs > pb->table->total - pb->table->first) {
+            snprintf(err, errlen, "table part of %zu entries at %u of %u",
+                     pb->table->n_procs, pb->table->first,
+                     pb->table->total);
             return -1;
         }
+        m->u.table.first = pb->table->first;
+        m->u.table.total = pb->table->total;
         /* Bounded above; the entries were already read by protobuf-c. */
         m->u.table.procs =
             xcalloc(pb->table->n_procs, sizeof *m->u.table.procs);
@@ -1119,6 +1319,19 @@ codec_msg_free(struct msg *m)
         free(m->u.list.peers);
         m->u.list.peers = NULL;
         m->u.list.npeers = 0;
+        codec_jobs_free(m->u.list.jobs, m->u.list.njobs);
+        m->u.list.jobs = NULL;
+        m->u.list.njobs = 0;
+        break;
+    case MSG_JOB_REPORT:
+        codec_jobs_free(m->u.report.jobs, m->u.report.njobs);
+        m->u.report.jobs = NULL;
+        m->u.report.njobs = 0;
+        break;
+    case MSG_FED_SUMMARY:
+        free(m->u.fed.peers);
+        m->u.fed.peers = NULL;
+        m->u.fed.npeers = 0;
         break;
     case MSG_FILE_CHUNK:
     case MSG_OUTPUT:
@@ -1145,7 +1358,13 @@ codec_msg_free(struct msg *m)
                 free(m->u.launch.env[i]);
         free(m->u.launch.env);
         free(m->u.launch.files);
+        free(m->u.launch.input);
         memset(&m->u.launch, 0, sizeof m->u.launch);
+        break;
+    case MSG_PROC_EXIT:
+        free(m->u.exit.out);
+        m->u.exit.out = NULL;
+        m->u.exit.out_len = 0;
         break;
     default:
         break;

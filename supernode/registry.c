@@ -18,6 +18,7 @@ struct reg_peer {
     char host_label[WIRE_MAX_LABEL + 1];
     char addr[WIRE_MAX_ADDR + 1];
     struct resources res;
+    struct reg_peer_info info; /* for the dashboard */
     uint64_t last_seen_ms;
     uint32_t srtt_us; /* smoothed, 0 until the first sample */
     void *owner;
@@ -29,6 +30,7 @@ struct registry {
     struct reg_peer *table;
     TAILQ_HEAD(, reg_peer) ages;
     size_t count;
+    uint64_t generation; /* bumped by every change */
 };
 
 struct registry *
@@ -85,17 +87,35 @@ registry_upsert(struct registry *r, const struct msg_register *reg,
     memcpy(p->host_label, reg->host_label, sizeof p->host_label);
     strncpy(p->addr, addr, sizeof p->addr - 1);
     p->res = reg->res;
+    memcpy(p->info.version, reg->version, sizeof p->info.version);
+    memcpy(p->info.cpu_model, reg->cpu_model, sizeof p->info.cpu_model);
+    memcpy(p->info.os, reg->os, sizeof p->info.os);
+    memcpy(p->info.kernel, reg->kernel, sizeof p->info.kernel);
+    p->info.started = reg->started;
+    p->info.registered_ms = now_ms;
     p->owner = owner;
     p->srtt_us = 0;
     p->last_seen_ms = now_ms;
     TAILQ_INSERT_TAIL(&r->ages, p, by_age);
+    r->generation++;
     return p;
+}
+
+static int
+registry_same_res(const struct resources *a, const struct resources *b)
+{
+    return a->cores == b->cores && a->mem_total == b->mem_total &&
+           a->mem_free == b->mem_free && a->load_milli == b->load_milli &&
+           a->slots_total == b->slots_total &&
+           a->slots_free == b->slots_free && a->state == b->state;
 }
 
 void
 registry_heartbeat(struct registry *r, struct reg_peer *p,
                    const struct resources *res, uint64_t now_ms)
 {
+    if (!registry_same_res(&p->res, res))
+        r->generation++;
     p->res = *res;
     p->last_seen_ms = now_ms;
     TAILQ_REMOVE(&r->ages, p, by_age);
@@ -120,6 +140,7 @@ registry_remove(struct registry *r, struct reg_peer *p)
     HASH_DEL(r->table, p);
     TAILQ_REMOVE(&r->ages, p, by_age);
     r->count--;
+    r->generation++;
     free(p);
 }
 
@@ -139,6 +160,12 @@ registry_expire(struct registry *r, uint64_t cutoff_ms, registry_expire_fn fn,
         n++;
     }
     return n;
+}
+
+uint64_t
+registry_generation(const struct registry *r)
+{
+    return r->generation;
 }
 
 size_t
@@ -183,4 +210,37 @@ uint32_t
 reg_peer_rtt(const struct reg_peer *p)
 {
     return p->srtt_us;
+}
+
+const uint8_t *
+reg_peer_id(const struct reg_peer *p)
+{
+    return p->id;
+}
+
+const struct resources *
+reg_peer_res(const struct reg_peer *p)
+{
+    return &p->res;
+}
+
+const struct reg_peer_info *
+reg_peer_info(const struct reg_peer *p)
+{
+    return &p->info;
+}
+
+uint64_t
+reg_peer_last_seen(const struct reg_peer *p)
+{
+    return p->last_seen_ms;
+}
+
+void
+registry_walk(const struct registry *r, registry_walk_fn fn, void *arg)
+{
+    const struct reg_peer *p;
+
+    for (p = r->table; p != NULL; p = p->hh.next)
+        fn(p, arg);
 }

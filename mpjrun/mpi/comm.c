@@ -619,3 +619,12 @@ PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
     *resultlen = (int)strlen(name);
     return MPI_SUCCESS;
 }
+
+int
+mpii_comm_uses_errh(MPI_Errhandler e)
+{
+    for (int i = 0; i < COMM_MAX; i++)
+        if (comms[i] != NULL && comms[i]->errh == e)
+            return 1;
+    return 0;
+}

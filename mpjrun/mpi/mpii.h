@@ -24,6 +24,12 @@
  *   request.c   requests, wait and test families
  *   p2p.c       the point-to-point calls
  *   bsend.c     buffered sends and the attached buffer
+ *   persist.c   persistent and generalized requests
+ *   mprobe.c    matched probes (Mprobe ... Imrecv) and MPI_Message
+ *   coll_sched.c, coll_nb.c  schedules and the nonblocking collectives
+ *   info.c      info objects
+ *   errclass.c  error classes and codes the program adds
+ *   fint.c      C/Fortran handle conversion
  *   coll.c      the collective calls, built on point-to-point
  *   stubs.c     calls that only exist to link
  *   topo.c      process topologies (Cartesian, graph, distributed graph)
@@ -54,6 +60,26 @@ int mpii_err(MPI_Comm comm, int err, const char *fn);
 /* The log hook: a line for the job's stderr when the library must speak
  * (fatal errors); nothing else is printed. */
 void mpii_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* --- errclass.c ---------------------------------------------------- */
+
+/* Error classes and codes the program added: the class of an added
+ * code and its string ("" until set), or -1 / NULL for any other code;
+ * the largest code in use (MPI_LASTUSEDCODE). */
+int mpii_errclass_of(int code);
+const char *mpii_errclass_text(int code);
+int mpii_errclass_last(void);
+void mpii_errclass_fini(void);
+
+/* --- info.c --------------------------------------------------------- */
+
+/* Free every info object (MPI_Finalize). */
+void mpii_info_fini(void);
+
+/* --- mprobe.c ------------------------------------------------------- */
+
+/* Drop every MPI_Message not received (MPI_Finalize, after match_fini). */
+void mpii_message_fini(void);
 
 /* --- handles.c ------------------------------------------------------ */
 
@@ -148,6 +174,7 @@ struct mpii_comm {
     int lsize;
     int *lworld;
     MPI_Comm lcomm; /* the local group as a hidden intracommunicator */
+    uint32_t nbc_seq; /* nonblocking collectives started (coll_sched.c) */
     struct mpii_topo *topo; /* topo.c: NULL without a topology */
 };
 
@@ -267,6 +294,9 @@ void mpii_attr_drop(struct mpii_comm *);
  * mpii_attr_fini then frees the keyvals. */
 int mpii_attr_finalize(void);
 void mpii_attr_fini(void);
+/* Non-zero if a live communicator has error handler e (errh.c keeps a
+ * freed handler for it). */
+int mpii_comm_uses_errh(MPI_Errhandler e);
 int mpii_comm_init(int world_rank, int world_size); /* env.c calls it */
 void mpii_comm_fini(void);
 

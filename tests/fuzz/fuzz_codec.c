@@ -28,6 +28,68 @@ check_text(const char *s, size_t size)
         abort();
 }
 
+/* What the decoder promises of job views (JobReport, ListReply). */
+static void
+check_jobs(const struct job_info *jobs, size_t n, size_t max_jobs,
+           size_t max_procs)
+{
+    size_t i, k, np = 0;
+
+    if (n > max_jobs || (n == 0) != (jobs == NULL))
+        abort();
+    for (i = 0; i < n; i++) {
+        const struct job_info *j = &jobs[i];
+
+        check_text(j->user, sizeof j->user);
+        check_text(j->command, sizeof j->command);
+        if ((j->user[0] != '\0' &&
+             !codec_valid_token(j->user, WIRE_MAX_LABEL)) ||
+            (j->command[0] != '\0' &&
+             !codec_valid_token(j->command, WIRE_MAX_LABEL)) ||
+            j->size > WIRE_MAX_RANKS || j->nreplicas > WIRE_MAX_REPLICAS ||
+            (j->nprocs == 0) != (j->procs == NULL) || j->exit < -1 ||
+            j->exit > 255)
+            abort();
+        np += j->nprocs;
+        for (k = 0; k < j->nprocs; k++) {
+            const struct job_proc *p = &j->procs[k];
+
+            check_text(p->host, sizeof p->host);
+            if (p->rank >= j->size || p->replica >= j->nreplicas ||
+                p->state > PROC_RUN_LOST)
+                abort();
+        }
+    }
+    if (np > max_procs)
+        abort();
+}
+
+static int
+jobs_eq(const struct job_info *a, const struct job_info *b, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        if (memcmp(a[i].job, b[i].job, WIRE_JOB_ID_LEN) != 0 ||
+            strcmp(a[i].user, b[i].user) != 0 ||
+            strcmp(a[i].command, b[i].command) != 0 || a[i].size != b[i].size ||
+            a[i].nreplicas != b[i].nreplicas || a[i].started != b[i].started ||
+            a[i].farm != b[i].farm ||
+            a[i].tasks_running != b[i].tasks_running ||
+            a[i].tasks_queued != b[i].tasks_queued ||
+            a[i].tasks_done != b[i].tasks_done ||
+            a[i].finished != b[i].finished || a[i].exit != b[i].exit ||
+            a[i].hosts != b[i].hosts || a[i].nprocs != b[i].nprocs ||
+            a[i].coord_total != b[i].coord_total ||
+            a[i].coord_done != b[i].coord_done ||
+            a[i].coord_failed != b[i].coord_failed ||
+            (a[i].nprocs > 0 && memcmp(a[i].procs, b[i].procs,
+                                       a[i].nprocs * sizeof *a[i].procs) != 0))
+            return 0;
+    }
+    return 1;
+}
+
 /* Everything the decoder promises about an accepted message. */
 static void
 check_valid(const struct msg *m)
@@ -45,9 +107,21 @@ check_valid(const struct msg *m)
              !codec_valid_token(m->u.reg.version, WIRE_MAX_LABEL)))
             abort();
         check_res(&m->u.reg.res);
+        check_text(m->u.reg.cpu_model, sizeof m->u.reg.cpu_model);
+        check_text(m->u.reg.os, sizeof m->u.reg.os);
+        check_text(m->u.reg.kernel, sizeof m->u.reg.kernel);
         break;
     case MSG_HEARTBEAT:
         check_res(&m->u.heartbeat);
+        break;
+    case MSG_JOB_NOTE:
+        if (m->u.jnote.tasks_done > m->u.jnote.tasks_total ||
+            m->u.jnote.tasks_failed > m->u.jnote.tasks_done)
+            abort();
+        break;
+    case MSG_JOB_REPORT:
+        check_jobs(m->u.report.jobs, m->u.report.njobs, WIRE_MAX_REPORT_JOBS,
+                   WIRE_MAX_REPORT_PROCS);
         break;
     case MSG_LIST_REPLY:
         if ((m->u.list.npeers == 0) != (m->u.list.peers == NULL))
@@ -57,6 +131,27 @@ check_valid(const struct msg *m)
 
             check_text(pe->host_label, sizeof pe->host_label);
             check_text(pe->addr, sizeof pe->addr);
+            if (!codec_valid_token(pe->host_label, WIRE_MAX_LABEL) ||
+                !codec_valid_token(pe->addr, WIRE_MAX_ADDR))
+                abort();
+            check_res(&pe->res);
+        }
+        check_jobs(m->u.list.jobs, m->u.list.njobs, WIRE_MAX_LIST_JOBS,
+                   (size_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS);
+        break;
+    case MSG_FED_SUMMARY:
+        if (m->u.fed.nparts < 1 || m->u.fed.nparts > WIRE_FED_MAX_PARTS ||
+            m->u.fed.part >= m->u.fed.nparts ||
+            m->u.fed.npeers > WIRE_FED_PART_ENTRIES ||
+            (m->u.fed.npeers == 0) != (m->u.fed.peers == NULL))
+            abort();
+        check_text(m->u.fed.addr, sizeof m->u.fed.addr);
+        if (m->u.fed.addr[0] != '\0' &&
+            !codec_valid_token(m->u.fed.addr, WIRE_MAX_ADDR))
+            abort();
+        for (i = 0; i < m->u.fed.npeers; i++) {
+            const struct peer_entry *pe = &m->u.fed.peers[i];
+
             if (!codec_valid_token(pe->host_label, WIRE_MAX_LABEL) ||
                 !codec_valid_token(pe->addr, WIRE_MAX_ADDR))
                 abort();
@@ -137,7 +232,9 @@ check_valid(const struct msg *m)
             abort();
         break;
     case MSG_TABLE:
-        if (m->u.table.nprocs < 1 || m->u.table.procs == NULL)
+        if (m->u.table.nprocs < 1 || m->u.table.procs == NULL ||
+            m->u.table.first > m->u.table.total ||
+            m->u.table.nprocs > m->u.table.total - m->u.table.first)
             abort();
         for (i = 0; i < m->u.table.nprocs; i++)
             if (!codec_valid_token(m->u.table.procs[i].addr, WIRE_MAX_ADDR))
@@ -179,9 +276,23 @@ res_eq(const struct resources *a, const struct resources *b)
 }
 
 static int
-msg_eq(const struct msg *a, const struct msg *b)
+entries_eq(const struct peer_entry *a, const struct peer_entry *b, size_t n)
 {
     size_t i;
+
+    for (i = 0; i < n; i++)
+        if (memcmp(a[i].id, b[i].id, sizeof a[i].id) != 0 ||
+            strcmp(a[i].host_label, b[i].host_label) != 0 ||
+            strcmp(a[i].addr, b[i].addr) != 0 ||
+            !res_eq(&a[i].res, &b[i].res) || a[i].rtt_us != b[i].rtt_us ||
+            a[i].age_ms != b[i].age_ms)
+            return 0;
+    return 1;
+}
+
+static int
+msg_eq(const struct msg *a, const struct msg *b)
+{
 
     if (a->type != b->type)
         return 0;
@@ -194,7 +305,11 @@ msg_eq(const struct msg *a, const struct msg *b)
                strcmp(a->u.reg.host_label, b->u.reg.host_label) == 0 &&
                strcmp(a->u.reg.addr, b->u.reg.addr) == 0 &&
                strcmp(a->u.reg.version, b->u.reg.version) == 0 &&
-               res_eq(&a->u.reg.res, &b->u.reg.res);
+               res_eq(&a->u.reg.res, &b->u.reg.res) &&
+               strcmp(a->u.reg.cpu_model, b->u.reg.cpu_model) == 0 &&
+               strcmp(a->u.reg.os, b->u.reg.os) == 0 &&
+               strcmp(a->u.reg.kernel, b->u.reg.kernel) == 0 &&
+               a->u.reg.started == b->u.reg.started;
     case MSG_REGISTER_ACK:
         return a->u.reg_ack.heartbeat_ms == b->u.reg_ack.heartbeat_ms &&
                a->u.reg_ack.expire_ms == b->u.reg_ack.expire_ms;
@@ -203,20 +318,31 @@ msg_eq(const struct msg *a, const struct msg *b)
     case MSG_PING:
     case MSG_PONG:
         return a->u.stamp == b->u.stamp;
+    case MSG_LIST_REQUEST:
+        return a->u.list_req.local == b->u.list_req.local;
     case MSG_LIST_REPLY:
-        if (a->u.list.npeers != b->u.list.npeers)
-            return 0;
-        for (i = 0; i < a->u.list.npeers; i++) {
-            const struct peer_entry *x = &a->u.list.peers[i];
-            const struct peer_entry *y = &b->u.list.peers[i];
-
-            if (memcmp(x->id, y->id, sizeof x->id) != 0 ||
-                strcmp(x->host_label, y->host_label) != 0 ||
-                strcmp(x->addr, y->addr) != 0 || !res_eq(&x->res, &y->res) ||
-                x->rtt_us != y->rtt_us || x->age_ms != y->age_ms)
-                return 0;
-        }
-        return 1;
+        return a->u.list.npeers == b->u.list.npeers &&
+               entries_eq(a->u.list.peers, b->u.list.peers,
+                          a->u.list.npeers) &&
+               a->u.list.njobs == b->u.list.njobs &&
+               jobs_eq(a->u.list.jobs, b->u.list.jobs, a->u.list.njobs);
+    case MSG_JOB_NOTE:
+        return memcmp(&a->u.jnote, &b->u.jnote, sizeof a->u.jnote) == 0;
+    case MSG_JOB_REPORT:
+        return a->u.report.njobs == b->u.report.njobs &&
+               a->u.report.more == b->u.report.more &&
+               jobs_eq(a->u.report.jobs, b->u.report.jobs, a->u.report.njobs);
+    case MSG_FED_SUMMARY:
+        return memcmp(a->u.fed.instance, b->u.fed.instance,
+                      WIRE_FED_INSTANCE_LEN) == 0 &&
+               a->u.fed.seq == b->u.fed.seq &&
+               a->u.fed.part == b->u.fed.part &&
+               a->u.fed.nparts == b->u.fed.nparts &&
+               a->u.fed.total_peers == b->u.fed.total_peers &&
+               a->u.fed.total_slots_free == b->u.fed.total_slots_free &&
+               strcmp(a->u.fed.addr, b->u.fed.addr) == 0 &&
+               a->u.fed.npeers == b->u.fed.npeers &&
+               entries_eq(a->u.fed.peers, b->u.fed.peers, a->u.fed.npeers);
     case MSG_ERROR:
         return a->u.error.code == b->u.error.code &&
                strcmp(a->u.error.text, b->u.error.text) == 0;

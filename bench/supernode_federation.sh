@@ -1,0 +1,207 @@
+#!/bin/sh
+# bench/supernode.sh --federation: a federated directory under load.
+# Usage: bench/supernode.sh --federation [BUILD_DIR] [PEERS] [SECONDS]
+#                                         [HEARTBEAT_MS]
+#
+# 4 supernodes on 127.0.2.1-4, each configured with all four
+# ([supernode] federation), PEERS simulated peers in shards (sn_fedload:
+# real authenticated connections, one per peer, from 127.64.0.1 onwards;
+# each registers with the supernode its node key's rendezvous order puts
+# first, as peerd does with supernodes_per_peer = 1), and queries through
+# every supernode once a second (sn_fedquery).  Once every peer is
+# registered it measures each supernode's CPU and memory over a 10 s
+# window, kills the supernode holding the most peers with SIGKILL, and
+# reports how long until every one of its peers is registered again and
+# how the queries fared.  Everything stops after SECONDS.
+#
+# Bounded: a process may hold `ulimit -Hn` descriptors, and a supernode
+# one session per peer; PEERS is lowered to what three supernodes can
+# hold (the survivors must take the killed one's peers), with a note.
+# HEARTBEAT_MS (default 1000) is the simulated peers' period; the
+# supernodes' expiry is ten periods, at least 10 s.  A machine too busy
+# to carry PEERS heartbeats a second (the load generators encrypt each
+# one) needs a longer period, or peers expire and re-register in a loop.
+set -eu
+build=$(cd "${1:-build}" && pwd)
+want=${2:-100000}
+secs=${3:-120}
+hb=${4:-1000}
+expire=$((hb * 10 / 1000))
+[ "$expire" -lt 10 ] && expire=10
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+nofile=$(ulimit -n)
+preauth=1024
+# A supernode's sessions: its descriptors less 32, less what admission
+# keeps for connections still in their handshake, less a margin for its
+# federation links and the queries.
+per_sn=$((nofile - 32 - preauth - 64))
+# Rendezvous hashing spreads peers evenly, not exactly: 5 % to spare.
+cap=$((3 * per_sn * 95 / 100))
+peers=$want
+if [ "$peers" -gt "$cap" ]; then
+    echo "note: $want peers asked; with $nofile descriptors per process a" \
+         "supernode holds $per_sn, and three must hold them all after the" \
+         "kill: running $cap" >&2
+    peers=$cap
+fi
+shard_max=$((nofile - 500))
+[ "$shard_max" -gt 15000 ] && shard_max=15000
+nshards=$(((peers + shard_max - 1) / shard_max))
+
+dir=$(mktemp -d /tmp/p2p-bench-fed.XXXXXX)
+pids=""
+cleanup() {
+    for p in $pids; do kill "$p" 2>/dev/null || true; done
+    for p in $pids; do wait "$p" 2>/dev/null || true; done
+    rm -rf "$dir"
+}
+trap cleanup EXIT INT TERM
+
+"$build/bin/p2p-keygen" --group "$dir/group.key" >/dev/null
+port=9790
+members=""
+for k in 1 2 3 4; do
+    members="$members${members:+, }127.0.2.$k:$port"
+done
+# The simulated peers announce addresses where nothing listens, so the
+# supernodes must not check them back.
+cat > "$dir/p2p.conf" <<EOF
+[network]
+group = bench
+key_file = group.key
+# A shard starts hundreds of handshakes at once on a loaded machine.
+first_frame_ms = 5000
+handshake_timeout_ms = 15000
+preauth_max = $preauth
+preauth_per_host = 64
+[supernode]
+check_peers = no
+federation = $members
+EOF
+
+snpid() { eval echo "\$sn$1"; }
+for k in 1 2 3 4; do
+    "$build/bin/runSuperNode" --conf "$dir/p2p.conf" \
+        --listen "127.0.2.$k:$port" --foreground --expire "$expire" \
+        2>"$dir/sn$k.log" &
+    eval "sn$k=$!"
+    pids="$pids $!"
+done
+for k in 1 2 3 4; do
+    n=0
+    until grep -q "listening on" "$dir/sn$k.log"; do
+        n=$((n + 1))
+        if [ $n -gt 100 ]; then
+            echo "supernode $k did not start:" >&2
+            cat "$dir/sn$k.log" >&2
+            exit 1
+        fi
+        sleep 0.1
+    done
+done
+
+sns=""
+for k in 1 2 3 4; do sns="$sns --supernode 127.0.2.$k:$port"; done
+echo "== federation: 4 supernodes, $peers simulated peers in $nshards" \
+     "shards, heartbeat $hb ms, expiry $expire s, $secs s"
+t0=$(date +%s.%N)
+i=0
+first=0
+while [ $i -lt $nshards ]; do
+    n=$((peers - first))
+    [ $n -gt $shard_max ] && n=$shard_max
+    # shellcheck disable=SC2086
+    "$build/bin/sn_fedload" --conf "$dir/p2p.conf" $sns --peers "$n" \
+        --first "$first" --seconds "$secs" --heartbeat-ms "$hb" \
+        >"$dir/shard$i.out" \
+        2>"$dir/shard$i.err" &
+    pids="$pids $!"
+    shardpids="${shardpids:-} $!"
+    first=$((first + n))
+    i=$((i + 1))
+done
+# shellcheck disable=SC2086
+"$build/bin/sn_fedquery" --conf "$dir/p2p.conf" $sns --seconds "$secs" \
+    --every-ms 1000 >"$dir/query.out" 2>"$dir/query.err" &
+qpid=$!
+pids="$pids $qpid"
+
+# Wait until every shard has registered all its peers (or give up at
+# two thirds of the run).
+deadline=$(($(date +%s) + secs * 2 / 3))
+while :; do
+    done_n=$(cat "$dir"/shard*.out 2>/dev/null | grep -c '^all_registered_s' || true)
+    [ "$done_n" -ge "$nshards" ] && break
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+        echo "not every peer registered within $((secs * 2 / 3)) s" >&2
+        break
+    fi
+    sleep 0.5
+done
+t1=$(date +%s.%N)
+echo "registered: $(cat "$dir"/shard*.out | awk '$1 == "on" { n += $3 } END { print n + 0 }')/$peers peers in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s"
+
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+rss_mb() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+now() { date +%s.%N; }
+# mark: note each live supernode's CPU ticks and the time.
+mark() {
+    for k in 1 2 3 4; do
+        [ -d "/proc/$(snpid $k)" ] && ticks "$(snpid $k)" >"$dir/cpu.$k"
+    done
+    now >"$dir/cpu.t"
+}
+# usage K: supernode K's CPU since the mark, in % of one core.
+usage() {
+    awk -v a="$(cat "$dir/cpu.$1")" -v b="$(ticks "$(snpid "$1")")" \
+        -v hz="$(getconf CLK_TCK)" -v t0="$(cat "$dir/cpu.t")" -v t1="$(now)" \
+        'BEGIN { printf "%.1f", 100 * (b - a) / hz / (t1 - t0) }'
+}
+# peers WHAT K: peers the shards counted on supernode K ("on" or "end_on").
+peers_on() {
+    cat "$dir"/shard*.out | awk -v w="$1" -v k=$(($2 - 1)) \
+        '$1 == w && $2 == k { n += $3 } END { print n + 0 }'
+}
+sleep 3 # the registration burst is over: measure the steady state
+mark
+sleep 10
+for k in 1 2 3 4; do
+    echo "supernode $k: $(peers_on on $k) peers, RSS $(rss_mb "$(snpid $k)") MB," \
+         "CPU $(usage $k)% of a core (10 s: heartbeats, summaries, queries)"
+done
+
+# Kill the supernode that holds the most peers.
+victim=$(cat "$dir"/shard*.out | awk '$1 == "on" { n[$2] += $3 } END { m = -1; for (k in n) if (n[k] > m) { m = n[k]; v = k } print v + 1 }')
+vp=$(snpid "$victim")
+echo "killing supernode $victim (SIGKILL)"
+kill -9 "$vp"
+for p in $qpid $shardpids; do kill -USR1 "$p" 2>/dev/null || true; done
+mark
+
+wait "$qpid" || true
+for p in $shardpids; do wait "$p" || true; done
+
+cat "$dir"/shard*.out | awk '
+    $1 == "lost_since_kill" { lost += $2 } $1 == "still_lost" { still += $2 }
+    $1 == "lost" { all += $2 } $1 == "never_registered" { never += $2 }
+    $1 == "kill_ms" && $2 > 0 { if (!km || $2 < km) km = $2 }
+    $1 == "complete_ms" { if ($2 == 0) incomplete = 1; else if ($2 > cm) cm = $2 }
+    END {
+        printf "registrations lost since the kill: %d (in the whole run: %d); not registered at the end: %d; never registered: %d\n", lost, all, still, never
+        if (!incomplete && km)
+            printf "every peer registered again %.2f s after the kill\n", (cm > km ? cm - km : 0) / 1000
+        else
+            print "NOT every peer registered again by the end of the run"
+    }'
+echo "after the kill:"
+for k in 1 2 3 4; do
+    [ "$k" = "$victim" ] && continue
+    echo "supernode $k: $(peers_on end_on $k) peers, RSS $(rss_mb "$(snpid $k)") MB," \
+         "CPU $(usage $k)% of a core (since the kill, re-registrations included)"
+done
+echo "queries (each through one supernode, answer bounded by [supernode] list_max):"
+sed 's/^127\.0\.2\./supernode /' "$dir/query.out"
+if grep -q "refused\|error" "$dir"/sn*.log 2>/dev/null; then
+    echo "supernode log lines about refusals or errors:"
+    grep -h "refused\|error" "$dir"/sn*.log | sort | uniq -c | sort -rn | head -5
+fi
