@@ -260,6 +260,10 @@ int mpii_inter_scatter(const void *sbuf, const int scounts[], int scount,
 int mpii_inter_exchange(const struct mpii_blocks *snd,
                         const struct mpii_blocks *rcv, MPI_Comm comm,
                         const char *fn);
+int mpii_inter_alltoallw(const void *sbuf, const int scounts[],
+                         const int sdispls[], const MPI_Datatype stypes[],
+                         void *rbuf, const int rcounts[], const int rdispls[],
+                         const MPI_Datatype rtypes[], MPI_Comm comm);
 int mpii_inter_reduce_scatter(const void *sbuf, void *rbuf,
                               const int rcounts[], int rcount,
                               MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
