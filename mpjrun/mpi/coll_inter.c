@@ -111,9 +111,9 @@ mpii_inter_exchange(const struct mpii_blocks *snd,
 }
 
 int
-mpii_inter_alltoallw(const void *sbuf, const int scounts[],
-                     const int sdispls[], const MPI_Datatype stypes[],
-                     void *rbuf, const int rcounts[], const int rdispls[],
+mpii_inter_alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
+                     const MPI_Datatype stypes[], void *rbuf,
+                     const int rcounts[], const int rdispls[],
                      const MPI_Datatype rtypes[], MPI_Comm comm)
 {
     static const char fn[] = "MPI_Alltoallw";
@@ -139,10 +139,10 @@ mpii_inter_alltoallw(const void *sbuf, const int scounts[],
         rd[i] = rdispls[i];
     }
     {
-        struct mpii_blocks snd = {.buf = sbuf, .counts = scounts,
-                                  .bdispls = sd, .types = stypes};
-        struct mpii_blocks rcv = {.buf = rbuf, .counts = rcounts,
-                                  .bdispls = rd, .types = rtypes};
+        struct mpii_blocks snd = {
+            .buf = sbuf, .counts = scounts, .bdispls = sd, .types = stypes};
+        struct mpii_blocks rcv = {
+            .buf = rbuf, .counts = rcounts, .bdispls = rd, .types = rtypes};
 
         rc = mpii_inter_exchange(&snd, &rcv, comm, fn);
     }

@@ -521,6 +521,39 @@ PMPI_Win_get_name(MPI_Win win, char *name, int *resultlen)
     return MPI_SUCCESS;
 }
 
+/* No hint changes what a window does here: Win_set_info checks the info
+ * and keeps nothing; Win_get_info gives a new, empty info (the hints in
+ * use: none), which the program frees. */
+#pragma weak MPI_Win_set_info = PMPI_Win_set_info
+int
+PMPI_Win_set_info(MPI_Win win, MPI_Info info)
+{
+    static const char fn[] = "MPI_Win_set_info";
+    struct mpii_win *w;
+    int rc, n;
+
+    if ((rc = rma_win_check(win, &w, fn)) != MPI_SUCCESS)
+        return rc;
+    if (info != MPI_INFO_NULL && PMPI_Info_get_nkeys(info, &n) != MPI_SUCCESS)
+        return rma_err(w, MPI_ERR_ARG, fn);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Win_get_info = PMPI_Win_get_info
+int
+PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
+{
+    static const char fn[] = "MPI_Win_get_info";
+    struct mpii_win *w;
+    int rc;
+
+    if ((rc = rma_win_check(win, &w, fn)) != MPI_SUCCESS)
+        return rc;
+    if (info_used == NULL)
+        return rma_err(w, MPI_ERR_ARG, fn);
+    return PMPI_Info_create(info_used);
+}
+
 /* A window's errors go through its communicator's error handler (the
  * duplicate's, which starts as MPI_ERRORS_ARE_FATAL). */
 #pragma weak MPI_Win_set_errhandler = PMPI_Win_set_errhandler

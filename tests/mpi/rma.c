@@ -263,6 +263,19 @@ test_dynamic(void)
     MPI_OK(MPI_Win_set_name(win, "dynamic one"));
     MPI_OK(MPI_Win_get_name(win, name, &len));
     CHECK(strcmp(name, "dynamic one") == 0 && len == 11, "name '%s'", name);
+    {
+        MPI_Info info;
+        int nkeys = -1;
+
+        MPI_OK(MPI_Info_create(&info));
+        MPI_OK(MPI_Info_set(info, "no_locks", "false"));
+        MPI_OK(MPI_Win_set_info(win, info));
+        MPI_OK(MPI_Info_free(&info));
+        MPI_OK(MPI_Win_get_info(win, &info));
+        MPI_OK(MPI_Info_get_nkeys(info, &nkeys));
+        CHECK(nkeys >= 0, "Win_get_info: %d keys", nkeys);
+        MPI_OK(MPI_Info_free(&info));
+    }
     MPI_OK(MPI_Win_get_group(win, &g));
     MPI_OK(MPI_Group_size(g, &gsize));
     CHECK(gsize == t_size, "window group of %d", gsize);
