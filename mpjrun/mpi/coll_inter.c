@@ -110,6 +110,47 @@ mpii_inter_exchange(const struct mpii_blocks *snd,
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, fn);
 }
 
+int
+mpii_inter_alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
+                     const MPI_Datatype stypes[], void *rbuf,
+                     const int rcounts[], const int rdispls[],
+                     const MPI_Datatype rtypes[], MPI_Comm comm)
+{
+    static const char fn[] = "MPI_Alltoallw";
+    struct mpii_comm *ic = inter(comm);
+    MPI_Aint *sd, *rd;
+    int i, rc;
+
+    if (ic == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
+    if (scounts == NULL || sdispls == NULL || stypes == NULL ||
+        rcounts == NULL || rdispls == NULL || rtypes == NULL)
+        return mpii_err(comm, MPI_ERR_ARG, fn);
+    /* Byte displacements as ints here, as MPI_Aint in the blocks. */
+    sd = malloc((size_t)ic->size * sizeof *sd);
+    rd = malloc((size_t)ic->size * sizeof *rd);
+    if (sd == NULL || rd == NULL) {
+        free(sd);
+        free(rd);
+        return mpii_err(comm, MPI_ERR_NO_MEM, fn);
+    }
+    for (i = 0; i < ic->size; i++) {
+        sd[i] = sdispls[i];
+        rd[i] = rdispls[i];
+    }
+    {
+        struct mpii_blocks snd = {
+            .buf = sbuf, .counts = scounts, .bdispls = sd, .types = stypes};
+        struct mpii_blocks rcv = {
+            .buf = rbuf, .counts = rcounts, .bdispls = rd, .types = rtypes};
+
+        rc = mpii_inter_exchange(&snd, &rcv, comm, fn);
+    }
+    free(sd);
+    free(rd);
+    return rc;
+}
+
 /* The leaders swap n elements: ours (mine) for theirs. */
 static int
 leaders_swap(struct mpii_comm *ic, const void *mine, void *theirs, int n,

@@ -624,6 +624,9 @@ PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
     MPI_Request r;
     int rc;
 
+    if (mpii_comm_inter(comm)) /* coll_inter.c */
+        return mpii_inter_alltoallw(sbuf, scounts, sdispls, stypes, rbuf,
+                                    rcounts, rdispls, rtypes, comm);
     rc = PMPI_Ialltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts,
                          rdispls, rtypes, comm, &r);
     if (rc != MPI_SUCCESS)

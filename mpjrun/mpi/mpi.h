@@ -801,7 +801,28 @@ int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size);
 int MPI_Win_detach(MPI_Win win, const void *base);
 int MPI_Win_free(MPI_Win *win);
 int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag);
+typedef int(MPI_Win_copy_attr_function)(MPI_Win oldwin, int win_keyval,
+                                        void *extra_state,
+                                        void *attribute_val_in,
+                                        void *attribute_val_out, int *flag);
+typedef int(MPI_Win_delete_attr_function)(MPI_Win win, int win_keyval,
+                                          void *attribute_val,
+                                          void *extra_state);
+int p2p_win_null_copy_fn(MPI_Win, int, void *, void *, void *, int *);
+int p2p_win_dup_fn(MPI_Win, int, void *, void *, void *, int *);
+int p2p_win_null_delete_fn(MPI_Win, int, void *, void *);
+#define MPI_WIN_NULL_COPY_FN p2p_win_null_copy_fn
+#define MPI_WIN_DUP_FN p2p_win_dup_fn
+#define MPI_WIN_NULL_DELETE_FN p2p_win_null_delete_fn
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                          MPI_Win_delete_attr_function *win_delete_attr_fn,
+                          int *win_keyval, void *extra_state);
+int MPI_Win_free_keyval(int *win_keyval);
+int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+int MPI_Win_delete_attr(MPI_Win win, int win_keyval);
 int MPI_Win_get_group(MPI_Win win, MPI_Group *group);
+int MPI_Win_set_info(MPI_Win win, MPI_Info info);
+int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used);
 int MPI_Win_set_name(MPI_Win win, const char *name);
 int MPI_Win_get_name(MPI_Win win, char *name, int *resultlen);
 int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
@@ -1330,7 +1351,15 @@ int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size);
 int PMPI_Win_detach(MPI_Win win, const void *base);
 int PMPI_Win_free(MPI_Win *win);
 int PMPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag);
+int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                           MPI_Win_delete_attr_function *win_delete_attr_fn,
+                           int *win_keyval, void *extra_state);
+int PMPI_Win_free_keyval(int *win_keyval);
+int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+int PMPI_Win_delete_attr(MPI_Win win, int win_keyval);
 int PMPI_Win_get_group(MPI_Win win, MPI_Group *group);
+int PMPI_Win_set_info(MPI_Win win, MPI_Info info);
+int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used);
 int PMPI_Win_set_name(MPI_Win win, const char *name);
 int PMPI_Win_get_name(MPI_Win win, char *name, int *resultlen);
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);

@@ -37,8 +37,11 @@
  *   coll_round.c  one round of sends and receives described by tables
  *   coll_inter.c  gather, scatter, allgather, alltoall, reduce_scatter
  *               over intercommunicators
- *   win.c       one-sided windows: creation, attributes, synchronization
- *   rma.c       one-sided operations and the target side that serves them
+ *   win.c       one-sided windows: creation, names, group, error handler
+ *   win_attr.c  attributes on windows
+ *   win_shared.c  the shared memory of Win_allocate_shared
+ *   rma.c       one-sided operations and synchronization (origin side)
+ *   rma_target.c  the target side that serves them
  */
 #ifndef P2PMPI_MPII_H
 #define P2PMPI_MPII_H
@@ -257,6 +260,10 @@ int mpii_inter_scatter(const void *sbuf, const int scounts[], int scount,
 int mpii_inter_exchange(const struct mpii_blocks *snd,
                         const struct mpii_blocks *rcv, MPI_Comm comm,
                         const char *fn);
+int mpii_inter_alltoallw(const void *sbuf, const int scounts[],
+                         const int sdispls[], const MPI_Datatype stypes[],
+                         void *rbuf, const int rcounts[], const int rdispls[],
+                         const MPI_Datatype rtypes[], MPI_Comm comm);
 int mpii_inter_reduce_scatter(const void *sbuf, void *rbuf,
                               const int rcounts[], int rcount,
                               MPI_Datatype dt, MPI_Op op, MPI_Comm comm,

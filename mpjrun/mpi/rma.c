@@ -202,7 +202,7 @@ acc_check(const struct rma_call *a, const struct mpii_type *ot,
 static int
 rma_op(MPI_Win win, const struct rma_call *a, const char *fn)
 {
-    struct mpii_win *w = mpii_win_get(win);
+    struct mpii_win *w;
     const struct mpii_type *ot = NULL, *tt = NULL, *rt = NULL;
     struct rma_hdr h;
     struct rma_run *runs = NULL;
@@ -211,9 +211,8 @@ rma_op(MPI_Win win, const struct rma_call *a, const char *fn)
     size_t k, nb;
     int rc;
 
-    MPII_CHECK_INIT(fn);
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, fn);
+    if ((rc = rma_win_check(win, &w, fn)) != MPI_SUCCESS)
+        return rc;
     if (a->target == MPI_PROC_NULL)
         return MPI_SUCCESS;
     if (a->target < 0 || a->target >= w->size)
@@ -236,6 +235,8 @@ rma_op(MPI_Win win, const struct rma_call *a, const char *fn)
         return rma_err(w, rc, fn);
     memset(&h, 0, sizeof h);
     h.op = a->op;
+    if (w->locked[a->target] != 0)
+        h.lock = RMA_IN_PASSIVE;
     h.disp = a->disp;
     h.count = a->tcount;
     h.esize = (int64_t)mpii_type_size(tt);
@@ -429,12 +430,11 @@ int
 PMPI_Win_fence(int assert, MPI_Win win)
 {
     static const char fn[] = "MPI_Win_fence";
-    struct mpii_win *w = mpii_win_get(win);
+    struct mpii_win *w;
     int *expect, s, k, op, rc, rc2;
 
-    MPII_CHECK_INIT(fn);
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, fn);
+    if ((rc = rma_win_check(win, &w, fn)) != MPI_SUCCESS)
+        return rc;
     if ((expect = malloc((size_t)w->size * sizeof *expect)) == NULL)
         return rma_err(w, MPI_ERR_NO_MEM, fn);
     /* From here the progress engine leaves this window's requests to
@@ -477,17 +477,17 @@ ask(struct mpii_win *w, int t, enum rma_op op, int type)
         return rc;
     memset(&h, 0, sizeof h);
     h.op = op;
-    h.lock = type;
+    h.lock = type | RMA_IN_PASSIVE;
     return send_hdr(w, t, &h);
 }
 
 static int
 win_check(MPI_Win win, struct mpii_win **w, int rank, const char *fn)
 {
-    if (!mpii_initialized())
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_OTHER, fn);
-    if ((*w = mpii_win_get(win)) == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, fn);
+    int rc;
+
+    if ((rc = rma_win_check(win, w, fn)) != MPI_SUCCESS)
+        return rc;
     if (rank != MPI_PROC_NULL && (rank < -1 || rank >= (*w)->size))
         return rma_err(*w, MPI_ERR_RANK, fn);
     return MPI_SUCCESS;

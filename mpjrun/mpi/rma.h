@@ -44,7 +44,9 @@ enum rma_op {
  * runs the same program on the same kind of machine. */
 struct rma_hdr {
     int32_t op;      /* enum rma_op */
-    int32_t lock;    /* RMA_LOCK: MPI_LOCK_EXCLUSIVE or MPI_LOCK_SHARED */
+    int32_t lock;    /* RMA_LOCK: MPI_LOCK_EXCLUSIVE or MPI_LOCK_SHARED;
+                        | RMA_IN_PASSIVE on anything sent in a passive-
+                        target epoch (lock held, or MPI_MODE_NOCHECK) */
     int64_t disp;    /* target displacement, in the target's disp units
                         (an address for a dynamic window) */
     int32_t count;   /* target elements */
@@ -57,6 +59,9 @@ struct rma_hdr {
     int32_t mop;     /* accumulate: the MPI_Op */
     int64_t nbytes;  /* origin bytes in the data message (0: none) */
 };
+
+#define RMA_IN_PASSIVE 0x100
+#define RMA_LOCK_TYPE(l) ((l)&0xff)
 
 /* One run of a target layout message. */
 struct rma_run {
@@ -85,6 +90,9 @@ struct mpii_win {
     int disp_unit;
     int flavor;  /* MPI_WIN_FLAVOR_* */
     void *owned; /* Win_allocate's memory */
+    void *shm;   /* Win_allocate_shared: the mapping of every segment */
+    size_t shmlen;
+    MPI_Aint *shoff; /* each rank's segment in it */
     struct rma_region *regions;
     MPI_Aint *rbytes; /* every rank's window size and disp unit */
     int *runit;
@@ -118,13 +126,31 @@ struct mpii_win *mpii_win_get(MPI_Win);
  * disp in disp units, or at an address for a dynamic window), or NULL if
  * [lo, lo + len) is not all window memory. */
 char *rma_win_at(struct mpii_win *, int64_t disp, int64_t lo, int64_t len);
+/* The window behind handle win in *w, or the error reported (the
+ * library not initialised, a bad handle). */
+int rma_win_check(MPI_Win win, struct mpii_win **w, const char *fn);
 /* Report err on the window (its error handler). */
 int rma_err(struct mpii_win *, int err, const char *fn);
+/* The window whose private communicator comm is (its attributes' delete
+ * callbacks), or NULL. */
+struct mpii_win *rma_win_of_comm(MPI_Comm comm);
+/* win_attr.c: MPI_Finalize frees the window keyvals' records. */
+void mpii_win_attr_fini(void);
 /* Every live window, for the progress engine; the id of the last one
  * created. */
 int rma_win_count(void);
 uint32_t rma_last_id(void);
 struct mpii_win *rma_win_nth(int i);
+
+/* --- win_shared.c --- */
+
+/* Collective over comm: a shared mapping of every rank's size bytes
+ * (*map, *maplen; rank i's segment at (*offsets)[i], malloc'ed).  On
+ * failure (MPI_ERR_RMA_SHARED: not one host, or a replicated job) nothing
+ * is mapped; *offsets is for the caller to free either way. */
+int rma_shared_alloc(MPI_Comm comm, MPI_Aint size, void **map, size_t *maplen,
+                     MPI_Aint **offsets);
+void rma_shared_free(void *map, size_t maplen); /* NULL is fine */
 
 /* --- rma.c (origin side) --- */
 

@@ -206,9 +206,10 @@ for_runs(struct mpii_win *w, const struct rma_hdr *h,
                              runs[k].len);
             if (mem == NULL)
                 return MPI_ERR_RMA_RANGE;
-            if (fn != NULL)
+            if (fn != NULL) {
                 fn(w, h, mem, packed, (size_t)runs[k].len);
-            packed += runs[k].len;
+                packed += runs[k].len;
+            }
         }
     return MPI_SUCCESS;
 }
@@ -363,13 +364,13 @@ serve_data(struct mpii_win *w, int s, const struct rma_hdr *h)
 static int
 serve_req(struct mpii_win *w, int s, const struct rma_hdr *h)
 {
+    /* A passive-target request after fences that opened an epoch nobody
+     * used (no MPI_MODE_NOSUCCEED): the program has moved on. */
+    if (w->exposure == RMA_FENCE && (h->lock & RMA_IN_PASSIVE))
+        w->exposure = RMA_PASSIVE;
     switch (h->op) {
     case RMA_LOCK:
-        /* A lock after fences that opened an epoch nobody used: the
-         * program has moved on to passive target. */
-        if (w->exposure == RMA_FENCE)
-            w->exposure = RMA_PASSIVE;
-        return lock_request(w, s, h->lock);
+        return lock_request(w, s, RMA_LOCK_TYPE(h->lock));
     case RMA_UNLOCK:
         return unlock_request(w, s);
     case RMA_FLUSH:
@@ -496,7 +497,7 @@ static int
 passive_ok(const struct mpii_win *w, int s)
 {
     return w->exposure == RMA_PASSIVE ||
-           (w->exposure == RMA_FENCE && w->hdr[s].op == RMA_LOCK);
+           (w->exposure == RMA_FENCE && (w->hdr[s].lock & RMA_IN_PASSIVE));
 }
 
 static void
@@ -573,8 +574,11 @@ poll_follow(void)
             continue;
         }
         /* Not before the request is here: it may be this very process's,
-         * not sent yet (the master runs ahead). */
-        if (w->serving || !have_hdr(w, tg.next[1], 0, &rc))
+         * not sent yet (the master runs ahead); and not while the next
+         * one from that origin belongs to a fence or PSCW epoch this
+         * replica has still to serve (the master was past it). */
+        if (w->serving || !have_hdr(w, tg.next[1], 0, &rc) ||
+            !passive_ok(w, tg.next[1]))
             return;
         tg.have = 0;
         serve_logged(w, tg.next[1]);
@@ -594,7 +598,9 @@ mpii_rma_poll(void)
      * decided before it died. */
     if (dec_on())
         poll_follow();
-    if (!dec_on() || dec_master())
+    /* Not while a decision of the old master waits for its request:
+     * what it names comes first. */
+    if (!dec_on() || (dec_master() && !tg.have))
         poll_lead();
     tg.busy = 0;
 }

@@ -1,8 +1,8 @@
 /*
  * win.c: one-sided windows (MPI 3.1 11.2): Win_create, Win_allocate,
  * Win_allocate_shared, Win_create_dynamic with Win_attach/Win_detach,
- * Win_free, and what a window answers about itself (attributes, name,
- * group, error handler, Win_shared_query).  Operations and
+ * Win_free, and what a window answers about itself (name, group, error
+ * handler, Win_shared_query; attributes are in win_attr.c).  Operations and
  * synchronization are in rma.c, the target side in rma_target.c.
  *
  * Creating a window is collective: the communicator is duplicated (the
@@ -12,13 +12,8 @@
  * sending it.  A window of a dynamic flavour has no size: the target
  * checks each request against the memory attached to it.
  *
- * Win_allocate_shared needs the processes of the communicator to load and
- * store each other's memory.  p2pmpi ranks are separate processes, often
- * on separate hosts, and replicas of one rank must each hold their own
- * copy, so it is provided for a communicator of one process (what
- * Comm_split_type(MPI_COMM_TYPE_SHARED) gives under replication, and the
- * common MPI_COMM_SELF use); larger communicators get
- * MPI_ERR_RMA_SHARED.
+ * Win_allocate_shared maps one shared memory object in every process of
+ * the communicator (win_shared.c): they must be on one host.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +31,8 @@ struct rma_region {
 static struct mpii_handles wins = {.kind = WIN_KIND};
 static struct mpii_win **live; /* for the progress engine, in creation order */
 static int nlive, caplive;
-static uint32_t created; /* windows created so far (ids) */
+static uint32_t created;       /* windows created so far (ids) */
+static struct mpii_win *dying; /* in Win_free, its communicator going */
 
 struct mpii_win *
 mpii_win_get(MPI_Win h)
@@ -50,6 +46,19 @@ rma_win_count(void)
     return nlive;
 }
 
+struct mpii_win *
+rma_win_of_comm(MPI_Comm comm)
+{
+    int i;
+
+    if (dying != NULL && dying->comm == comm)
+        return dying;
+    for (i = 0; i < nlive; i++)
+        if (live[i]->comm == comm)
+            return live[i];
+    return NULL;
+}
+
 uint32_t
 rma_last_id(void)
 {
@@ -60,6 +69,16 @@ struct mpii_win *
 rma_win_nth(int i)
 {
     return i >= 0 && i < nlive ? live[i] : NULL;
+}
+
+int
+rma_win_check(MPI_Win win, struct mpii_win **w, const char *fn)
+{
+    if (!mpii_initialized())
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_OTHER, fn);
+    if ((*w = mpii_win_get(win)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, fn);
+    return MPI_SUCCESS;
 }
 
 int
@@ -106,6 +125,8 @@ win_destroy(struct mpii_win *w)
         free(g);
     }
     free(w->owned);
+    rma_shared_free(w->shm, w->shmlen);
+    free(w->shoff);
     free(w->rbytes);
     free(w->runit);
     free(w->sent);
@@ -273,7 +294,11 @@ PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
 {
     static const char fn[] = "MPI_Win_allocate_shared";
     struct mpii_comm *c;
-    void *mem;
+    struct mpii_win *w;
+    MPI_Aint *offsets = NULL;
+    void *map = NULL, *mem;
+    size_t maplen = 0;
+    int rc;
 
     (void)info;
     MPII_CHECK_INIT(fn);
@@ -281,13 +306,34 @@ PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
         return mpii_err(comm, MPI_ERR_ARG, fn);
     if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
-    if (c->size != 1)
-        return mpii_err(comm, MPI_ERR_RMA_SHARED, fn);
-    if ((mem = size >= 0 ? win_memory(size) : NULL) == NULL && size >= 0)
-        return mpii_err(comm, MPI_ERR_NO_MEM, fn);
+    if (size < 0)
+        return mpii_err(comm, MPI_ERR_SIZE, fn);
+    if (c->size == 1) {
+        /* Alone: ordinary memory is shared with everyone there is. */
+        if ((mem = win_memory(size)) == NULL)
+            return mpii_err(comm, MPI_ERR_NO_MEM, fn);
+        *(void **)baseptr = mem;
+        return win_new(mem, size, disp_unit, comm, MPI_WIN_FLAVOR_SHARED, mem,
+                       win, fn);
+    }
+    if ((rc = rma_shared_alloc(comm, size, &map, &maplen, &offsets)) !=
+        MPI_SUCCESS) {
+        free(offsets);
+        return mpii_err(comm, rc, fn);
+    }
+    mem = (char *)map + offsets[c->rank];
     *(void **)baseptr = mem;
-    return win_new(mem, size, disp_unit, comm, MPI_WIN_FLAVOR_SHARED, mem, win,
-                   fn);
+    if ((rc = win_new(mem, size, disp_unit, comm, MPI_WIN_FLAVOR_SHARED, NULL,
+                      win, fn)) != MPI_SUCCESS) {
+        rma_shared_free(map, maplen);
+        free(offsets);
+        return rc;
+    }
+    w = mpii_win_get(*win);
+    w->shm = map;
+    w->shmlen = maplen;
+    w->shoff = offsets;
+    return MPI_SUCCESS;
 }
 
 #pragma weak MPI_Win_shared_query = PMPI_Win_shared_query
@@ -296,20 +342,24 @@ PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
                       void *baseptr)
 {
     static const char fn[] = "MPI_Win_shared_query";
-    struct mpii_win *w = mpii_win_get(win);
+    struct mpii_win *w;
+    int rc;
 
-    MPII_CHECK_INIT(fn);
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, fn);
+    if ((rc = rma_win_check(win, &w, fn)) != MPI_SUCCESS)
+        return rc;
     if (w->flavor != MPI_WIN_FLAVOR_SHARED)
         return rma_err(w, MPI_ERR_RMA_FLAVOR, fn);
-    if (rank != MPI_PROC_NULL && rank != w->rank)
-        return rma_err(w, MPI_ERR_RANK, fn);
     if (size == NULL || disp_unit == NULL || baseptr == NULL)
         return rma_err(w, MPI_ERR_ARG, fn);
-    *size = w->bytes;
-    *disp_unit = w->disp_unit;
-    *(void **)baseptr = w->base;
+    if (rank == MPI_PROC_NULL) /* the first segment that has memory */
+        for (rank = 0; rank < w->size - 1 && w->rbytes[rank] == 0; rank++)
+            ;
+    if (rank < 0 || rank >= w->size)
+        return rma_err(w, MPI_ERR_RANK, fn);
+    *size = w->rbytes[rank];
+    *disp_unit = w->runit[rank];
+    *(void **)baseptr =
+        w->shm != NULL ? (char *)w->shm + w->shoff[rank] : w->base;
     return MPI_SUCCESS;
 }
 
@@ -327,12 +377,12 @@ int
 PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
     static const char fn[] = "MPI_Win_attach";
-    struct mpii_win *w = mpii_win_get(win);
+    struct mpii_win *w;
+    int rc;
     struct rma_region *g;
 
-    MPII_CHECK_INIT(fn);
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, fn);
+    if ((rc = rma_win_check(win, &w, fn)) != MPI_SUCCESS)
+        return rc;
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return rma_err(w, MPI_ERR_RMA_FLAVOR, fn);
     if (size < 0 || (base == NULL && size > 0))
@@ -354,12 +404,12 @@ int
 PMPI_Win_detach(MPI_Win win, const void *base)
 {
     static const char fn[] = "MPI_Win_detach";
-    struct mpii_win *w = mpii_win_get(win);
+    struct mpii_win *w;
+    int rc;
     struct rma_region **gp, *g;
 
-    MPII_CHECK_INIT(fn);
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, fn);
+    if ((rc = rma_win_check(win, &w, fn)) != MPI_SUCCESS)
+        return rc;
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return rma_err(w, MPI_ERR_RMA_FLAVOR, fn);
     for (gp = &w->regions; (g = *gp) != NULL; gp = &g->next)
@@ -391,10 +441,13 @@ PMPI_Win_free(MPI_Win *win)
     live_remove(w);
     rma_target_stop(w);
     rma_origin_free(w);
-    (void)mpii_handle_take(&wins, (uint32_t)w->handle);
+    /* The attributes' delete callbacks run with the window's handle. */
+    dying = w;
     rc2 = PMPI_Comm_free(&w->comm);
+    dying = NULL;
     if (rc == MPI_SUCCESS)
         rc = rc2;
+    (void)mpii_handle_take(&wins, (uint32_t)w->handle);
     win_destroy(w);
     *win = MPI_WIN_NULL;
     return rc == MPI_SUCCESS ? rc : mpii_err(MPI_COMM_WORLD, rc, fn);
@@ -419,61 +472,20 @@ mpii_win_fini(void)
     live = NULL;
     caplive = 0;
     mpii_handles_fini(&wins, NULL);
+    mpii_win_attr_fini();
 }
 
-/* --- what a window answers about itself ----------------------------- */
-
-#pragma weak MPI_Win_get_attr = PMPI_Win_get_attr
-int
-PMPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag)
-{
-    static const char fn[] = "MPI_Win_get_attr";
-    struct mpii_win *w = mpii_win_get(win);
-    static MPI_Aint size;
-    static int unit, flavor, model = MPI_WIN_UNIFIED;
-
-    MPII_CHECK_INIT(fn);
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, fn);
-    if (attribute_val == NULL || flag == NULL)
-        return rma_err(w, MPI_ERR_ARG, fn);
-    *flag = 1;
-    /* The values are pointers, as the standard has them; they stay valid
-     * until the next call. */
-    switch (keyval) {
-    case MPI_WIN_BASE:
-        *(void **)attribute_val = w->base;
-        return MPI_SUCCESS;
-    case MPI_WIN_SIZE:
-        size = w->bytes;
-        *(MPI_Aint **)attribute_val = &size;
-        return MPI_SUCCESS;
-    case MPI_WIN_DISP_UNIT:
-        unit = w->disp_unit;
-        *(int **)attribute_val = &unit;
-        return MPI_SUCCESS;
-    case MPI_WIN_CREATE_FLAVOR:
-        flavor = w->flavor;
-        *(int **)attribute_val = &flavor;
-        return MPI_SUCCESS;
-    case MPI_WIN_MODEL:
-        *(int **)attribute_val = &model;
-        return MPI_SUCCESS;
-    default:
-        *flag = 0;
-        return MPI_SUCCESS;
-    }
-}
+/* --- what a window answers about itself (attributes: win_attr.c) --- */
 
 #pragma weak MPI_Win_get_group = PMPI_Win_get_group
 int
 PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
-    struct mpii_win *w = mpii_win_get(win);
+    struct mpii_win *w;
+    int rc;
 
-    MPII_CHECK_INIT("MPI_Win_get_group");
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, "MPI_Win_get_group");
+    if ((rc = rma_win_check(win, &w, "MPI_Win_get_group")) != MPI_SUCCESS)
+        return rc;
     return PMPI_Comm_group(w->comm, group);
 }
 
@@ -481,11 +493,11 @@ PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 int
 PMPI_Win_set_name(MPI_Win win, const char *name)
 {
-    struct mpii_win *w = mpii_win_get(win);
+    struct mpii_win *w;
+    int rc;
 
-    MPII_CHECK_INIT("MPI_Win_set_name");
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, "MPI_Win_set_name");
+    if ((rc = rma_win_check(win, &w, "MPI_Win_set_name")) != MPI_SUCCESS)
+        return rc;
     if (name == NULL)
         return rma_err(w, MPI_ERR_ARG, "MPI_Win_set_name");
     strncpy(w->name, name, sizeof w->name - 1);
@@ -497,16 +509,49 @@ PMPI_Win_set_name(MPI_Win win, const char *name)
 int
 PMPI_Win_get_name(MPI_Win win, char *name, int *resultlen)
 {
-    struct mpii_win *w = mpii_win_get(win);
+    struct mpii_win *w;
+    int rc;
 
-    MPII_CHECK_INIT("MPI_Win_get_name");
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, "MPI_Win_get_name");
+    if ((rc = rma_win_check(win, &w, "MPI_Win_get_name")) != MPI_SUCCESS)
+        return rc;
     if (name == NULL || resultlen == NULL)
         return rma_err(w, MPI_ERR_ARG, "MPI_Win_get_name");
     strcpy(name, w->name);
     *resultlen = (int)strlen(w->name);
     return MPI_SUCCESS;
+}
+
+/* No hint changes what a window does here: Win_set_info checks the info
+ * and keeps nothing; Win_get_info gives a new, empty info (the hints in
+ * use: none), which the program frees. */
+#pragma weak MPI_Win_set_info = PMPI_Win_set_info
+int
+PMPI_Win_set_info(MPI_Win win, MPI_Info info)
+{
+    static const char fn[] = "MPI_Win_set_info";
+    struct mpii_win *w;
+    int rc, n;
+
+    if ((rc = rma_win_check(win, &w, fn)) != MPI_SUCCESS)
+        return rc;
+    if (info != MPI_INFO_NULL && PMPI_Info_get_nkeys(info, &n) != MPI_SUCCESS)
+        return rma_err(w, MPI_ERR_ARG, fn);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Win_get_info = PMPI_Win_get_info
+int
+PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
+{
+    static const char fn[] = "MPI_Win_get_info";
+    struct mpii_win *w;
+    int rc;
+
+    if ((rc = rma_win_check(win, &w, fn)) != MPI_SUCCESS)
+        return rc;
+    if (info_used == NULL)
+        return rma_err(w, MPI_ERR_ARG, fn);
+    return PMPI_Info_create(info_used);
 }
 
 /* A window's errors go through its communicator's error handler (the
@@ -515,11 +560,11 @@ PMPI_Win_get_name(MPI_Win win, char *name, int *resultlen)
 int
 PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
-    struct mpii_win *w = mpii_win_get(win);
+    struct mpii_win *w;
+    int rc;
 
-    MPII_CHECK_INIT("MPI_Win_set_errhandler");
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, "MPI_Win_set_errhandler");
+    if ((rc = rma_win_check(win, &w, "MPI_Win_set_errhandler")) != MPI_SUCCESS)
+        return rc;
     return PMPI_Comm_set_errhandler(w->comm, errhandler);
 }
 
@@ -527,10 +572,10 @@ PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 int
 PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
-    struct mpii_win *w = mpii_win_get(win);
+    struct mpii_win *w;
+    int rc;
 
-    MPII_CHECK_INIT("MPI_Win_get_errhandler");
-    if (w == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, "MPI_Win_get_errhandler");
+    if ((rc = rma_win_check(win, &w, "MPI_Win_get_errhandler")) != MPI_SUCCESS)
+        return rc;
     return PMPI_Comm_get_errhandler(w->comm, errhandler);
 }

@@ -40,7 +40,7 @@ main(int argc, char **argv)
             MPI_Win_unlock(0, win);
             printf("rank %d ticket %d\n", rank, t);
             fflush(stdout);
-            usleep((useconds_t)(300 + 500 * ((i + rank) % 3)));
+            usleep((useconds_t)(3000 + 1000 * ((i + rank) % 3)));
         }
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {

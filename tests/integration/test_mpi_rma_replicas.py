@@ -58,7 +58,7 @@ class TestMpiRmaReplicas(harness.JobTestCase):
                     wait_until(lambda: len(self.replica_procs(
                         "mpi_rma_order")) == 6 or not run.alive(), 20,
                         "the processes")
-                    wait_until(lambda: run.stdout.count(" ticket ") >= K // 2
+                    wait_until(lambda: run.stdout.count(" ticket ") >= K // 3
                                or not run.alive(), 20, "tickets")
                     (pid,) = self.replica_procs("mpi_rma_order", *kill)
                     try:

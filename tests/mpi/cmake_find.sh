@@ -1,12 +1,17 @@
 #!/bin/sh
-# cmake_find.sh BUILD_DIR SOURCE_DIR TMP
+# cmake_find.sh BUILD_DIR SOURCE_DIR TMP [SKIP]
 # What a user of an installed p2pmpi does with a CMake project: install
 # to a fresh prefix, build tests/mpi/cmake_find (find_package(MPI), C and
 # C++) with MPI_C_COMPILER=p2pcc and MPI_CXX_COMPILER=p2pc++, and run
-# both programs with the installed p2prun.  Also p2pc++ and p2pcxx by
-# hand.
+# both programs with the installed p2prun; configure it again finding the
+# wrappers by name (mpicc, mpicxx links in PATH).  Also p2pc++ and p2pcxx
+# by hand.
 set -eu
 build=$1 src=$2 tmp=$3
+if [ "${4:-no}" = yes ]; then
+    echo "cmake_find.sh: a sanitizer build: FindMPI cannot link it, skipped"
+    exit 77
+fi
 dir="$tmp/cmake_find.$$"
 rm -rf "$dir"
 mkdir -p "$dir/home"
@@ -30,6 +35,20 @@ grep -q "uses_mpi: MPI 3.1, C include $p/include/p2pmpi" \
     cat "$dir/configure.log"; echo "FAIL: FindMPI did not find p2pmpi"; exit 1; }
 cmake --build "$dir/proj" >"$dir/build.log" 2>&1 || {
     cat "$dir/build.log"; echo "FAIL: the project did not build"; exit 1; }
+# Found by name, as with -DP2P_MPI_ALIASES=ON: mpicc, mpicxx and mpiexec
+# links first in PATH (before any other MPI's: FindMPI looks for the
+# compilers next to the mpiexec it finds), no hint given.
+mkdir "$dir/aliases"
+ln -s "$p/bin/p2pcc" "$dir/aliases/mpicc"
+ln -s "$p/bin/p2pc++" "$dir/aliases/mpicxx"
+ln -s "$p/bin/p2prun" "$dir/aliases/mpiexec"
+if ! PATH="$dir/aliases:$PATH" cmake -S "$src/tests/mpi/cmake_find" \
+        -B "$dir/byname" >"$dir/byname.log" 2>&1; then
+    cat "$dir/byname.log"; echo "FAIL: FindMPI by name failed"; exit 1
+fi
+grep -q "uses_mpi: MPI 3.1, C include $p/include/p2pmpi" "$dir/byname.log" || {
+    cat "$dir/byname.log"; echo "FAIL: FindMPI by name found another MPI"
+    exit 1; }
 chmod 711 "$dir"
 cd "$dir"
 run() {

@@ -6,7 +6,8 @@
  *  - Gather, Gatherv (root in A: MPI_ROOT at A's rank 0, MPI_PROC_NULL
  *    at the rest of A; B sends), Scatter, Scatterv (root in B);
  *  - Allgather, Allgatherv: each group gets the other group's data;
- *  - Alltoall, Alltoallv: a block from and to every remote process;
+ *  - Alltoall, Alltoallv, Alltoallw: a block from and to every remote
+ *    process;
  *  - Reduce_scatter: the sum of one group's vectors lands scattered over
  *    the other group; Reduce_scatter_block when the groups are the same
  *    size.
@@ -170,6 +171,26 @@ test_alltoall(MPI_Comm ic)
         for (k = 0; k < rc[i]; k++)
             CHECK(rbuf[rd[i] + k] == remote_world(i) * 1000 + lrank * 10 + k,
                   "alltoallv from %d [%d] = %d", i, k, rbuf[rd[i] + k]);
+    /* Alltoallw: the same exchange, byte displacements and a type per
+     * block (MPI_INT both ways). */
+    {
+        MPI_Datatype *ty = t_malloc((size_t)rsize * sizeof *ty);
+
+        for (i = 0; i < rsize; i++) {
+            ty[i] = MPI_INT;
+            sd[i] *= (int)sizeof(int);
+            rd[i] *= (int)sizeof(int);
+        }
+        for (i = 0; i < nr; i++)
+            rbuf[i] = -1;
+        MPI_OK(MPI_Alltoallw(sbuf, sc, sd, ty, rbuf, rc, rd, ty, ic));
+        for (i = 0; i < rsize; i++)
+            for (k = 0; k < rc[i]; k++)
+                CHECK(rbuf[rd[i] / (int)sizeof(int) + k] ==
+                          remote_world(i) * 1000 + lrank * 10 + k,
+                      "alltoallw from %d [%d]", i, k);
+        free(ty);
+    }
     free(sbuf);
     free(rbuf);
     free(sc);
@@ -196,8 +217,8 @@ test_reduce_scatter(MPI_Comm ic)
      * process gets rsize of the other group's sum (its share). */
     int n = lsize * rsize, i, *sbuf, *rbuf, *counts;
 
-    sbuf = t_malloc((size_t)n * sizeof *sbuf);
-    rbuf = t_malloc((size_t)(rsize + 1) * sizeof *rbuf);
+    sbuf = t_malloc((size_t)(n + 2 * lsize) * sizeof *sbuf);
+    rbuf = t_malloc((size_t)(rsize + 2) * sizeof *rbuf);
     counts = t_malloc((size_t)lsize * sizeof *counts);
     for (i = 0; i < n; i++)
         sbuf[i] = t_rank + i;

@@ -10,7 +10,8 @@
  *  - post/start/complete/wait around a ring (and Win_test);
  *  - dynamic windows (attach, addresses exchanged), Win_allocate,
  *    Win_allocate_shared on MPI_COMM_SELF with Win_shared_query;
- *  - attributes (base, size, disp unit, flavor), group and name.
+ *  - attributes (base, size, disp unit, flavor, and the program's own
+ *    with a delete callback), group and name.
  * Open MPI 4.1 cannot create a window on a single process on a machine
  * without an RDMA network (no one-sided component takes it), so there
  * one rank only says ok.
@@ -262,6 +263,19 @@ test_dynamic(void)
     MPI_OK(MPI_Win_set_name(win, "dynamic one"));
     MPI_OK(MPI_Win_get_name(win, name, &len));
     CHECK(strcmp(name, "dynamic one") == 0 && len == 11, "name '%s'", name);
+    {
+        MPI_Info info;
+        int nkeys = -1;
+
+        MPI_OK(MPI_Info_create(&info));
+        MPI_OK(MPI_Info_set(info, "no_locks", "false"));
+        MPI_OK(MPI_Win_set_info(win, info));
+        MPI_OK(MPI_Info_free(&info));
+        MPI_OK(MPI_Win_get_info(win, &info));
+        MPI_OK(MPI_Info_get_nkeys(info, &nkeys));
+        CHECK(nkeys >= 0, "Win_get_info: %d keys", nkeys);
+        MPI_OK(MPI_Info_free(&info));
+    }
     MPI_OK(MPI_Win_get_group(win, &g));
     MPI_OK(MPI_Group_size(g, &gsize));
     CHECK(gsize == t_size, "window group of %d", gsize);
@@ -270,6 +284,68 @@ test_dynamic(void)
     MPI_OK(MPI_Win_free(&win));
     free(buf);
     free(addrs);
+}
+
+#ifdef P2PMPI
+/* p2pmpi tolerates what many programs do: fences without
+ * MPI_MODE_NOSUCCEED, then passive target (MPI_MODE_NOCHECK too). */
+static void
+test_fence_then_lock(void)
+{
+    int mem[2] = {-1, -1}, next = (t_rank + 1) % t_size;
+    int prev = (t_rank + t_size - 1) % t_size;
+    MPI_Win win;
+
+    MPI_OK(MPI_Win_create(mem, sizeof mem, sizeof(int), MPI_INFO_NULL,
+                          MPI_COMM_WORLD, &win));
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_OK(MPI_Put(&t_rank, 1, MPI_INT, next, 0, 1, MPI_INT, win));
+    MPI_OK(MPI_Win_fence(0, win));
+    CHECK(mem[0] == prev, "fence put: %d", mem[0]);
+    MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, next, MPI_MODE_NOCHECK, win));
+    MPI_OK(MPI_Put(&t_rank, 1, MPI_INT, next, 1, 1, MPI_INT, win));
+    MPI_OK(MPI_Win_unlock(next, win));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK(mem[1] == prev, "nocheck put after fences: %d", mem[1]);
+    MPI_OK(MPI_Win_free(&win));
+}
+#endif
+
+static int deleted; /* delete callback calls */
+
+static int
+count_delete(MPI_Win win, int key, void *val, void *extra)
+{
+    (void)win, (void)key, (void)extra;
+    CHECK(val == (void *)&deleted, "delete callback got %p", val);
+    deleted++;
+    return MPI_SUCCESS;
+}
+
+/* The program's own attributes: set, get, delete (callback), and again
+ * at Win_free. */
+static void
+test_attrs(void)
+{
+    int key, flag, mem = 0;
+    void *got = NULL;
+    MPI_Win win;
+
+    MPI_OK(MPI_Win_create(&mem, sizeof mem, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
+                          &win));
+    MPI_OK(MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, count_delete, &key,
+                                 NULL));
+    MPI_OK(MPI_Win_get_attr(win, key, &got, &flag));
+    CHECK(!flag, "attribute set before Win_set_attr");
+    MPI_OK(MPI_Win_set_attr(win, key, &deleted));
+    MPI_OK(MPI_Win_get_attr(win, key, &got, &flag));
+    CHECK(flag && got == (void *)&deleted, "Win_get_attr: %d %p", flag, got);
+    MPI_OK(MPI_Win_delete_attr(win, key));
+    CHECK(deleted == 1, "delete callback ran %d times", deleted);
+    MPI_OK(MPI_Win_set_attr(win, key, &deleted));
+    MPI_OK(MPI_Win_free(&win));
+    CHECK(deleted == 2, "Win_free ran the delete callback %d times", deleted);
+    MPI_OK(MPI_Win_free_keyval(&key));
 }
 
 static void
@@ -310,6 +386,10 @@ main(int argc, char **argv)
     test_passive();
     test_pscw();
     test_dynamic();
+    test_attrs();
     test_shared_self();
+#ifdef P2PMPI
+    test_fence_then_lock();
+#endif
     return t_finish("rma");
 }
