@@ -53,9 +53,10 @@
 #define HS_MAGIC 0x4d345032u    /* "P2M4": bump when frames change */
 #define HS_TIMEOUT_MS 30000
 #define HS_PENDING_MS 10000 /* an accepted connection must prove itself */
-/* A connection on demand waits this long for the other rank to answer:
- * on an oversubscribed machine it may not run for a while. */
-#define OPEN_TIMEOUT_MS 120000
+/* Connections waiting for accept: on demand, hundreds of ranks may reach
+ * one (a gather's root) before it next runs; the kernel caps this at
+ * net.core.somaxconn. */
+#define LISTEN_BACKLOG 4096
 #define IOV_BATCH 64
 
 enum conn_state {
@@ -226,7 +227,7 @@ transport_listen(const char *host, uint16_t *port)
     fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd == -1 ||
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == -1 ||
-        bind(fd, res->ai_addr, res->ai_addrlen) == -1 || listen(fd, 256) == -1 ||
+        bind(fd, res->ai_addr, res->ai_addrlen) == -1 || listen(fd, LISTEN_BACKLOG) == -1 ||
         getsockname(fd, (struct sockaddr *)&ss, &len) == -1) {
         if (fd != -1)
             close(fd);
@@ -566,9 +567,15 @@ tp_handshakes(void)
         if ((c = tp.pending[j]) == NULL)
             continue;
         if (c->state != CS_READY) {
+            enum conn_state was = c->state;
+
             hs_step(c, tp.pending, tp.npending);
-            if (c->state != CS_READY && c->state != CS_DEAD &&
-                ms_since(&c->since) > HS_PENDING_MS)
+            /* The deadline is for the other end: a step we were late to
+             * take (descheduled, busy) starts it again. */
+            if (c->state != was)
+                clock_gettime(CLOCK_MONOTONIC, &c->since);
+            else if (c->state != CS_DEAD &&
+                     ms_since(&c->since) > HS_PENDING_MS)
                 conn_kill(c);
         }
         if (c->state == CS_DEAD) {
@@ -651,11 +658,14 @@ tp_wait_handshakes(int ms)
 
 /* On demand: the connection to rank w, made now if there is none (the
  * first send to w).  Handshakes only, meanwhile: no frame is read here,
- * so this is safe from anywhere a frame may be sent. */
+ * so this is safe from anywhere a frame may be sent.  It waits as long as
+ * w takes to enter an MPI call and answer, as a blocking send waits for
+ * its receive: w's kernel has taken the connection, and were w gone the
+ * connection would say so (and, with R = 1, the coordinator ends the
+ * job). */
 static struct conn *
 conn_open(int w)
 {
-    struct timespec t0;
     struct conn *c;
 
     if (tp.failed || tp.addr == NULL || tp.addr[w][0] == '\0') {
@@ -664,7 +674,6 @@ conn_open(int w)
                      tp.failed ? "failed before" : "no address");
         return NULL;
     }
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
         tp_accept();
         tp_handshakes();
@@ -680,8 +689,6 @@ conn_open(int w)
                 break;
             continue;
         }
-        if (ms_since(&t0) > OPEN_TIMEOUT_MS)
-            break;
         tp_wait_handshakes(10);
     }
     mpii_log("p2pmpi: rank %d: cannot connect to rank %d at %s", tp.world, w,
