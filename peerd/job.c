@@ -509,8 +509,7 @@ job_table(struct job *j, const struct msg_table *t)
     struct ctlrelay **r = job_relays(j);
 
     if (ctlrelay_table(&j->table, j, r, j->nprocs, t) == -1)
-        log_warnx("job %.8s: bad address table from the coordinator",
-                  j->hex);
+        log_warnx("job %.8s: bad address table from the coordinator", j->hex);
     free(r);
 }
 
@@ -666,8 +665,8 @@ job_prepare_dir(struct job *j, const struct msg_launch *l, char *why,
 /* Fork p; its exec is awaited by job_finish_proc, so that a batch of
  * children exec at once.  *ctl is peerd's end of its control socket. */
 static int
-job_fork_proc(struct job *j, struct proc *p, struct spawn_started *st,
-              int *ctl, char *why, size_t whylen)
+job_fork_proc(struct job *j, struct proc *p, struct spawn_started *st, int *ctl,
+              char *why, size_t whylen)
 {
     struct peerd *pd = j->pd;
     struct spawn_req r;
@@ -965,8 +964,8 @@ job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
         goto fail;
     log_info("job %.8s: %zu process%s %s for %s (%s) as uid %u", j->hex,
              l->nprocs, l->nprocs == 1 ? "" : "es",
-             j->nstarted < j->nprocs ? "starting" : "started",
-             svc_conn_name(c), l->argv[0], (unsigned)box_uid(j->box));
+             j->nstarted < j->nprocs ? "starting" : "started", svc_conn_name(c),
+             l->argv[0], (unsigned)box_uid(j->box));
     if (j->nstarted < j->nprocs) {
         j->spawn_ev = evtimer_new(pd->base, job_spawn_cb, j);
         evtimer_add(j->spawn_ev, &spawn_now);

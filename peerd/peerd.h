@@ -224,8 +224,8 @@ struct spawn_started {
     pid_t pid;
     int out, err, report;
 };
-pid_t spawn_start(const struct spawn_req *, struct spawn_started *,
-                  char *why, size_t whylen);
+pid_t spawn_start(const struct spawn_req *, struct spawn_started *, char *why,
+                  size_t whylen);
 int spawn_finish(struct spawn_started *, int *out, int *err, char *why,
                  size_t whylen);
 
