@@ -5,7 +5,7 @@
  * (the slowest rank's view is what a program sees: each sample is the
  * maximum over ranks of that call's time, gathered at the end).
  * Standard MPI only: builds with p2pcc, Open MPI's and MPICH's mpicc.
- * Usage: mpi_allreduce [ITERATIONS]
+ * Usage: mpi_allreduce [ITERATIONS]   (warm-up: a tenth of them, at most 2000)
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -32,6 +32,8 @@ main(int argc, char **argv)
         iters = atoi(argv[1]);
     if (iters < 1)
         iters = 1;
+    if (warm > iters / 10)
+        warm = iters / 10; /* a tenth, as with the default 20000 */
     t = malloc(sizeof *t * (size_t)iters);
     tmax = malloc(sizeof *tmax * (size_t)iters);
     if (t == NULL || tmax == NULL)

@@ -375,8 +375,7 @@ ctltable_in_add(struct ctltable_in *in, const struct job *j,
         t->nprocs > total - t->first) {
         log_warnx("job %.8s: address table part of %zu entries at %u of %u "
                   "does not fit (have %u of %u)",
-                  job_hex(j), t->nprocs, t->first, total, in->have,
-                  in->total);
+                  job_hex(j), t->nprocs, t->first, total, in->have, in->total);
         return -1;
     }
     if (in->have == 0) {

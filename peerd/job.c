@@ -542,8 +542,7 @@ job_table(struct job *j, const struct msg_table *t)
     struct ctlrelay **r = job_relays(j);
 
     if (ctlrelay_table(&j->table, j, r, j->nprocs, t) == -1)
-        log_warnx("job %.8s: bad address table from the coordinator",
-                  j->hex);
+        log_warnx("job %.8s: bad address table from the coordinator", j->hex);
     free(r);
 }
 
@@ -696,14 +695,17 @@ job_prepare_dir(struct job *j, const struct msg_launch *l, char *why,
     return 0;
 }
 
+/* Fork p; its exec is awaited by job_finish_proc, so that a batch of
+ * children exec at once.  *ctl is peerd's end of its control socket. */
 static int
-job_start_proc(struct job *j, struct proc *p, char *why, size_t whylen)
+job_fork_proc(struct job *j, struct proc *p, struct spawn_started *st, int *ctl,
+              char *why, size_t whylen)
 {
     struct peerd *pd = j->pd;
     struct spawn_req r;
     char **env, name[32];
     size_t nenv, i;
-    int fds[2], s, sv[2], sndbuf = 4 * 1024 * 1024;
+    int sv[2], sndbuf = 4 * 1024 * 1024;
 
     if (j->cg != NULL) {
         snprintf(name, sizeof name, "%u.%u", p->rank, p->replica);
@@ -739,7 +741,7 @@ job_start_proc(struct job *j, struct proc *p, char *why, size_t whylen)
     }
     r.nofile = pd->cfg->job_nofile;
     r.in = j->worker_in;
-    p->pid = spawn_process(&r, &fds[0], &fds[1], why, whylen);
+    p->pid = spawn_start(&r, st, why, whylen);
     for (i = 0; i < nenv; i++)
         free(env[i]);
     free(env);
@@ -749,8 +751,26 @@ job_start_proc(struct job *j, struct proc *p, char *why, size_t whylen)
         close(sv[0]);
         return -1;
     }
+    *ctl = sv[0];
+    return 0;
+}
+
+/* p has exec'd (or failed to: -1, why says, the child reaped): relay its
+ * control socket and output. */
+static int
+job_finish_proc(struct job *j, struct proc *p, struct spawn_started *st,
+                int ctl, char *why, size_t whylen)
+{
+    struct peerd *pd = j->pd;
+    int fds[2], s;
+
+    if (spawn_finish(st, &fds[0], &fds[1], why, whylen) == -1) {
+        p->pid = 0;
+        close(ctl);
+        return -1;
+    }
     p->state = PROC_RUNNING;
-    p->ctl = ctlrelay_new(pd->base, j, p->rank, p->replica, sv[0]);
+    p->ctl = ctlrelay_new(pd->base, j, p->rank, p->replica, ctl);
     for (s = 0; s < 2; s++) {
         p->out[s].proc = p;
         p->out[s].stream = s + 1;
@@ -825,20 +845,37 @@ job_spawn_forget(struct job *j)
     j->argv = j->env = NULL;
 }
 
-/* Start the next JOB_SPAWN_BATCH processes; -1 (why says) on failure. */
+/* Start the next JOB_SPAWN_BATCH processes: fork them all, then wait
+ * for each exec (they exec at once, which matters on a loaded machine:
+ * the children run at the lowest priority).  -1 (why says) when one
+ * could not start: it is left PROC_DEAD with pid 0, the rest of the
+ * batch runs, and what was not forked stays for job_spawn_abandon. */
 static int
 job_spawn_batch(struct job *j, char *why, size_t whylen)
 {
-    size_t end = j->nstarted + JOB_SPAWN_BATCH;
+    struct spawn_started st[JOB_SPAWN_BATCH];
+    int ctl[JOB_SPAWN_BATCH], rc = 0;
+    size_t first = j->nstarted, n = 0, k;
+    char other[256];
 
-    if (end > j->nprocs)
-        end = j->nprocs;
-    while (j->nstarted < end) {
-        if (job_start_proc(j, &j->procs[j->nstarted], why, whylen) == -1)
-            return -1;
-        j->nstarted++;
-    }
-    return 0;
+    while (n < JOB_SPAWN_BATCH && first + n < j->nprocs &&
+           job_fork_proc(j, &j->procs[first + n], &st[n], &ctl[n], why,
+                         whylen) == 0)
+        n++;
+    if (n < JOB_SPAWN_BATCH && first + n < j->nprocs)
+        rc = -1; /* a fork failed: why says */
+    for (k = 0; k < n; k++)
+        if (job_finish_proc(j, &j->procs[first + k], &st[k], ctl[k],
+                            rc == 0 ? why : other,
+                            rc == 0 ? whylen : sizeof other) == -1) {
+            /* Never ran: as if reaped and drained, reported by the
+             * caller (the state moves back from DONE, "until started"). */
+            j->procs[first + k].state = PROC_DEAD;
+            j->procs[first + k].status = 127 << 8;
+            rc = -1;
+        }
+    j->nstarted = first + n;
+    return rc;
 }
 
 /* The processes that will not start now (a failed batch, or the job
@@ -865,6 +902,7 @@ job_spawn_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct job *j = arg;
     char why[256];
+    size_t first = j->nstarted, i;
 
     (void)fd;
     (void)what;
@@ -873,10 +911,12 @@ job_spawn_cb(evutil_socket_t fd, short what, void *arg)
         return;
     }
     if (job_spawn_batch(j, why, sizeof why) == -1) {
-        log_warnx("job %.8s: rank %u replica %u: %s; the processes not yet "
-                  "started are reported failed",
-                  j->hex, j->procs[j->nstarted].rank,
-                  j->procs[j->nstarted].replica, why);
+        log_warnx("job %.8s: %s; the processes not started are reported "
+                  "failed",
+                  j->hex, why);
+        for (i = first; i < j->nstarted; i++)
+            if (j->procs[i].state == PROC_DEAD && j->procs[i].pid == 0)
+                proc_check_done(&j->procs[i]);
         job_spawn_abandon(j, 127 << 8);
         return;
     }
@@ -964,8 +1004,8 @@ job_launch_as(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
         goto fail;
     log_info("job %.8s: %zu process%s %s for %s (%s) as uid %u", j->hex,
              l->nprocs, l->nprocs == 1 ? "" : "es",
-             j->nstarted < j->nprocs ? "starting" : "started",
-             svc_conn_name(c), l->argv[0], (unsigned)box_uid(j->box));
+             j->nstarted < j->nprocs ? "starting" : "started", svc_conn_name(c),
+             l->argv[0], (unsigned)box_uid(j->box));
     if (j->nstarted < j->nprocs) {
         j->spawn_ev = evtimer_new(pd->base, job_spawn_cb, j);
         evtimer_add(j->spawn_ev, &spawn_now);

@@ -260,6 +260,18 @@ struct spawn_req {
  * found: NAME on HOST" when a bare name is nowhere on the path). */
 pid_t spawn_process(const struct spawn_req *, int *out, int *err, char *why,
                     size_t whylen);
+/* The same in two steps, so that several children exec at once: start
+ * forks and returns the pid (or -1 with why), finish waits for the exec
+ * and returns 0 with *out and *err, or -1 with why (the child reaped). */
+struct spawn_started {
+    pid_t pid;
+    int out, err, report;
+    int in, *in_dest; /* the stdin pipe's end and where it goes (req.in) */
+};
+pid_t spawn_start(const struct spawn_req *, struct spawn_started *, char *why,
+                  size_t whylen);
+int spawn_finish(struct spawn_started *, int *out, int *err, char *why,
+                 size_t whylen);
 
 /* cgroup.c: the only file that knows control groups */
 enum cg_limit { CG_LIMIT_NONE, CG_LIMIT_MEMORY, CG_LIMIT_PIDS };

@@ -172,14 +172,12 @@ spawn_child(const struct spawn_req *r, int inr, int outw, int errw,
 }
 
 pid_t
-spawn_process(const struct spawn_req *r, int *out, int *err, char *why,
-              size_t whylen)
+spawn_start(const struct spawn_req *r, struct spawn_started *st, char *why,
+            size_t whylen)
 {
-    int op[2] = {-1, -1}, ep[2] = {-1, -1}, rp[2] = {-1, -1};
+    int op[2] = {-1, -1}, ep[2] = {-1, -1}, rp[2] = {-1, -1}, k;
     int ip[2] = {-1, -1};
     sigset_t all, old;
-    char msg[600];
-    ssize_t n;
     pid_t pid;
 
     if (pipe2(op, O_CLOEXEC) == -1 || pipe2(ep, O_CLOEXEC) == -1 ||
@@ -210,45 +208,73 @@ spawn_process(const struct spawn_req *r, int *out, int *err, char *why,
     close(rp[1]);
     if (ip[0] != -1)
         close(ip[0]);
-    ip[0] = -1;
+    st->pid = pid;
+    st->out = op[0];
+    st->err = ep[0];
+    st->report = rp[0];
+    st->in = ip[1];
+    st->in_dest = r->in;
+    return pid;
+
+fail:
+    for (k = 0; k < 2; k++) {
+        if (op[k] != -1)
+            close(op[k]);
+        if (ep[k] != -1)
+            close(ep[k]);
+        if (rp[k] != -1)
+            close(rp[k]);
+        if (ip[k] != -1)
+            close(ip[k]);
+    }
+    return -1;
+}
+
+int
+spawn_finish(struct spawn_started *st, int *out, int *err, char *why,
+             size_t whylen)
+{
+    char msg[600];
+    ssize_t n;
+
     /* The report pipe closes at exec (success) or carries the reason. */
     do
-        n = read(rp[0], msg, sizeof msg - 1);
+        n = read(st->report, msg, sizeof msg - 1);
     while (n == -1 && errno == EINTR);
-    close(rp[0]);
+    close(st->report);
+    st->report = -1;
     if (n > 0) {
         msg[n] = '\0';
         if (strncmp(msg, "command not found: ", 19) == 0)
             snprintf(why, whylen, "%s", msg);
         else
             snprintf(why, whylen, "cannot start: %s", msg);
-        (void)waitpid(pid, NULL, 0);
-        close(op[0]);
-        close(ep[0]);
-        if (ip[1] != -1)
-            close(ip[1]);
+        (void)waitpid(st->pid, NULL, 0);
+        close(st->out);
+        close(st->err);
+        if (st->in != -1)
+            close(st->in);
         return -1;
     }
-    (void)fcntl(op[0], F_SETFL, O_NONBLOCK);
-    (void)fcntl(ep[0], F_SETFL, O_NONBLOCK);
-    *out = op[0];
-    *err = ep[0];
-    if (r->in != NULL) {
-        (void)fcntl(ip[1], F_SETFL, O_NONBLOCK);
-        *r->in = ip[1];
+    (void)fcntl(st->out, F_SETFL, O_NONBLOCK);
+    (void)fcntl(st->err, F_SETFL, O_NONBLOCK);
+    *out = st->out;
+    *err = st->err;
+    if (st->in != -1) {
+        (void)fcntl(st->in, F_SETFL, O_NONBLOCK);
+        *st->in_dest = st->in;
     }
-    return pid;
+    return 0;
+}
 
-fail:
-    for (n = 0; n < 2; n++) {
-        if (op[n] != -1)
-            close(op[n]);
-        if (ep[n] != -1)
-            close(ep[n]);
-        if (rp[n] != -1)
-            close(rp[n]);
-        if (ip[n] != -1)
-            close(ip[n]);
-    }
-    return -1;
+pid_t
+spawn_process(const struct spawn_req *r, int *out, int *err, char *why,
+              size_t whylen)
+{
+    struct spawn_started st;
+
+    if (spawn_start(r, &st, why, whylen) == -1 ||
+        spawn_finish(&st, out, err, why, whylen) == -1)
+        return -1;
+    return st.pid;
 }

@@ -1210,8 +1210,7 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
             pb->table->first > pb->table->total ||
             pb->table->n_procs > pb->table->total - pb->table->first) {
             snprintf(err, errlen, "table part of %zu entries at %u of %u",
-                     pb->table->n_procs, pb->table->first,
-                     pb->table->total);
+                     pb->table->n_procs, pb->table->first, pb->table->total);
             return -1;
         }
         m->u.table.first = pb->table->first;

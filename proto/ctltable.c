@@ -121,8 +121,7 @@ rx_part(struct ctl_table_rx *rx, const uint8_t *msg, size_t len)
     if (p.first != rx->have || p.count == 0 || p.count > CTL_PART_MAX ||
         p.count > rx->n - rx->have ||
         len != sizeof p + (size_t)p.count * sizeof(struct ctl_entry))
-        return rx_fail(rx, "table part out of order or of the wrong size",
-                       len);
+        return rx_fail(rx, "table part out of order or of the wrong size", len);
     memcpy(rx->tab + rx->have, msg + sizeof p,
            (size_t)p.count * sizeof(struct ctl_entry));
     for (i = rx->have; i < rx->have + p.count; i++)

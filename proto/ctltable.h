@@ -46,8 +46,7 @@ void ctl_table_rx_init(struct ctl_table_rx *rx, uint32_t limit);
  * when more is needed (a view before the head is skipped: views are
  * cumulative and the table leaves the dead out), -1 when the message is
  * malformed or out of order (rx->err says why; the table is unusable). */
-int ctl_table_rx_feed(struct ctl_table_rx *rx, const uint8_t *msg,
-                      size_t len);
+int ctl_table_rx_feed(struct ctl_table_rx *rx, const uint8_t *msg, size_t len);
 
 /* Wipe the key and free the entries. */
 void ctl_table_rx_free(struct ctl_table_rx *rx);

@@ -197,8 +197,7 @@ env_wireup(int rank, int size)
         memset(dead, 1, (size_t)size * (size_t)nrep);
         for (i = 0; i < rx.n; i++)
             if (rx.tab[i].rank < (uint32_t)size &&
-                rx.tab[i].replica < (uint32_t)nrep &&
-                rx.tab[i].addr[0] != '\0')
+                rx.tab[i].replica < (uint32_t)nrep && rx.tab[i].addr[0] != '\0')
                 dead[rx.tab[i].rank * (uint32_t)nrep + rx.tab[i].replica] = 0;
         rc = rep_init(rank, replica, size, nrep, dead, ctl);
         rep_set_progress((rx.flags & CTL_TF_PROGRESS) != 0);

@@ -53,9 +53,10 @@
 #define HS_MAGIC 0x4d345032u    /* "P2M4": bump when frames change */
 #define HS_TIMEOUT_MS 30000
 #define HS_PENDING_MS 10000 /* an accepted connection must prove itself */
-/* A connection on demand waits this long for the other rank to answer:
- * on an oversubscribed machine it may not run for a while. */
-#define OPEN_TIMEOUT_MS 120000
+/* Connections waiting for accept: on demand, hundreds of ranks may reach
+ * one (a gather's root) before it next runs; the kernel caps this at
+ * net.core.somaxconn. */
+#define LISTEN_BACKLOG 4096
 #define IOV_BATCH 64
 
 enum conn_state {
@@ -190,8 +191,7 @@ conn_to(int world)
     if (world < 0 || world >= tp.size || tp.by_world == NULL)
         return NULL;
     c = tp.by_world[world * tp.nrep + tp.replica];
-    if (tp.ondemand && world != tp.world &&
-        (c == NULL || c->state != CS_READY))
+    if (tp.ondemand && world != tp.world && (c == NULL || c->state != CS_READY))
         c = conn_open(world);
     return c;
 }
@@ -226,7 +226,8 @@ transport_listen(const char *host, uint16_t *port)
     fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd == -1 ||
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == -1 ||
-        bind(fd, res->ai_addr, res->ai_addrlen) == -1 || listen(fd, 256) == -1 ||
+        bind(fd, res->ai_addr, res->ai_addrlen) == -1 ||
+        listen(fd, LISTEN_BACKLOG) == -1 ||
         getsockname(fd, (struct sockaddr *)&ss, &len) == -1) {
         if (fd != -1)
             close(fd);
@@ -453,13 +454,12 @@ hs_step(struct conn *c, struct conn **pending, int npending)
         /* With replicas only a lower process index connects to us, once;
          * on demand (R = 1) any other rank may, unless we already have
          * a connection to it that wins. */
-        if (h.magic != HS_MAGIC ||
-            h.world >= (uint32_t)(tp.size * tp.nrep) ||
+        if (h.magic != HS_MAGIC || h.world >= (uint32_t)(tp.size * tp.nrep) ||
             h.world == (uint32_t)tp.me ||
             (!tp.ondemand && h.world >= (uint32_t)tp.me) ||
             h.world % (uint32_t)tp.nrep != h.replica ||
-            (tp.nrep == 1 && h.replica != 0) ||
-            !hs_may_replace((int)h.world) || h.flags != (uint32_t)tp.sealed) {
+            (tp.nrep == 1 && h.replica != 0) || !hs_may_replace((int)h.world) ||
+            h.flags != (uint32_t)tp.sealed) {
             conn_kill(c);
             return;
         }
@@ -479,8 +479,7 @@ hs_step(struct conn *c, struct conn **pending, int npending)
         if (!hs_read(c, SEC_MAC_LEN))
             return;
         hs_mac("connector", c, c->world, tp.me, mac);
-        if (!sec_equal(mac, c->hs, SEC_MAC_LEN) ||
-            !hs_may_replace(c->world)) {
+        if (!sec_equal(mac, c->hs, SEC_MAC_LEN) || !hs_may_replace(c->world)) {
             conn_kill(c);
             return;
         }
@@ -566,9 +565,14 @@ tp_handshakes(void)
         if ((c = tp.pending[j]) == NULL)
             continue;
         if (c->state != CS_READY) {
+            enum conn_state was = c->state;
+
             hs_step(c, tp.pending, tp.npending);
-            if (c->state != CS_READY && c->state != CS_DEAD &&
-                ms_since(&c->since) > HS_PENDING_MS)
+            /* The deadline is for the other end: a step we were late to
+             * take (descheduled, busy) starts it again. */
+            if (c->state != was)
+                clock_gettime(CLOCK_MONOTONIC, &c->since);
+            else if (c->state != CS_DEAD && ms_since(&c->since) > HS_PENDING_MS)
                 conn_kill(c);
         }
         if (c->state == CS_DEAD) {
@@ -651,11 +655,14 @@ tp_wait_handshakes(int ms)
 
 /* On demand: the connection to rank w, made now if there is none (the
  * first send to w).  Handshakes only, meanwhile: no frame is read here,
- * so this is safe from anywhere a frame may be sent. */
+ * so this is safe from anywhere a frame may be sent.  It waits as long as
+ * w takes to enter an MPI call and answer, as a blocking send waits for
+ * its receive: w's kernel has taken the connection, and were w gone the
+ * connection would say so (and, with R = 1, the coordinator ends the
+ * job). */
 static struct conn *
 conn_open(int w)
 {
-    struct timespec t0;
     struct conn *c;
 
     if (tp.failed || tp.addr == NULL || tp.addr[w][0] == '\0') {
@@ -664,7 +671,6 @@ conn_open(int w)
                      tp.failed ? "failed before" : "no address");
         return NULL;
     }
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
         tp_accept();
         tp_handshakes();
@@ -680,8 +686,6 @@ conn_open(int w)
                 break;
             continue;
         }
-        if (ms_since(&t0) > OPEN_TIMEOUT_MS)
-            break;
         tp_wait_handshakes(10);
     }
     mpii_log("p2pmpi: rank %d: cannot connect to rank %d at %s", tp.world, w,
@@ -825,8 +829,8 @@ conn_kill(struct conn *c)
     }
     /* A rank that sent us its FIN is done with us and leaves when every
      * rank it talked to is: its end closing is no failure. */
-    if (c->world >= 0 && tp.by_world != NULL &&
-        tp.by_world[c->world] == c && !c->fin_rx) {
+    if (c->world >= 0 && tp.by_world != NULL && tp.by_world[c->world] == c &&
+        !c->fin_rx) {
         if (tp.nrep == 1)
             tp.failed = 1;
         else
@@ -1294,8 +1298,7 @@ transport_progress(int timeout_ms)
     if (timeout_ms > 0 && tp.by_world != NULL &&
         tp_pfd_room(tp.nlive + tp.npending + 2) == 0) {
         for (i = 0; i < tp.nlive; i++)
-            if ((c = tp.by_world[tp.live[i]]) != NULL &&
-                c->state == CS_READY) {
+            if ((c = tp.by_world[tp.live[i]]) != NULL && c->state == CS_READY) {
                 tp.pfd[n].fd = c->fd;
                 tp.pfd[n].events = POLLIN | (c->txh != NULL ? POLLOUT : 0);
                 tp.pfd[n].revents = 0;
@@ -1320,8 +1323,8 @@ transport_progress(int timeout_ms)
     }
     /* Newcomers: after a wait, while handshakes are under way, and every
      * few passes of a busy loop (accept costs a system call). */
-    if (tp.ondemand && (timeout_ms > 0 || tp.npending > 0 ||
-                        (++tp.ticks & 63) == 0)) {
+    if (tp.ondemand &&
+        (timeout_ms > 0 || tp.npending > 0 || (++tp.ticks & 63) == 0)) {
         tp_accept();
         tp_handshakes();
     }
@@ -1393,8 +1396,8 @@ transport_fini(void)
     int i;
 
     if (getenv("P2P_MPI_STATS") != NULL && tp.by_world != NULL)
-        mpii_log("p2pmpi: rank %d: %u connections made, %u accepted",
-                 tp.world, tp.nmade, tp.naccepted);
+        mpii_log("p2pmpi: rank %d: %u connections made, %u accepted", tp.world,
+                 tp.nmade, tp.naccepted);
     for (i = 0; tp.by_world != NULL && i < tp.nlive; i++)
         if ((c = tp.by_world[tp.live[i]]) != NULL)
             conn_free(c);

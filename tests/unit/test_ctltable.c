@@ -169,7 +169,8 @@ t_malformed(void)
     ctl_table_rx_free(&rx);
     /* another version, an unknown type, a runt */
     ctl_table_rx_init(&rx, 600);
-    memcpy(buf, m[0].buf, sizeof buf);
+    CHECK(m[0].len <= sizeof buf);
+    memcpy(buf, m[0].buf, m[0].len);
     buf[1] = CTL_VERSION + 1;
     CHECK_EQ_INT(ctl_table_rx_feed(&rx, buf, m[0].len), -1);
     buf[1] = CTL_VERSION;
