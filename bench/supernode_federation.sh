@@ -41,7 +41,7 @@ peers=$want
 if [ "$peers" -gt "$cap" ]; then
     echo "note: $want peers asked; with $nofile descriptors per process a" \
          "supernode holds $per_sn, and three must hold them all after the" \
-         "kill: running $cap" >&2
+         "kill, with 5 % to spare: running $cap" >&2
     peers=$cap
 fi
 shard_max=$((nofile - 500))
