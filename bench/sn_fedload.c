@@ -53,6 +53,7 @@ struct sim {
     int target;             /* supernode index tried or registered with */
     int registered;
     int ever;               /* registered at least once */
+    int fails;              /* turned away in a row by its target */
     int backoff_ms;
     uint32_t slots_free;
     struct netaddr from;
@@ -118,14 +119,13 @@ sim_retry(struct sim *s)
     event_base_once(base, -1, EV_TIMEOUT, sim_retry_cb, s, &tv);
 }
 
-/* Start handshakes while fewer than max_inflight are under way. */
+/* Start peers while fewer than max_inflight first registrations are
+ * under way (a peer waiting out a back-off does not count). */
 static void
 ramp(void)
 {
-    while (inflight < max_inflight && next_start < npeers) {
-        inflight++;
+    while (inflight < max_inflight && next_start < npeers)
         sim_connect(&sims[next_start++]);
-    }
 }
 
 /* How many registered peers each supernode holds: "WHAT K N" lines. */
@@ -178,7 +178,7 @@ sim_msg(struct channel *ch, const struct msg *m, void *arg)
             break;
         s->registered = 1;
         s->backoff_ms = 200;
-        s->pos = 0;
+        s->fails = 0;
         nregistered++;
         if (!s->ever) {
             s->ever = 1;
@@ -210,6 +210,10 @@ sim_close(struct channel *ch, const char *reason, int fault, void *arg)
     struct sim *s = arg;
 
     s->ch = NULL;
+    if (!s->ever) {
+        inflight--;
+        ramp();
+    }
     if (s->registered) {
         /* Its supernode went away: find another at once. */
         s->registered = 0;
@@ -232,10 +236,13 @@ sim_close(struct channel *ch, const char *reason, int fault, void *arg)
         sim_connect(s);
         return;
     }
-    /* Turned away (busy, full, too slow): the next in its order, as
-     * peerd's directory passes over a failing supernode; after a whole
-     * round, back to the first choice. */
-    s->pos = (s->pos + 1) % nsn;
+    /* Turned away (busy, full, too slow) three times in a row: the next
+     * in its order, as peerd's directory passes over a failing
+     * supernode; after a whole round, back to the first choice. */
+    if (++s->fails >= 3) {
+        s->fails = 0;
+        s->pos = (s->pos + 1) % nsn;
+    }
     sim_retry(s);
 }
 
@@ -256,6 +263,8 @@ sim_connect(struct sim *s)
         sim_retry(s);
         return;
     }
+    if (!s->ever)
+        inflight++;
 }
 
 /* One heartbeat per peer per period, spread over 100 ticks. */

@@ -174,8 +174,11 @@ done
 victim=$(cat "$dir"/shard*.out | awk '$1 == "on" { n[$2] += $3 } END { m = -1; for (k in n) if (n[k] > m) { m = n[k]; v = k } print v + 1 }')
 vp=$(snpid "$victim")
 echo "killing supernode $victim (SIGKILL)"
-kill -9 "$vp"
+# The load and the queries hear of it first, so that what they count
+# from now on is the kill's doing.
 for p in $qpid $shardpids; do kill -USR1 "$p" 2>/dev/null || true; done
+sleep 0.1
+kill -9 "$vp"
 mark
 
 wait "$qpid" || true
