@@ -12,7 +12,7 @@
  *              federation's order) --peers N [--first I] [--seconds S]
  *              [--heartbeat-ms MS] [--inflight N]
  *
- * It registers its peers (at most --inflight handshakes at a time, so
+ * It registers its peers (at most --inflight not yet registered at a time, so
  * that admission control is not what is measured), heartbeats each one
  * every period for --seconds, and prints "key value" lines: at once when
  * every peer is registered, all_registered_s and "on K N" (N peers on
@@ -119,13 +119,16 @@ sim_retry(struct sim *s)
     event_base_once(base, -1, EV_TIMEOUT, sim_retry_cb, s, &tv);
 }
 
-/* Start peers while fewer than max_inflight first registrations are
- * under way (a peer waiting out a back-off does not count). */
+/* Start peers while fewer than max_inflight of those started are not
+ * yet registered (retries included: a bound on retries as well, or a
+ * busy supernode's refusals would grow the load that made it refuse). */
 static void
 ramp(void)
 {
-    while (inflight < max_inflight && next_start < npeers)
+    while (inflight < max_inflight && next_start < npeers) {
+        inflight++;
         sim_connect(&sims[next_start++]);
+    }
 }
 
 /* How many registered peers each supernode holds: "WHAT K N" lines. */
@@ -210,10 +213,6 @@ sim_close(struct channel *ch, const char *reason, int fault, void *arg)
     struct sim *s = arg;
 
     s->ch = NULL;
-    if (!s->ever) {
-        inflight--;
-        ramp();
-    }
     if (s->registered) {
         /* Its supernode went away: find another at once. */
         s->registered = 0;
@@ -263,8 +262,6 @@ sim_connect(struct sim *s)
         sim_retry(s);
         return;
     }
-    if (!s->ever)
-        inflight++;
 }
 
 /* One heartbeat per peer per period, spread over 100 ticks. */
