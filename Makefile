@@ -18,12 +18,13 @@ DEBBUILD ?= build-deb
 
 # Everything the project needs from Debian, in one place.  scdoc renders
 # the manual pages (docs/man); dpkg-dev (dpkg-shlibdeps) and file are what
-# CPack needs for the .deb's dependencies.
+# CPack needs for the .deb's dependencies; chromium (headless) is what the
+# dashboard's page test renders it with.
 DEBIAN_PACKAGES = cmake make gcc pkg-config python3 \
 	libevent-dev libprotobuf-c-dev protobuf-c-compiler libsodium-dev \
 	libhwloc-dev libinih-dev libjansson-dev uthash-dev \
 	clang libclang-rt-14-dev iproute2 procps \
-	scdoc dpkg-dev file
+	scdoc dpkg-dev file chromium
 
 .PHONY: all deps build test test-plain test-sanitize demo install uninstall deb clean fuzz
 

@@ -5,8 +5,12 @@
  * key and its own authenticated channel, exactly like peerd.
  *
  *   sn_load --conf F --supernode ADDR:PORT --pid SUPERNODE_PID
- *           [--peers N] [--seconds S] [--heartbeat-ms MS]
+ *           [--peers N] [--seconds S] [--heartbeat-ms MS] [--job-reports]
  *
+ * With --job-reports every heartbeat is followed by a job report (the
+ * dashboard's worst case: real peers send one only when it changes, or
+ * every 10 s): groups of four simulated peers share a job of 4 ranks x 2
+ * replicas, two processes on each.
  * Prints the supernode's RSS before and after registration (memory per
  * peer), the time to register all peers, and the supernode's CPU use and
  * the heartbeat acknowledgements per second over the measurement window.
@@ -38,6 +42,7 @@ static struct event_base *base;
 static struct sim *sims;
 static int npeers, nregistered, nfailed;
 static uint64_t acks;
+static int job_reports;
 
 static long
 proc_rss_kb(int pid)
@@ -145,6 +150,37 @@ static const struct channel_cbs sim_cbs = {
     .on_close = sim_close,
 };
 
+/* What simulated peer s runs: its group's job, rank idx%4 as replica 0
+ * and rank (idx+1)%4 as replica 1. */
+static void
+send_job_report(struct sim *s)
+{
+    struct job_proc procs[2];
+    struct job_info job;
+    struct msg m;
+
+    memset(&job, 0, sizeof job);
+    memset(procs, 0, sizeof procs);
+    snprintf((char *)job.job, sizeof job.job, "job%d", s->idx / 4);
+    snprintf(job.user, sizeof job.user, "bench");
+    snprintf(job.command, sizeof job.command, "stencil");
+    job.size = 4;
+    job.nreplicas = 2;
+    job.started = 1700000000;
+    procs[0].rank = (uint32_t)(s->idx % 4);
+    procs[0].state = PROC_RUN_RUNNING;
+    procs[1].rank = (uint32_t)((s->idx + 1) % 4);
+    procs[1].replica = 1;
+    procs[1].state = PROC_RUN_RUNNING;
+    job.procs = procs;
+    job.nprocs = 2;
+    memset(&m, 0, sizeof m);
+    m.type = MSG_JOB_REPORT;
+    m.u.report.jobs = &job;
+    m.u.report.njobs = 1;
+    channel_send(s->ch, &m);
+}
+
 /* One heartbeat per peer per period, spread evenly over the period. */
 static int hb_ms = 1000, hb_next;
 
@@ -167,8 +203,11 @@ hb_tick(evutil_socket_t fd, short what, void *arg)
     m.u.heartbeat.slots_total = m.u.heartbeat.slots_free = 4;
     m.u.heartbeat.state = PEER_STATE_AVAILABLE;
     for (; due > 0; due--, hb_next = (hb_next + 1) % npeers)
-        if (sims[hb_next].ch != NULL)
+        if (sims[hb_next].ch != NULL) {
             channel_send(sims[hb_next].ch, &m);
+            if (job_reports)
+                send_job_report(&sims[hb_next]);
+        }
 }
 
 static void
@@ -187,6 +226,7 @@ main(int argc, char **argv)
         {"peers", required_argument, NULL, 'n'},
         {"seconds", required_argument, NULL, 't'},
         {"heartbeat-ms", required_argument, NULL, 'b'},
+        {"job-reports", no_argument, NULL, 'j'},
         {NULL, 0, NULL, 0},
     };
     const char *conf = NULL, *sn = NULL;
@@ -222,6 +262,9 @@ main(int argc, char **argv)
         case 'b':
             hb_ms = atoi(optarg);
             break;
+        case 'j':
+            job_reports = 1;
+            break;
         default:
             return 2;
         }
@@ -229,7 +272,7 @@ main(int argc, char **argv)
     if (sn == NULL || pid <= 0 || npeers < 1 || hb_ms < 10) {
         fprintf(stderr, "usage: sn_load --conf F --supernode ADDR:PORT "
                         "--pid PID [--peers N] [--seconds S] "
-                        "[--heartbeat-ms MS]\n");
+                        "[--heartbeat-ms MS] [--job-reports]\n");
         return 2;
     }
     log_init("sn_load", 1, P2P_LOG_WARN);

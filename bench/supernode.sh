@@ -1,7 +1,11 @@
 #!/bin/sh
 # How much a supernode costs: memory per registered peer, time to register,
-# and whether one core keeps up with N peers heartbeating every second.
+# and whether one core keeps up with N peers heartbeating every second;
+# then the dashboard's cost: the same with every heartbeat followed by a
+# job report, without and with a dashboard page open (bench/dash_poll.py
+# polls as the page does), and the page's load time and size.
 # Usage: bench/supernode.sh [BUILD_DIR] [PEERS...]   (default: build 1000 10000)
+#        DASHBOARD_ONLY=1 bench/supernode.sh build 1000   (the last part only)
 #
 # Federation mode (docs/scale.md, "The directory"): 4 supernodes that
 # summarise their peers to each other, PEERS simulated peers (real
@@ -20,23 +24,51 @@ if [ "${1:-}" = "--federation" ]; then
 fi
 build=$(cd "${1:-build}" && pwd); shift || true
 counts=${*:-1000 10000}
+here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d /tmp/p2p-bench.XXXXXX)
-trap 'kill $sn 2>/dev/null; wait $sn 2>/dev/null; rm -rf "$dir"' EXIT
+sn=""; poll=""
+trap 'kill $sn $poll 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' EXIT
 "$build/bin/p2p-keygen" --group "$dir/group.key" >/dev/null
 # The simulated peers announce addresses where nothing listens, so the
 # supernode must not check them back; and they all register at once.
 printf '[network]\ngroup = bench\nkey_file = group.key\npreauth_max = 65536\n[supernode]\ncheck_peers = no\n' > "$dir/p2p.conf"
-for n in $counts; do
+
+# start_sn: a supernode with its dashboard on a free port; sets sn, port, http
+start_sn() {
     "$build/bin/runSuperNode" --conf "$dir/p2p.conf" --listen 127.0.0.1:0 \
-        --foreground --expire 10 2>"$dir/sn.log" &
+        --http 127.0.0.1:0 --foreground --expire 10 2>"$dir/sn.log" &
     sn=$!
-    port=""
+    port=""; http=""
     while [ -z "$port" ]; do
         sleep 0.05
         port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$dir/sn.log")
     done
-    echo "== $n peers"
-    "$build/bin/sn_load" --conf "$dir/p2p.conf" --supernode "127.0.0.1:$port" \
-        --pid "$sn" --peers "$n" --seconds 10 2>"$dir/load.log" || cat "$dir/load.log"
-    kill "$sn"; wait "$sn" || true
+    http=$(sed -n 's|.*dashboard on http://\(127\.0\.0\.1:[0-9]*\)/.*|\1|p' "$dir/sn.log")
+}
+
+for n in $counts; do
+    if [ -z "${DASHBOARD_ONLY:-}" ]; then
+        start_sn
+        echo "== $n peers"
+        "$build/bin/sn_load" --conf "$dir/p2p.conf" --supernode "127.0.0.1:$port" \
+            --pid "$sn" --peers "$n" --seconds 10 2>"$dir/load.log" || cat "$dir/load.log"
+        kill "$sn"; wait "$sn" || true
+    fi
+    for page in closed open; do
+        start_sn
+        echo "== $n peers, a job report with every heartbeat, dashboard page $page"
+        poll=""
+        if [ "$page" = open ]; then
+            python3 "$here/dash_poll.py" "$http" 1e9 "$n" &
+            poll=$!
+        fi
+        "$build/bin/sn_load" --conf "$dir/p2p.conf" --supernode "127.0.0.1:$port" \
+            --pid "$sn" --peers "$n" --seconds 10 --job-reports \
+            2>"$dir/load.log" || cat "$dir/load.log"
+        if [ -n "$poll" ]; then
+            kill "$poll"; wait "$poll" 2>/dev/null || true
+            poll=""
+        fi
+        kill "$sn"; wait "$sn" || true
+    done
 done

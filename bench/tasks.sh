@@ -9,6 +9,14 @@
 # per second and the overhead per task of each, and the ratios.  Then 40
 # tasks of `sleep 1` on 4 slots (the ideal is 10 s).
 #
+# Persistent workers, side by side with the same Dask run: the C task API
+# (bench/tasks_api.c under p2prun --workers: an empty task through
+# p2p_map, the median submit-and-wait round trip, 64 KiB in and out per
+# call), and the worker protocol with an empty Python function
+# (examples/worker.py under p2prun --each --worker, timed from the
+# command's start, so it includes starting the farm).  Targets (issue 12):
+# C >= 10x Dask's tasks/s, round trip < 1 ms, Python worker >= 3x Dask.
+#
 # GNU parallel (Debian's parallel) and Dask (python3-distributed) are
 # installed with apt-get when run as root, else the command is printed
 # and that column is left out.
@@ -17,7 +25,7 @@
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"
-build=${1:-$root/build}
+build=$(cd "${1:-$root/build}" && pwd) || exit 1
 n=${TASKS_BENCH_N:-10000}
 p2prun=$build/bin/p2prun
 cores=$(nproc)
@@ -88,6 +96,28 @@ EOF
     [ -n "$dask" ] || dask=-
 fi
 
+# Persistent workers.
+api=$build/bin/tasks_api
+capi=- crtt=- cbytes=- pyw=- cpus=-
+cbsize=65536 cbn=$(( n / 5 > 0 ? n / 5 : 1 ))
+# runapi ARGS...: the benchmark program's one figure (- on failure).
+runapi() {
+    (cd "$work" && env HOME="$work/home" P2P_CONF= "$p2prun" --workers 0 \
+        ./tasks_api "$@" 2>/dev/null) || echo -
+}
+if [ -x "$api" ]; then
+    cp "$api" "$work/tasks_api"
+    cmap=$(runapi map "$n")
+    capi=$(echo "$cmap" | awk '{ print $1 }')
+    cpus=$(echo "$cmap" | awk 'NF == 5 { printf "caller %s, p2prun %s, peerd %s, worker %s", $2, $3, $4, $5 }')
+    crtt=$(runapi rtt 1000)
+    cbytes=$(runapi bytes "$cbn" "$cbsize")
+fi
+printf 'import worker\nworker.serve(lambda data: b"")\n' >"$work/empty_worker.py"
+cp "$root/examples/worker.py" "$work/worker.py"
+pyw=$(cd "$work" && secs env HOME="$work/home" P2P_CONF= "$p2prun" --each "$work/inputs" \
+    --worker -l "$work/worker.py" -l "$work/empty_worker.py" -- python3 empty_worker.py)
+
 rate() { awk -v n="$n" -v s="$1" 'BEGIN { if (s == "-" || s + 0 == 0) print "-"; else printf "%.0f\n", n / s }'; }
 per() { awk -v n="$n" -v s="$1" -v c="$cores" 'BEGIN { if (s == "-") print "-"; else printf "%.2f\n", 1000 * s * c / n }'; }
 printf '%d tasks, %d cores\n' "$n" "$cores"
@@ -102,3 +132,17 @@ printf '%-36s %10s\n' "p2prun vs Dask (speed)" "$(ratio "$dask" "$ours")"
 seq 1 40 >"$work/forty"
 t40=$(secs env HOME="$work/home" P2P_CONF= P2P_LOCAL_SLOTS=2 "$p2prun" --each "$work/forty" -- sh -c 'sleep 1' {})
 printf '%-36s %10s (ideal 10.0 on 4 slots)\n' "40 x sleep 1 on 4 slots" "$t40"
+
+# Persistent workers, against the same Dask run.
+mbs() { awk -v n="$cbn" -v b="$cbsize" -v s="$1" 'BEGIN { if (s == "-" || s + 0 == 0) print "-"; else printf "%.0f\n", n * b * 2 / s / 1e6 }'; }
+echo
+printf 'persistent workers (%d tasks)\n' "$n"
+printf '%-36s %10s %12s\n' "" "seconds" "tasks/s"
+printf '%-36s %10s %12s\n' "C task API, empty task (p2p_map)" "$capi" "$(rate "$capi")"
+printf '%-36s %10s %12s\n' "Python worker, empty function" "$pyw" "$(rate "$pyw")"
+printf '%-36s %10s %12s\n' "Dask client.map (trivial function)" "$dask" "$(rate "$dask")"
+printf '%-36s %10s (target >= 10)\n' "C task API vs Dask (speed)" "$(ratio "$dask" "$capi")"
+printf '%-36s %10s (target >= 3)\n' "Python worker vs Dask (speed)" "$(ratio "$dask" "$pyw")"
+printf '%-36s %s\n' "CPU per C task (us)" "$cpus"
+printf '%-36s %10s ms (target < 1; Dask 10.6 ms here)\n' "submit + wait, median round trip" "$crtt"
+printf '%-36s %10s MB/s (in + out; %d calls in %s s)\n' "64 KiB in and 64 KiB out per call" "$(mbs "$cbytes")" "$cbn" "$cbytes"

@@ -51,6 +51,9 @@ static const struct conf_key conf_keys[] = {
     {"supernode", "expire", CONF_INT, F(sn_expire), 1, 3600},
     {"supernode", "pid_file", CONF_PATH, F(sn_pid_file), 0, 0},
     {"supernode", "check_peers", CONF_BOOL, F(sn_check_peers), 0, 0},
+    {"supernode", "http", CONF_STR, F(sn_http), 0, 0},
+    {"supernode", "http_token", CONF_STR, F(sn_http_token), 0, 0},
+    {"supernode", "http_token_file", CONF_PATH, F(sn_http_token_file), 0, 0},
     {"supernode", "federation", CONF_WORDS, F(sn_federation), 0, 0},
     {"supernode", "federation_summary", CONF_INT, F(sn_fed_summary), 1,
      16000},
@@ -336,6 +339,7 @@ config_defaults(struct p2p_config *cfg)
     cfg->sn_listen = xstrdup("0.0.0.0:9700");
     cfg->sn_expire = 10;
     cfg->sn_check_peers = 1;
+    cfg->sn_http = xstrdup(CONF_DEFAULT_SN_HTTP);
     cfg->sn_fed_summary = 1000;
     cfg->sn_fed_interval_ms = 1000;
     cfg->sn_list_max = 10000;

@@ -48,6 +48,10 @@ struct p2p_config {
     int sn_expire; /* seconds of silence before a peer is dropped */
     char *sn_pid_file;
     int sn_check_peers; /* list a peer once its address proves its key */
+    char *sn_http;       /* dashboard ADDR:PORT, or "none" */
+#define CONF_DEFAULT_SN_HTTP "127.0.0.1:8780"
+    char *sn_http_token; /* required beyond loopback */
+    char *sn_http_token_file;
     struct conf_list sn_federation; /* the other supernodes (ADDR:PORT) */
     int sn_fed_summary;     /* best peers in a summary to the others */
     int sn_fed_interval_ms; /* how often summaries go out */

@@ -1094,12 +1094,14 @@ co_stop(struct coord *co, int status)
 /* --- the peers' messages ------------------------------------------------ */
 
 /* Every live process has said where it listens: tell them all (the
- * dead are left out; with replicas, the processes know them as dead). */
+ * dead are left out; with replicas, the processes know them as dead),
+ * in parts of WIRE_TABLE_PART entries that each fit a frame. */
 static void
 co_maybe_send_table(struct coord *co)
 {
     struct msg m;
-    size_t i, k = 0;
+    struct proc_addr *all;
+    size_t i, k = 0, first;
     int n = co->js->n * co->js->r, j;
 
     if (co->table_sent || !co->mpi)
@@ -1111,18 +1113,23 @@ co_maybe_send_table(struct coord *co)
     m.type = MSG_TABLE;
     memcpy(m.u.table.job, co->job, WIRE_JOB_ID_LEN);
     memcpy(m.u.table.key, co->key, SEC_KEY_LEN);
-    m.u.table.procs = xcalloc((size_t)n, sizeof *m.u.table.procs);
+    all = xcalloc((size_t)n, sizeof *all);
     /* Who failed already is left out: the processes know it is dead. */
     for (j = 0; j < n; j++)
         if (co->rep[j] != REP_FAILED)
-            m.u.table.procs[k++] = co->addrs[j];
-    m.u.table.nprocs = k;
-    if (k > 0)
+            all[k++] = co->addrs[j];
+    m.u.table.total = (uint32_t)k;
+    for (first = 0; first < k; first += m.u.table.nprocs) {
+        m.u.table.first = (uint32_t)first;
+        m.u.table.procs = all + first;
+        m.u.table.nprocs =
+            k - first < WIRE_TABLE_PART ? k - first : WIRE_TABLE_PART;
         for (i = 0; i < co->npeers; i++)
             if (co->pc[i].state == PC_LAUNCHING ||
                 co->pc[i].state == PC_RUNNING)
                 pc_send(&co->pc[i], &m);
-    free(m.u.table.procs);
+    }
+    free(all);
     co->table_sent = 1;
 }
 
@@ -1357,10 +1364,18 @@ co_tick(evutil_socket_t fd, short what, void *arg)
             if (pc->state < PC_READY || pc->state == PC_GONE)
                 continue;
             if (now - pc->last_heard_ms > (uint64_t)co->js->lease_ms) {
+                /* Its machine still acknowledging what we send means the
+                 * daemon is alive but too busy to answer: say so. */
+                const char *why =
+                    pc->ch != NULL && channel_peer_acks(pc->ch) == 1
+                        ? "overloaded: its machine acknowledges but peerd "
+                          "has not answered for a whole lease"
+                        : "silent for a whole lease";
+
                 if (co->phase == PH_RESERVE)
-                    pc_lost_in_reserve(pc, "silent for a whole lease");
+                    pc_lost_in_reserve(pc, why);
                 else
-                    pc_lost_in_run(pc, "silent for a whole lease");
+                    pc_lost_in_run(pc, why);
                 continue;
             }
             pc_send(pc, &m);

@@ -37,6 +37,8 @@
 #include "xmalloc.h"
 
 #define EACH_TICK_MS 100
+/* The dashboard hears of the farm's progress this often. */
+#define EACH_NOTE_MS 2000
 #define EACH_QUEUE_EXTRA 2      /* tasks queued at a peer beyond its slots */
 #define EACH_MAX_DEATHS 3       /* peers that may die under one task */
 #define EACH_OPEN_MAX 100000    /* tasks read but not yet reported */
@@ -66,7 +68,8 @@ struct buf {
 
 struct etask {
     uint64_t num; /* from 1 */
-    char *line;
+    char *line;     /* its input (a call's: name, NUL, input), NUL-ended */
+    size_t linelen;
     enum et_state state;
     int attempts, retries, deaths, live;
     int requeued; /* in the requeue list */
@@ -118,6 +121,10 @@ struct each {
     int nfiles, prog;
     FILE *in;
     int in_eof;
+    int unordered; /* results as they finish (always for a caller) */
+    struct farmlink *link; /* --workers: the program calling tasks */
+    struct etask *fresh_head, **fresh_tail; /* its calls not yet read */
+    size_t nfresh;
     uint64_t nread;
     struct etask *open_head, **open_tail; /* read, not yet reported */
     size_t nopen;
@@ -133,6 +140,8 @@ struct each {
     int stopping, status, progress;
     uint64_t started_ms;
     struct event *ev_tick, *ev_sig[3];
+    struct snnote *note;   /* progress for the supernode's dashboard */
+    uint64_t note_ms;      /* last sent */
     /* failed tasks for the summary: number, input, status, host, last line */
     char **summary;
     size_t nsummary;
@@ -229,6 +238,19 @@ each_read(struct each *e)
     ssize_t n;
     struct etask *t;
 
+    if (e->link != NULL) {
+        if ((t = e->fresh_head) == NULL || e->nopen >= EACH_OPEN_MAX)
+            return NULL;
+        if ((e->fresh_head = t->next) == NULL)
+            e->fresh_tail = &e->fresh_head;
+        e->nfresh--;
+        t->next = NULL;
+        e->nread++;
+        *e->open_tail = t;
+        e->open_tail = &t->next;
+        e->nopen++;
+        return t;
+    }
     if (e->in_eof || e->nopen >= EACH_OPEN_MAX)
         return NULL;
     n = getline(&line, &cap, e->in);
@@ -242,6 +264,7 @@ each_read(struct each *e)
     t = xcalloc(1, sizeof *t);
     t->num = ++e->nread;
     t->line = line;
+    t->linelen = (size_t)n;
     *e->open_tail = t;
     e->open_tail = &t->next;
     e->nopen++;
@@ -306,6 +329,12 @@ each_argv(struct each *e, const struct etask *t, size_t *n, char *why,
             xasprintf(&argv[k++], "./%s", e->files[e->prog].name);
             continue;
         }
+        if (js->worker) {
+            /* A worker serves every task: its arguments are the same for
+             * all, and the line is its task's input. */
+            argv[k++] = xstrdup(a);
+            continue;
+        }
         for (p = a; *p != '\0';) {
             if (strncmp(p, "{}", 2) == 0) {
                 buf_add(&b, t->line, strlen(t->line));
@@ -320,7 +349,7 @@ each_argv(struct each *e, const struct etask *t, size_t *n, char *why,
         buf_add(&b, "", 1);
         argv[k++] = b.p;
     }
-    if (!any)
+    if (!any && !js->worker)
         argv[k++] = xstrdup(t->line);
     *n = k;
     for (i = 0; i < (int)k; i++)
@@ -452,6 +481,20 @@ each_report(struct each *e, struct etask *t)
     char last[256], *s;
 
     each_progress_clear(e);
+    if (e->link != NULL) {
+        /* The caller has the result and the status; the terminal the
+         * task's stderr. */
+        each_emit(e, STDERR_FILENO, t, &t->err);
+        if (t->status == 0)
+            farmlink_result(e->link, t->num, 0, 0, t->out.p, t->out.len);
+        else {
+            if (t->why[0] == '\0')
+                each_last_line(&t->err, t->why, sizeof t->why);
+            farmlink_result(e->link, t->num, t->status, t->signaled, t->why,
+                            strlen(t->why));
+        }
+        return;
+    }
     each_emit(e, STDOUT_FILENO, t, &t->out);
     each_emit(e, STDERR_FILENO, t, &t->err);
     each_result_json(e, t);
@@ -487,7 +530,7 @@ each_flush(struct each *e)
 
     for (tp = &e->open_head; (t = *tp) != NULL;) {
         if (t->state != ET_DONE || t->live > 0) {
-            if (!e->js->unordered)
+            if (!e->unordered)
                 break;
             tp = &t->next;
             continue;
@@ -501,6 +544,8 @@ each_flush(struct each *e)
     }
     if (e->results != NULL)
         fflush(e->results);
+    if (e->link != NULL && e->nopen + e->nfresh < EACH_OPEN_MAX / 2)
+        farmlink_pause(e->link, 0);
 }
 
 /* --- attempts ----------------------------------------------------------- */
@@ -594,6 +639,16 @@ each_send_task(struct each *e, struct epeer *p, struct etask *t)
     size_t nargv, i;
     int k;
 
+    /* A worker task's input travels in its launch, within one request
+     * frame beside the program's arguments and environment. */
+    if (js->worker && t->linelen > EACH_CALL_MAX) {
+        snprintf(t->why, sizeof t->why,
+                 "an input of %zu bytes is longer than the %d a worker "
+                 "task takes",
+                 t->linelen, EACH_CALL_MAX);
+        each_task_done(e, t, 1, 0, NULL);
+        return 0;
+    }
     if ((argv = each_argv(e, t, &nargv, why, sizeof why)) == NULL) {
         snprintf(t->why, sizeof t->why, "%s", why);
         each_task_done(e, t, 1, 0, NULL);
@@ -602,7 +657,9 @@ each_send_task(struct each *e, struct epeer *p, struct etask *t)
     env = xcalloc((size_t)js->nenv + 2, sizeof *env);
     for (k = 0; k < js->nenv; k++)
         env[k] = js->env[k];
-    xasprintf(&env[k], "P2P_TASK=%llu", (unsigned long long)t->num);
+    /* A worker serves many tasks: each one's number is in its frame. */
+    if (!js->worker)
+        xasprintf(&env[k], "P2P_TASK=%llu", (unsigned long long)t->num);
     a = xcalloc(1, sizeof *a);
     sec_random(a->id, sizeof a->id);
     a->t = t;
@@ -623,7 +680,7 @@ each_send_task(struct each *e, struct epeer *p, struct etask *t)
     l->argv = argv;
     l->nargv = nargv;
     l->env = env;
-    l->nenv = (size_t)js->nenv + 1;
+    l->nenv = (size_t)js->nenv + (js->worker ? 0 : 1);
     l->files = xcalloc((size_t)e->nfiles + 1, sizeof *l->files);
     for (k = 0; k < e->nfiles; k++) {
         snprintf(l->files[k].name, sizeof l->files[k].name, "%s",
@@ -632,6 +689,22 @@ each_send_task(struct each *e, struct epeer *p, struct etask *t)
         l->files[k].executable = e->files[k].executable;
     }
     l->nfiles = (size_t)e->nfiles;
+    if (js->worker) {
+        size_t off = 0;
+
+        /* A long input goes in pieces, the last with the launch. */
+        l->worker = 1;
+        while (t->linelen - off > EACH_INPUT_PIECE) {
+            l->input = (uint8_t *)t->line + off;
+            l->input_len = EACH_INPUT_PIECE;
+            l->input_more = 1;
+            ep_send(p, &m);
+            off += EACH_INPUT_PIECE;
+        }
+        l->input = (uint8_t *)t->line + off;
+        l->input_len = t->linelen - off;
+        l->input_more = 0;
+    }
     ep_send(p, &m);
     free(l->files);
     free(env[js->nenv]);
@@ -662,7 +735,15 @@ each_pick(struct each *e, const struct epeer *not)
     struct epeer *p, *best = NULL;
     uint64_t avail, bavail = 0;
     size_t i;
+    int held = 0;
 
+    /* --workers W: at most W tasks in hand at once. */
+    if (e->js->workers_max > 0) {
+        for (i = 0; i < e->npeers; i++)
+            held += e->peers[i].inflight;
+        if (held >= e->js->workers_max)
+            return NULL;
+    }
     for (i = 0; i < e->npeers; i++) {
         p = &e->peers[i];
         if (p->state != EP_READY || p == not || p->inflight >= ep_depth(p) ||
@@ -731,6 +812,47 @@ each_attempt_lost(struct each *e, struct eattempt *a, int death,
     each_requeue(e, t, 1);
 }
 
+/* A persistent worker died under a task or broke the protocol during it
+ * (x->error names both): the task runs again, on a fresh worker, as when
+ * its peer dies; a task that took EACH_MAX_DEATHS workers with it is
+ * failed with the last one's end (a signal, or the protocol error). */
+static void
+each_worker_lost(struct each *e, struct eattempt *a,
+                 const struct msg_proc_exit *x)
+{
+    struct etask *t = a->t;
+    const char *host = ep_host(a->p);
+    int started = a->started_ms != 0;
+
+    if (t->state == ET_DONE) {
+        each_attempt_free(e, a);
+        return;
+    }
+    if (started)
+        t->deaths++;
+    if (!started || t->deaths < EACH_MAX_DEATHS || t->live > 1) {
+        each_say(e, "task %llu: %s; running it again",
+                 (unsigned long long)t->num, x->error);
+        each_attempt_free(e, a);
+        if (t->live == 0)
+            each_requeue(e, t, 1);
+        return;
+    }
+    snprintf(t->why, sizeof t->why, "%d workers were lost under it, the "
+             "last: %s", t->deaths, x->error);
+    each_say(e, "task %llu failed: %s", (unsigned long long)t->num, t->why);
+    buf_free(&t->out);
+    buf_free(&t->err);
+    t->err = a->err;
+    memset(&a->err, 0, sizeof a->err);
+    a->finishing = 1;
+    each_task_done(e, t,
+                   x->signaled ? 128 + (int)(x->code & 0x7f)
+                               : (x->code != 0 ? (int)(x->code & 0xff) : 1),
+                   x->signaled, host);
+    each_attempt_free(e, a);
+}
+
 static void
 each_proc_exit(struct epeer *p, const struct msg_proc_exit *x)
 {
@@ -751,6 +873,14 @@ each_proc_exit(struct epeer *p, const struct msg_proc_exit *x)
         each_dispatch(e);
         return;
     }
+    if (x->worker_lost && !a->killed) {
+        each_worker_lost(e, a, x);
+        each_dispatch(e);
+        return;
+    }
+    /* A worker's answer comes with its end (a long one came as output). */
+    if (x->out_len > 0)
+        buf_add(&a->out, x->out, x->out_len);
     status = x->signaled ? 128 + (int)(x->code & 0x7f) : (int)(x->code & 0xff);
     if (a->timed_out)
         status = 124;
@@ -1150,7 +1280,8 @@ each_maybe_end(struct each *e)
 
     if (e->stopping)
         return;
-    if (e->in_eof && e->open_head == NULL && e->attempts == NULL) {
+    if (e->in_eof && e->open_head == NULL && e->fresh_head == NULL &&
+        e->attempts == NULL) {
         each_finish(e, e->nfailed ? 1 : 0);
         return;
     }
@@ -1200,6 +1331,10 @@ each_tick(evutil_socket_t fd, short what, void *arg)
     }
     each_watch(e, now);
     each_dispatch(e);
+    if (now - e->note_ms >= EACH_NOTE_MS) {
+        e->note_ms = now;
+        snnote_farm(e->note, e->farm, e->nread, e->ndone, e->nfailed, 0);
+    }
     if (!e->stopping)
         each_show_progress(e, now);
 }
@@ -1211,6 +1346,8 @@ each_signal(evutil_socket_t sig, short what, void *arg)
     struct eattempt *a;
 
     each_say(e, "signal %d: stopping every task", (int)sig);
+    if (e->link != NULL)
+        farmlink_signal(e->link, (int)sig);
     for (a = e->attempts; a != NULL; a = a->next)
         each_attempt_kill(a);
     e->status = 128 + (int)sig;
@@ -1230,6 +1367,57 @@ each_summary(struct each *e)
     for (i = 0; i < e->nsummary; i++)
         fprintf(stderr, "  %s\n", e->summary[i]);
 }
+
+/* --- the program calling tasks (--workers) ----------------------------- */
+
+static void
+each_link_call(void *arg, uint64_t task, uint8_t *payload, size_t len)
+{
+    struct each *e = arg;
+    struct etask *t;
+
+    t = xcalloc(1, sizeof *t);
+    t->num = task;
+    /* NUL-ended, so that its name reads as a string (the summary). */
+    t->line = xreallocarray(payload, len + 1, 1);
+    t->line[len] = '\0';
+    t->linelen = len;
+    *e->fresh_tail = t;
+    e->fresh_tail = &t->next;
+    e->nfresh++;
+    if (e->nopen + e->nfresh >= EACH_OPEN_MAX)
+        farmlink_pause(e->link, 1);
+    each_dispatch(e);
+}
+
+static void
+each_link_end(void *arg)
+{
+    struct each *e = arg;
+
+    e->in_eof = 1;
+    each_dispatch(e);
+}
+
+static void
+each_link_gone(void *arg, const char *why)
+{
+    struct each *e = arg;
+    struct eattempt *a;
+
+    if (e->stopping)
+        return;
+    each_say(e, "%s: stopping every task", why);
+    for (a = e->attempts; a != NULL; a = a->next)
+        each_attempt_kill(a);
+    each_finish(e, 1);
+}
+
+static const struct farmlink_cbs each_link_cbs = {
+    .on_call = each_link_call,
+    .on_end = each_link_end,
+    .on_gone = each_link_gone,
+};
 
 int
 each_run(const struct p2p_config *cfg, const struct p2p_group *g,
@@ -1256,8 +1444,12 @@ each_run(const struct p2p_config *cfg, const struct p2p_group *g,
     e.rq_tail = &e.rq_head;
     e.mem_need = js->mem_need;
     e.started_ms = monotime_ms();
+    e.unordered = js->unordered || js->caller;
+    e.fresh_tail = &e.fresh_head;
     sec_random(e.farm, sizeof e.farm);
-    if (strcmp(js->each, "-") == 0)
+    if (js->caller)
+        e.in = NULL; /* the calls come from the program */
+    else if (strcmp(js->each, "-") == 0)
         e.in = stdin;
     else if ((e.in = fopen(js->each, "re")) == NULL) {
         fprintf(stderr, "p2prun: --each %s: %s\n", js->each, strerror(errno));
@@ -1313,10 +1505,17 @@ each_run(const struct p2p_config *cfg, const struct p2p_group *g,
     }
     for (i = 0; i < e.npeers; i++)
         ep_connect(&e.peers[i]);
+    if (js->caller &&
+        (e.link = farmlink_start(e.base, js->argv, &each_link_cbs, &e, err,
+                                 sizeof err)) == NULL) {
+        each_say(&e, "%s", err);
+        each_finish(&e, 1);
+    }
     for (k = 0; k < 3; k++) {
         e.ev_sig[k] = evsignal_new(e.base, sigs[k], each_signal, &e);
         evsignal_add(e.ev_sig[k], NULL);
     }
+    e.note = snnote_new(e.base, cfg, g);
     e.ev_tick = event_new(e.base, -1, EV_PERSIST, each_tick, &e);
     evtimer_add(e.ev_tick, &tick);
     each_maybe_end(&e);
@@ -1327,13 +1526,24 @@ each_run(const struct p2p_config *cfg, const struct p2p_group *g,
     while ((a = e.attempts) != NULL)
         each_attempt_free(&e, a);
     each_flush(&e);
-    each_summary(&e);
+    if (e.link == NULL)
+        each_summary(&e);
     status = e.status == -1 ? 1 : e.status;
+    /* A caller's farm ends with the program, and as it does (unless
+     * stopped by a signal). */
+    if (e.link != NULL && (k = farmlink_finish(e.link)) >= 0 &&
+        status < 128)
+        status = k;
+    farmlink_free(e.link);
+    e.link = NULL;
     for (k = 0; k < 3; k++)
         if (e.ev_sig[k] != NULL)
             event_free(e.ev_sig[k]);
     if (e.ev_tick != NULL)
         event_free(e.ev_tick);
+    /* The last figures, then the close, go out with the others. */
+    snnote_farm(e.note, e.farm, e.nread, e.ndone, e.nfailed, 1);
+    snnote_free(e.note);
     for (i = 0; i < e.npeers; i++) {
         if (e.peers[i].ch != NULL)
             channel_close(e.peers[i].ch);
@@ -1345,6 +1555,10 @@ each_run(const struct p2p_config *cfg, const struct p2p_group *g,
 out:
     while ((t = e.open_head) != NULL) {
         e.open_head = t->next;
+        each_task_free(t);
+    }
+    while ((t = e.fresh_head) != NULL) {
+        e.fresh_head = t->next;
         each_task_free(t);
     }
     for (i = 0; i < e.nsummary; i++)

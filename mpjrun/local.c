@@ -152,7 +152,7 @@ local_start(struct p2p_config *cfg, int npeers, int slots, char *err,
     {
         char *argv[] = {sn,         "--conf",      conf,
                         "--listen", "127.0.0.1:0", "--foreground",
-                        NULL};
+                        "--http",   "none",        NULL};
         lc->pids[lc->npids++] = local_spawn(argv, log);
     }
     port = local_port(log, lc->pids[0]);

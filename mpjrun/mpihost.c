@@ -1,26 +1,36 @@
 /*
  * mpihost: the peers of the network as a supernode sees them, one line
- * each sorted by round-trip time, or as JSON (jansson, only here).
+ * each sorted by round-trip time, or as JSON (jansson, only here); with
+ * --jobs the jobs it knows of (as the dashboard lists them); with --watch
+ * either, refreshed in place until interrupted.
  */
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "cli.h"
+#include "jobjson.h"
 #include "log.h"
 #include "mpjrun.h"
+
+#define WATCH_EVERY_S 2
+
+static volatile sig_atomic_t interrupted;
 
 static void
 usage(FILE *f)
 {
     fprintf(f, "usage: mpihost [--conf FILE] [--supernode ADDR:PORT]... "
-               "[--json] [--local]\n"
-               "               [--timeout SECONDS] [--verbose] [--help] "
-               "[--version]\n"
+               "[--jobs] [--json]\n"
+               "               [--local] [--watch] [--timeout SECONDS] "
+               "[--verbose] [--help]\n"
+               "               [--version]\n"
                "\n"
                "Lists the peers registered with the network's supernode: host, "
                "address,\n"
@@ -28,8 +38,17 @@ usage(FILE *f)
                "state, and\n"
                "time since the last heartbeat.  A federated supernode lists "
                "the whole\n"
-               "network; --local lists only the peers registered with it "
-               "itself.\n");
+               "network.\n"
+               "\n"
+               "  --jobs     list the jobs instead: running ones, then those "
+               "finished lately,\n"
+               "             with each rank's replicas and their hosts\n"
+               "  --json     print JSON (the same fields as the dashboard's "
+               "API)\n"
+               "  --local    only the peers registered with the supernode "
+               "that answers\n"
+               "  --watch    refresh every %d s in place until interrupted\n",
+            WATCH_EVERY_S);
 }
 
 /* Unknown round-trip times (0) sort last. */
@@ -133,6 +152,106 @@ print_json(const struct msg_list_reply *l)
     return 0;
 }
 
+static void
+print_jobs_table(const struct msg_list_reply *l)
+{
+    char id[2 * WIRE_JOB_ID_LEN + 1], shape[48], when[16];
+    time_t t;
+    size_t i, k;
+
+    printf("%-12s %-12s %-16s %-14s %-5s %-8s %s\n", "JOB", "USER",
+           "COMMAND", "SHAPE", "HOSTS", "STARTED", "STATE");
+    for (i = 0; i < l->njobs; i++) {
+        const struct job_info *j = &l->jobs[i];
+
+        sec_hex(id, j->job, WIRE_JOB_ID_LEN);
+        if (j->farm && j->coord_total > 0)
+            snprintf(shape, sizeof shape, "%llu/%llu tasks",
+                     (unsigned long long)j->coord_done,
+                     (unsigned long long)j->coord_total);
+        else if (j->farm)
+            snprintf(shape, sizeof shape, "%u/%u/%u tasks", j->tasks_done,
+                     j->tasks_running, j->tasks_queued);
+        else
+            snprintf(shape, sizeof shape, "%ux%u", j->size, j->nreplicas);
+        t = (time_t)j->started;
+        if (t == 0 || strftime(when, sizeof when, "%H:%M:%S",
+                               localtime(&t)) == 0)
+            snprintf(when, sizeof when, "-");
+        printf("%-12.12s %-12.12s %-16.16s %-14s %-5u %-8s ", id, j->user,
+               j->command, shape, j->hosts, when);
+        if (!j->finished)
+            printf("running\n");
+        else if (j->exit >= 0)
+            printf("finished, exit %d\n", j->exit);
+        else
+            printf("finished\n");
+        /* The rank map: one line per rank, its replicas in order. */
+        for (k = 0; k < j->nprocs; k++) {
+            const struct job_proc *p = &j->procs[k];
+
+            if (k == 0 || p->rank != j->procs[k - 1].rank)
+                printf("%s  rank %u:", k ? "\n" : "", p->rank);
+            printf(" %u@%s %s", p->replica, p->host,
+                   p->state == PROC_RUN_UNKNOWN ? "ended"
+                                                : proc_run_name(p->state));
+        }
+        if (j->nprocs)
+            putchar('\n');
+    }
+    if (l->njobs == 0)
+        printf("(no jobs)\n");
+}
+
+static int
+print_jobs_json(const struct msg_list_reply *l)
+{
+    json_t *arr = json_array();
+    size_t i;
+    int rc;
+
+    for (i = 0; i < l->njobs; i++)
+        if (json_array_append_new(arr, jobjson_job(&l->jobs[i], SIZE_MAX)) ==
+            -1) {
+            json_decref(arr);
+            return -1;
+        }
+    rc = json_dumpf(arr, stdout, JSON_INDENT(2));
+    putchar('\n');
+    json_decref(arr);
+    return rc;
+}
+
+static void
+on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+/* One answer printed as asked; -1 when it could not be written. */
+static int
+print_once(struct msg_list_reply *list, int jobs, int json)
+{
+    int rc = 0;
+
+    if (jobs)
+        rc = json ? print_jobs_json(list) : (print_jobs_table(list), 0);
+    else {
+        if (list->npeers > 1)
+            qsort(list->peers, list->npeers, sizeof *list->peers, by_rtt);
+        if (json)
+            rc = print_json(list);
+        else
+            print_table(list);
+    }
+    free(list->peers);
+    codec_jobs_free(list->jobs, list->njobs);
+    if (rc == -1 || fflush(stdout) == EOF)
+        return -1;
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -140,6 +259,8 @@ main(int argc, char **argv)
         {"conf", required_argument, NULL, 'c'},
         {"supernode", required_argument, NULL, 's'},
         {"json", no_argument, NULL, 'j'},
+        {"jobs", no_argument, NULL, 'J'},
+        {"watch", no_argument, NULL, 'w'},
         {"local", no_argument, NULL, 'L'},
         {"timeout", required_argument, NULL, 't'},
         {"verbose", no_argument, NULL, 'v'},
@@ -149,6 +270,7 @@ main(int argc, char **argv)
     };
     const char *conf = NULL, *sn[CONF_MAX_SUPERNODES];
     int nsn = 0, json = 0, local = 0, verbose = 0, timeout_s = 5, ch, rc;
+    int jobs = 0, watch = 0, tty = isatty(STDOUT_FILENO);
     struct p2p_config cfg;
     struct p2p_group g;
     struct msg_list_reply list;
@@ -158,7 +280,7 @@ main(int argc, char **argv)
     /* A peer that vanishes mid-write must be an error on that connection,
      * not the end of this program; output to a closed pipe is dropped. */
     signal(SIGPIPE, SIG_IGN);
-    while ((ch = getopt_long(argc, argv, "c:s:jt:vhV", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "c:s:jJwt:vhV", opts, NULL)) != -1) {
         switch (ch) {
         case 'c':
             conf = optarg;
@@ -173,6 +295,12 @@ main(int argc, char **argv)
             break;
         case 'j':
             json = 1;
+            break;
+        case 'J':
+            jobs = 1;
+            break;
+        case 'w':
+            watch = 1;
             break;
         case 'L':
             local = 1;
@@ -212,24 +340,45 @@ main(int argc, char **argv)
         config_free(&cfg);
         return 1;
     }
-    rc = snquery_list_scope(&cfg, &g, timeout_s * 1000, local, &list, err,
-                            sizeof err);
+    if (watch) {
+        struct sigaction sa;
+
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_interrupt;
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+    }
+    rc = 0;
+    do {
+        if (snquery_ask(&cfg, &g, timeout_s * 1000, jobs, local, &list,
+                        err, sizeof err) == -1) {
+            /* Watching, a supernode away for a moment is shown, not
+             * fatal. */
+            if (!watch) {
+                rc = 1;
+                fprintf(stderr, "mpihost: %s\n", err);
+                break;
+            }
+            memset(&list, 0, sizeof list);
+            if (tty)
+                printf("\033[H\033[J");
+            printf("mpihost: %s\n", err);
+            fflush(stdout);
+        } else {
+            if (watch && tty)
+                printf("\033[H\033[J"); /* home, clear: redraw in place */
+            if (print_once(&list, jobs, json) == -1) {
+                fprintf(stderr, "mpihost: cannot write the output\n");
+                rc = 1;
+                break;
+            }
+        }
+        if (watch && !tty)
+            putchar('\n');
+        if (watch && !interrupted)
+            sleep(WATCH_EVERY_S);
+    } while (watch && !interrupted);
     group_wipe(&g);
     config_free(&cfg);
-    if (rc == -1) {
-        fprintf(stderr, "mpihost: %s\n", err);
-        return 1;
-    }
-    if (list.npeers > 1)
-        qsort(list.peers, list.npeers, sizeof *list.peers, by_rtt);
-    if (json)
-        rc = print_json(&list);
-    else
-        print_table(&list);
-    free(list.peers);
-    if (rc == -1 || fflush(stdout) == EOF) {
-        fprintf(stderr, "mpihost: cannot write the output\n");
-        return 1;
-    }
-    return 0;
+    return rc;
 }

@@ -20,11 +20,27 @@
 int snquery_list(const struct p2p_config *, const struct p2p_group *,
                  int timeout_ms, struct msg_list_reply *out, char *err,
                  size_t errlen);
-/* The same; local asks only for the peers registered with the supernode
- * that answers, not what its federation knows. */
-int snquery_list_scope(const struct p2p_config *, const struct p2p_group *,
-                       int timeout_ms, int local, struct msg_list_reply *out,
-                       char *err, size_t errlen);
+/* The same, with the supernode's job view too when want_jobs (the caller
+ * frees out->jobs with codec_jobs_free()), and only the peers registered
+ * with the supernode that answers, not what its federation knows, when
+ * local. */
+int snquery_ask(const struct p2p_config *, const struct p2p_group *,
+                int timeout_ms, int want_jobs, int local,
+                struct msg_list_reply *out, char *err, size_t errlen);
+
+/* snnote.c: a coordinator's progress for the supernode's dashboard */
+struct snnote;
+/* Notes go to the first configured supernode, on base; g must outlive
+ * the snnote. */
+struct snnote *snnote_new(struct event_base *, const struct p2p_config *,
+                          const struct p2p_group *);
+/* A farm's figures: sent if the channel is up, else (at most every few
+ * seconds) it is opened for the next one.  With last, they are the final
+ * ones and the channel closes once they are written.  NULL is fine. */
+void snnote_farm(struct snnote *, const uint8_t farm[WIRE_JOB_ID_LEN],
+                 uint64_t inputs, uint64_t reported, uint64_t failed,
+                 int last);
+void snnote_free(struct snnote *);
 
 /* alloc.c: where the ranks go (pure: no I/O) */
 
@@ -130,6 +146,9 @@ struct job_spec {
     int retries;         /* re-runs of a failing task */
     int task_timeout_s;  /* 0: none */
     uint64_t mem_need;   /* bytes per task, 0: learn it */
+    int worker;          /* --worker: PROGRAM serves many tasks (protocol) */
+    int caller;          /* --workers W: PROGRAM calls tasks (p2p_task.h) */
+    int workers_max;     /* W: tasks in hand at once, 0: every slot */
     int lag_ms;           /* progress rule: a replica this far behind goes */
     uint64_t spool_bytes; /* a backup's output kept ahead, per stream */
 };
@@ -176,6 +195,39 @@ int each_run(const struct p2p_config *, const struct p2p_group *,
              const uint8_t user_sk[SEC_SIGN_SK_LEN], const struct job_spec *);
 /* "2G", "512M", "1.5GiB", bytes; -1 if not a size. */
 int each_parse_mem(const char *, uint64_t *);
+/* Largest input of a worker task (a --workers program's call: name, NUL
+ * and input, P2P_TASK_INPUT_MAX), sent in launch pieces of at most
+ * EACH_INPUT_PIECE bytes (each beside the program's arguments). */
+#define EACH_CALL_MAX WIRE_MAX_TASK_INPUT
+#define EACH_INPUT_PIECE (WIRE_MAX_CHUNK - 8192)
+
+/* farmlink.c: p2prun --workers, the link to the program calling tasks */
+struct farmlink;
+struct farmlink_cbs {
+    /* Call number task (from 1, in order): its payload, now the callee's. */
+    void (*on_call)(void *arg, uint64_t task, uint8_t *payload, size_t len);
+    /* The program closed the farm: no more calls. */
+    void (*on_end)(void *arg);
+    /* The link is unusable (a malformed call, results not read). */
+    void (*on_gone)(void *arg, const char *why);
+};
+/* Start argv with its end of a link in P2P_FARM_FD.  NULL with err. */
+struct farmlink *farmlink_start(struct event_base *, char **argv,
+                                const struct farmlink_cbs *, void *arg,
+                                char *err, size_t errlen);
+/* Stop (or resume) taking calls: the coordinator holds enough. */
+void farmlink_pause(struct farmlink *, int pause);
+/* Send an outcome: status (128+N and signaled for signal N) and the
+ * result, or the message of a failure. */
+void farmlink_result(struct farmlink *, uint64_t task, int status,
+                     int signaled, const void *data, size_t len);
+/* Pass a signal on to the program. */
+void farmlink_signal(struct farmlink *, int sig);
+/* The farm is over: write what is left, close, wait for the program to
+ * exit; its status (128+N for signal N). */
+int farmlink_finish(struct farmlink *);
+/* Free the link (a program still running is terminated). */
+void farmlink_free(struct farmlink *);
 /* spool.c: a replica's output kept on disk */
 struct spool;
 /* A new spool of nstreams queues (at most 2) of cap bytes each, in an

@@ -32,9 +32,14 @@ usage(FILE *f)
             "[ARGS...]\n"
             "       p2prun --each INPUTS [--unordered] [--results FILE] "
             "[--retries K]\n"
-            "              [--task-timeout SECONDS] [--mem SIZE] [-l FILE]... "
+            "              [--worker] [--task-timeout SECONDS] [--mem SIZE] "
+            "[-l FILE]... "
             "[-x VAR[=VAL]]...\n"
             "              [--tag-output] [--] PROGRAM [ARGS...]\n"
+            "       p2prun --workers W [--retries K] [--task-timeout SECONDS] "
+            "[--mem SIZE]\n"
+            "              [-l FILE]... [-x VAR[=VAL]]... [--] PROGRAM "
+            "[ARGS...]\n"
             "\n"
             "Runs PROGRAM as N ranks, each as R replicas on R distinct "
             "hosts.  A PROGRAM\n"
@@ -75,6 +80,16 @@ usage(FILE *f)
             "124)\n"
             "  --mem SIZE            memory a task needs (2G, 512M); "
             "default: learnt\n"
+            "  --worker              start PROGRAM once per slot and give it "
+            "the lines as\n"
+            "                        tasks on its stdin, in the worker "
+            "protocol (docs/tasks.md)\n"
+            "  --workers W           PROGRAM calls tasks (p2p_task.h): run "
+            "it here, and\n"
+            "                        as workers on the peers, at most W "
+            "tasks at a time\n"
+            "                        (0: every slot); the exit status is "
+            "PROGRAM's\n"
             "\n"
             "With no supernode configured, the job runs on an embedded "
             "cluster on\n"
@@ -197,6 +212,8 @@ main(int argc, char **argv)
         {"retries", required_argument, NULL, 'K'},
         {"task-timeout", required_argument, NULL, 'O'},
         {"mem", required_argument, NULL, 'M'},
+        {"worker", no_argument, NULL, 'W'},
+        {"workers", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -281,6 +298,15 @@ main(int argc, char **argv)
         case 'U':
             js.unordered = 1;
             break;
+        case 'W':
+            js.worker = 1;
+            break;
+        case 'P':
+            if (cli_int("--workers", optarg, 0, 1000000, &js.workers_max) ==
+                -1)
+                return 2;
+            js.caller = 1;
+            break;
         case 'R':
             js.results = optarg;
             break;
@@ -319,14 +345,26 @@ main(int argc, char **argv)
     }
     js.argv = argv + optind;
     js.argc = argc - optind;
-    if (js.each == NULL && (js.unordered || js.results || js.retries ||
-                            js.task_timeout_s || js.mem_need)) {
-        fprintf(stderr, "p2prun: --unordered, --results, --retries, "
-                        "--task-timeout and --mem go with --each\n");
+    if (js.caller && (js.each != NULL || js.worker || js.unordered ||
+                      js.results)) {
+        fprintf(stderr, "p2prun: --workers runs a program that calls tasks: "
+                        "not with --each, --worker, --unordered or "
+                        "--results\n");
         spec_free(&js);
         return 2;
     }
-    if (js.each != NULL && (js.n != 1 || js.r != 1)) {
+    if (js.caller)
+        js.worker = 1; /* its workers are the program itself */
+    else if (js.each == NULL &&
+             (js.unordered || js.results || js.retries || js.task_timeout_s ||
+              js.mem_need || js.worker)) {
+        fprintf(stderr, "p2prun: --unordered, --results, --retries, "
+                        "--task-timeout, --mem and --worker go with "
+                        "--each\n");
+        spec_free(&js);
+        return 2;
+    }
+    if ((js.each != NULL || js.caller) && (js.n != 1 || js.r != 1)) {
         fprintf(stderr, "p2prun: --each runs one task per input line: -n and "
                         "-r are for jobs\n");
         spec_free(&js);
@@ -376,7 +414,7 @@ main(int argc, char **argv)
         slots = (js.n * js.r + npeers - 1) / npeers;
         if (slots < (int)sysconf(_SC_NPROCESSORS_ONLN))
             slots = (int)sysconf(_SC_NPROCESSORS_ONLN);
-        if (js.each != NULL) {
+        if (js.each != NULL || js.caller) {
             const char *ls = getenv("P2P_LOCAL_SLOTS");
 
             slots = ((int)sysconf(_SC_NPROCESSORS_ONLN) + npeers - 1) /
@@ -412,7 +450,7 @@ main(int argc, char **argv)
         config_free(&cfg);
         return 1;
     }
-    status = js.each != NULL ? each_run(&cfg, &g, pk, sk, &js)
+    status = js.each != NULL || js.caller ? each_run(&cfg, &g, pk, sk, &js)
                              : coord_run(&cfg, &g, pk, sk, &js);
     group_wipe(&g);
     sec_wipe(sk, sizeof sk);

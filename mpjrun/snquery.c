@@ -14,11 +14,13 @@
 #include "log.h"
 #include "mpjrun.h"
 #include "netaddr.h"
+#include "xmalloc.h"
 
 struct snq {
     struct event_base *base;
     struct channel *ch;
     struct msg_list_reply *out;
+    int want_jobs; /* ask for the job view too */
     int local; /* ask for the supernode's own peers only */
     int done; /* 1 answered, -1 failed */
     char why[300];
@@ -32,8 +34,29 @@ snq_ready(struct channel *ch, void *arg)
 
     memset(&m, 0, sizeof m);
     m.type = MSG_LIST_REQUEST;
+    m.u.list_req.jobs = q->want_jobs;
     m.u.list_req.local = q->local;
     channel_send(ch, &m);
+}
+
+/* Copy the job view out of a reply the channel frees after us. */
+static void
+snq_take_jobs(struct msg_list_reply *out, const struct msg_list_reply *in)
+{
+    size_t i;
+
+    out->njobs = in->njobs;
+    out->jobs = in->njobs ? xcalloc(in->njobs, sizeof *out->jobs) : NULL;
+    for (i = 0; i < in->njobs; i++) {
+        out->jobs[i] = in->jobs[i];
+        out->jobs[i].procs = NULL;
+        if (in->jobs[i].nprocs == 0)
+            continue;
+        out->jobs[i].procs =
+            xcalloc(in->jobs[i].nprocs, sizeof *out->jobs[i].procs);
+        memcpy(out->jobs[i].procs, in->jobs[i].procs,
+               in->jobs[i].nprocs * sizeof *out->jobs[i].procs);
+    }
 }
 
 static void
@@ -56,6 +79,8 @@ snq_msg(struct channel *ch, const struct msg *m, void *arg)
             }
             memcpy(q->out->peers, m->u.list.peers, n * sizeof *m->u.list.peers);
         }
+        if (q->want_jobs)
+            snq_take_jobs(q->out, &m->u.list);
         q->done = 1;
     } else if (m->type == MSG_ERROR) {
         snprintf(q->why, sizeof q->why, "refused: %s", m->u.error.text);
@@ -103,7 +128,8 @@ static const struct channel_cbs snq_cbs = {
 /* One attempt at one supernode. */
 static int
 snq_one(const struct p2p_group *g, const struct netaddr *to, int timeout_ms,
-        int local, struct msg_list_reply *out, char *why, size_t whylen)
+        int want_jobs, int local, struct msg_list_reply *out, char *why,
+        size_t whylen)
 {
     struct channel_params cp;
     struct snq q;
@@ -112,6 +138,7 @@ snq_one(const struct p2p_group *g, const struct netaddr *to, int timeout_ms,
 
     memset(&q, 0, sizeof q);
     q.out = out;
+    q.want_jobs = want_jobs;
     q.local = local;
     if ((q.base = event_base_new()) == NULL) {
         snprintf(why, whylen, "event_base_new failed");
@@ -146,13 +173,13 @@ snquery_list(const struct p2p_config *cfg, const struct p2p_group *g,
              int timeout_ms, struct msg_list_reply *out, char *err,
              size_t errlen)
 {
-    return snquery_list_scope(cfg, g, timeout_ms, 0, out, err, errlen);
+    return snquery_ask(cfg, g, timeout_ms, 0, 0, out, err, errlen);
 }
 
 int
-snquery_list_scope(const struct p2p_config *cfg, const struct p2p_group *g,
-                   int timeout_ms, int local, struct msg_list_reply *out,
-                   char *err, size_t errlen)
+snquery_ask(const struct p2p_config *cfg, const struct p2p_group *g,
+            int timeout_ms, int want_jobs, int local,
+            struct msg_list_reply *out, char *err, size_t errlen)
 {
     struct netaddr na;
     char why[320];
@@ -170,7 +197,8 @@ snquery_list_scope(const struct p2p_config *cfg, const struct p2p_group *g,
     for (i = 0; i < cfg->nsupernodes; i++) {
         if (netaddr_parse(cfg->supernodes[i], CONF_DEFAULT_SUPERNODE_PORT, &na,
                           why, sizeof why) == 0 &&
-            snq_one(g, &na, timeout_ms, local, out, why, sizeof why) == 0)
+            snq_one(g, &na, timeout_ms, want_jobs, local, out, why,
+                    sizeof why) == 0)
             return 0;
         log_debug("supernode %s: %s", cfg->supernodes[i], why);
         n = snprintf(err + used, errlen - used, "%s%s: %s",

@@ -17,25 +17,50 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "ctltable.h"
 #include "log.h"
 #include "monotime.h"
 #include "peerd.h"
 #include "xmalloc.h"
 
-/* Dead processes in one view; a job's address table is at most
- * CTL_MAX_ENTRIES, so this leaves room to spare and keeps the message
- * (12 + 4n bytes) well within one SEQPACKET. */
-#define CTLRELAY_VIEW_MAX (CTL_MAX_ENTRIES * 8)
+/* Dead processes in one view: the message (12 + 4n bytes) stays well
+ * within one SEQPACKET. */
+#define CTLRELAY_VIEW_MAX CTL_VIEW_MAX
 /* Progress counters go on at most this often per process, the latest
  * value; the same value again after the beat says "alive, waiting". */
 #define CTLRELAY_PROGRESS_MS 200
 #define CTLRELAY_PROGRESS_BEAT_MS 500
+
+/* Messages for the processes, encoded once and shared by every relay
+ * of the job (the address table is the same for all). */
+struct ctlblob {
+    int refs;
+    long n;
+    struct ctl_msg *m;
+};
+
+/* What a relay has still to write: blobs in order, from message next. */
+struct ctlout {
+    struct ctlout *next;
+    struct ctlblob *b;
+    long at;
+};
+
+/* The address table as it arrives from the coordinator, in parts. */
+struct ctltable_in {
+    uint32_t total, have;
+    uint8_t key[32];
+    struct ctl_entry *e;
+    int done; /* sent on: a second table is a protocol error */
+};
 
 struct ctlrelay {
     struct job *job;
     uint32_t rank, replica;
     int fd; /* -1 once closed */
     struct event *ev;
+    struct event *wev; /* pending while out holds what the socket refused */
+    struct ctlout *out, **outt;
     uint64_t progress;      /* last counter reported by the process */
     uint64_t progress_sent; /* last counter passed on */
     uint64_t progress_ms;   /* when */
@@ -43,6 +68,8 @@ struct ctlrelay {
 };
 
 static void ctlrelay_cb(evutil_socket_t, short, void *);
+static void ctlrelay_write_cb(evutil_socket_t, short, void *);
+static void ctlblob_unref(struct ctlblob *);
 
 struct ctlrelay *
 ctlrelay_new(struct event_base *base, struct job *j, uint32_t rank,
@@ -57,6 +84,12 @@ ctlrelay_new(struct event_base *base, struct job *j, uint32_t rank,
     r->fd = fd;
     (void)fcntl(fd, F_SETFL, O_NONBLOCK);
     r->ev = event_new(base, fd, EV_READ | EV_PERSIST, ctlrelay_cb, r);
+    r->wev = event_new(base, fd, EV_WRITE, ctlrelay_write_cb, r);
+    r->outt = &r->out;
+    /* What a process says (its address, a suspicion) waits behind the
+     * daemon's own conversations: the lowest priority (main.c). */
+    event_priority_set(r->ev, PEERD_PRIO_BULK);
+    event_priority_set(r->wev, PEERD_PRIO_BULK);
     event_add(r->ev, NULL);
     return r;
 }
@@ -65,10 +98,20 @@ ctlrelay_new(struct event_base *base, struct job *j, uint32_t rank,
 static void
 ctlrelay_close(struct ctlrelay *r)
 {
+    struct ctlout *o;
+
     if (r->fd == -1)
         return;
     event_free(r->ev);
     r->ev = NULL;
+    event_free(r->wev);
+    r->wev = NULL;
+    while ((o = r->out) != NULL) {
+        r->out = o->next;
+        ctlblob_unref(o->b);
+        free(o);
+    }
+    r->outt = &r->out;
     close(r->fd);
     r->fd = -1;
 }
@@ -235,54 +278,151 @@ ctlrelay_cb(evutil_socket_t fd, short what, void *arg)
         svc_conn_send(owner, &m);
 }
 
-/* Send one message to every relay still open. */
 static void
-ctlrelay_send_all(struct ctlrelay *const *relays, size_t n, const void *buf,
-                  size_t len, const char *what)
+ctlblob_unref(struct ctlblob *b)
 {
+    if (b != NULL && --b->refs == 0) {
+        ctl_table_msgs_free(b->m, b->n);
+        free(b);
+    }
+}
+
+/* Write what the relay holds, as far as the socket takes it; the rest
+ * waits for the socket to drain (a process reads its table in MPI_Init,
+ * which may come late). */
+static void
+ctlrelay_flush(struct ctlrelay *r)
+{
+    struct ctlout *o;
+    const struct ctl_msg *m;
+
+    while (r->fd != -1 && (o = r->out) != NULL) {
+        m = &o->b->m[o->at];
+        if (send(r->fd, m->buf, m->len, MSG_DONTWAIT | MSG_NOSIGNAL) !=
+            (ssize_t)m->len) {
+            if (errno == EAGAIN || errno == EINTR) {
+                event_add(r->wev, NULL);
+                return;
+            }
+            log_warn("job %.8s: rank %u: control socket", job_hex(r->job),
+                     r->rank);
+            ctlrelay_close(r);
+            return;
+        }
+        if (++o->at == o->b->n) {
+            r->out = o->next;
+            if (r->out == NULL)
+                r->outt = &r->out;
+            ctlblob_unref(o->b);
+            free(o);
+        }
+    }
+}
+
+static void
+ctlrelay_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    ctlrelay_flush(arg);
+}
+
+/* Queue a blob on every relay still open, after what each holds. */
+static void
+ctlrelay_push_all(struct ctlrelay *const *relays, size_t n, struct ctlblob *b)
+{
+    struct ctlout *o;
     size_t i;
 
-    for (i = 0; i < n; i++)
-        if (relays[i] != NULL && relays[i]->fd != -1 &&
-            send(relays[i]->fd, buf, len, MSG_DONTWAIT) != (ssize_t)len)
-            log_warn("job %.8s: rank %u: sending %s",
-                     job_hex(relays[i]->job), relays[i]->rank, what);
+    b->refs++;
+    for (i = 0; i < n; i++) {
+        if (relays[i] == NULL || relays[i]->fd == -1)
+            continue;
+        o = xcalloc(1, sizeof *o);
+        o->b = b;
+        b->refs++;
+        *relays[i]->outt = o;
+        relays[i]->outt = &o->next;
+        if (relays[i]->out == o)
+            ctlrelay_flush(relays[i]);
+    }
+    ctlblob_unref(b);
 }
 
 void
-ctlrelay_table(struct ctlrelay *const *relays, size_t n,
+ctltable_in_free(struct ctltable_in *in)
+{
+    if (in == NULL)
+        return;
+    free(in->e);
+    sec_wipe(in->key, sizeof in->key);
+    free(in);
+}
+
+/* One part of the coordinator's table; -1 when it does not fit the parts
+ * before it or the job. */
+static int
+ctltable_in_add(struct ctltable_in *in, const struct job *j,
+                const struct msg_table *t)
+{
+    uint32_t total = t->total != 0 ? t->total : (uint32_t)t->nprocs;
+    size_t i;
+
+    if (in->done || t->first != in->have ||
+        (in->have > 0 && (total != in->total ||
+                          sec_equal(t->key, in->key, sizeof in->key) == 0)) ||
+        total > job_nprocs_total(j) || total > CTL_MAX_ENTRIES ||
+        t->nprocs > total - t->first) {
+        log_warnx("job %.8s: address table part of %zu entries at %u of %u "
+                  "does not fit (have %u of %u)",
+                  job_hex(j), t->nprocs, t->first, total, in->have,
+                  in->total);
+        return -1;
+    }
+    if (in->have == 0) {
+        in->total = total;
+        memcpy(in->key, t->key, sizeof in->key);
+        /* Bounded by the job's own size, known since the launch. */
+        in->e = xcalloc(total, sizeof *in->e);
+    }
+    for (i = 0; i < t->nprocs; i++) {
+        struct ctl_entry *e = &in->e[in->have + i];
+
+        e->rank = t->procs[i].rank;
+        e->replica = t->procs[i].replica;
+        snprintf(e->addr, sizeof e->addr, "%s", t->procs[i].addr);
+    }
+    in->have += (uint32_t)t->nprocs;
+    return 0;
+}
+
+int
+ctlrelay_table(struct ctltable_in **inp, const struct job *j,
+               struct ctlrelay *const *relays, size_t n,
                const struct msg_table *t)
 {
-    struct ctl_table_head h;
-    struct ctl_entry *e;
-    uint8_t *buf;
-    size_t i, len;
+    struct ctltable_in *in;
+    struct ctlblob *b;
 
-    if (n == 0)
-        return;
-    if (t->nprocs > CTL_MAX_ENTRIES) {
-        log_warnx("job %.8s: address table of %zu entries is too large",
-                  job_hex(relays[0]->job), t->nprocs);
-        return;
-    }
-    len = sizeof h + t->nprocs * sizeof *e;
-    buf = xcalloc(1, len);
-    memset(&h, 0, sizeof h);
-    h.type = CTL_TABLE;
-    h.version = CTL_VERSION;
-    h.flags = CTL_TF_PROGRESS;
-    memcpy(h.key, t->key, sizeof h.key);
-    h.n = (uint32_t)t->nprocs;
-    memcpy(buf, &h, sizeof h);
-    e = (struct ctl_entry *)(void *)(buf + sizeof h);
-    for (i = 0; i < t->nprocs; i++) {
-        e[i].rank = t->procs[i].rank;
-        e[i].replica = t->procs[i].replica;
-        snprintf(e[i].addr, sizeof e[i].addr, "%s", t->procs[i].addr);
-    }
-    ctlrelay_send_all(relays, n, buf, len, "the address table");
-    sec_wipe(buf, len);
-    free(buf);
+    if (*inp == NULL)
+        *inp = xcalloc(1, sizeof **inp);
+    in = *inp;
+    if (ctltable_in_add(in, j, t) == -1)
+        return -1;
+    if (in->have < in->total)
+        return 0;
+    in->done = 1;
+    b = xcalloc(1, sizeof *b);
+    if ((b->n = ctl_table_encode(in->key, CTL_TF_PROGRESS, in->e, in->total,
+                                 &b->m)) == -1)
+        fatalx("job %.8s: cannot encode an address table of %u entries",
+               job_hex(j), in->total);
+    log_debug("job %.8s: address table of %u entries to %zu processes",
+              job_hex(j), in->total, n);
+    free(in->e);
+    in->e = NULL;
+    ctlrelay_push_all(relays, n, b);
+    return 0;
 }
 
 int
@@ -309,19 +449,21 @@ ctlrelay_view(struct ctlrelay *const *relays, size_t n,
               const struct msg_view *v)
 {
     struct ctl_view_head h;
-    uint8_t *buf;
-    size_t len;
+    struct ctlblob *b;
 
-    len = sizeof h + v->ndead * sizeof *v->dead;
-    buf = xcalloc(1, len);
+    b = xcalloc(1, sizeof *b);
+    b->n = 1;
+    b->m = xcalloc(1, sizeof *b->m);
+    b->m->len = sizeof h + v->ndead * sizeof *v->dead;
+    b->m->buf = xcalloc(1, b->m->len);
     memset(&h, 0, sizeof h);
     h.type = CTL_VIEW;
     h.version = CTL_VERSION;
     h.number = v->number;
     h.n = (uint32_t)v->ndead;
-    memcpy(buf, &h, sizeof h);
+    memcpy(b->m->buf, &h, sizeof h);
     if (v->ndead > 0)
-        memcpy(buf + sizeof h, v->dead, v->ndead * sizeof *v->dead);
-    ctlrelay_send_all(relays, n, buf, len, "a view");
-    free(buf);
+        memcpy(b->m->buf + sizeof h, v->dead, v->ndead * sizeof *v->dead);
+    /* Behind the table, if the process has not read it all yet. */
+    ctlrelay_push_all(relays, n, b);
 }

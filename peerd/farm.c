@@ -32,6 +32,10 @@
 #define FARM_PER_CONN_MAX 8     /* farms open on one connection */
 #define FARM_USERS_MAX 4096     /* users remembered in the usage table */
 #define FARM_SAVE_EVERY_MS 1000 /* usage written at most this often */
+/* Worker tasks' input queued per farm, and being assembled from pieces:
+ * p2prun keeps a peer's queue at its slots plus two, so this is room for
+ * a dozen of the longest inputs. */
+#define FARM_QUEUED_INPUT_MAX (64u * 1024 * 1024)
 /* A refusal that says "not here, not now": the task goes elsewhere. */
 #define FARM_NOT_NOW WIRE_NOT_NOW
 
@@ -53,11 +57,21 @@ struct farm {
     uint32_t lease_ms;
     struct task *head, **tail;
     size_t nqueued;
+    size_t queued_input; /* bytes of the queued tasks' inputs */
+    /* A worker task's input arriving in pieces (input_more): one task at
+     * a time, as p2prun sends them.  pend_bad: that task was refused; its
+     * remaining pieces are dropped. */
+    uint8_t pend_job[WIRE_JOB_ID_LEN];
+    uint8_t *pend;
+    size_t pend_len;
+    int pend_bad;
     struct running *running;
     uint64_t last_pick; /* for ties: the longest waiting goes first */
     double done_secs;   /* its tasks that ended here: total time, */
     unsigned ndone;     /* and how many, for the expected duration */
     struct box *box;    /* its tasks' uid and /tmp here, made at the first */
+    char cmd[WIRE_MAX_LABEL + 1]; /* its first task's program */
+    time_t opened;      /* wall clock, for the dashboard */
     struct farm *next;
 };
 
@@ -105,6 +119,11 @@ launch_dup(struct msg_launch *dst, const struct msg_launch *src)
     dst->files = xcalloc(src->nfiles + 1, sizeof *dst->files);
     if (src->nfiles > 0)
         memcpy(dst->files, src->files, src->nfiles * sizeof *src->files);
+    dst->input = NULL;
+    if (src->input_len > 0) {
+        dst->input = xmalloc(src->input_len);
+        memcpy(dst->input, src->input, src->input_len);
+    }
 }
 
 /* --- usage -------------------------------------------------------------- */
@@ -239,6 +258,7 @@ farm_free(struct peerd *pd, struct farm *f)
 
     /* Running tasks hold their own reference to the box. */
     box_unref(pd, f->box);
+    free(f->pend);
     while ((t = f->head) != NULL) {
         f->head = t->next;
         launch_free(&t->l);
@@ -305,6 +325,7 @@ farm_open(struct peerd *pd, struct svc_conn *c, const struct msg_farm *m,
     memcpy(f->id, m->farm, WIRE_JOB_ID_LEN);
     f->owner = c;
     snprintf(f->user, sizeof f->user, "%s", user_hex);
+    f->opened = time(NULL);
     f->lease_ms =
         m->lease_ms > 0 && m->lease_ms <= (uint32_t)pd->cfg->max_lease_ms
             ? m->lease_ms
@@ -328,34 +349,111 @@ farm_owned_by(const struct peerd *pd, const struct svc_conn *c)
     return 0;
 }
 
+/* Forget a task's partial input; bad: drop its later pieces too. */
+static void
+farm_pend_reset(struct farm *f, const uint8_t job[WIRE_JOB_ID_LEN], int bad)
+{
+    free(f->pend);
+    f->pend = NULL;
+    f->pend_len = 0;
+    f->pend_bad = bad;
+    memcpy(f->pend_job, job, WIRE_JOB_ID_LEN);
+}
+
+/* A piece of a worker task's input (l->input_more set, or the last piece
+ * of a task whose earlier pieces are held): kept until the last.  Returns
+ * 1 when l completes an input now in *input (the caller's), 0 when the
+ * piece is kept or dropped, -1 with why when the task is refused. */
+static int
+farm_input_piece(struct farm *f, const struct msg_launch *l,
+                 uint8_t **input, size_t *len, char *why, size_t whylen)
+{
+    int ours = f->pend_len > 0 || f->pend_bad
+                   ? memcmp(f->pend_job, l->job, WIRE_JOB_ID_LEN) == 0
+                   : 0;
+
+    if (ours && f->pend_bad) {
+        if (!l->input_more)
+            farm_pend_reset(f, l->job, 0);
+        return 0; /* refused already */
+    }
+    if (!ours)
+        farm_pend_reset(f, l->job, 0); /* a new task (an old one gave up) */
+    if (f->pend_len + l->input_len > WIRE_MAX_TASK_INPUT ||
+        f->queued_input + f->pend_len + l->input_len >
+            FARM_QUEUED_INPUT_MAX) {
+        snprintf(why, whylen,
+                 "a task input over %d bytes, or the farm's queue here is "
+                 "full (%u bytes of input)",
+                 WIRE_MAX_TASK_INPUT, FARM_QUEUED_INPUT_MAX);
+        farm_pend_reset(f, l->job, l->input_more);
+        return -1;
+    }
+    f->pend = xreallocarray(f->pend, f->pend_len + l->input_len + 1, 1);
+    if (l->input_len > 0)
+        memcpy(f->pend + f->pend_len, l->input, l->input_len);
+    f->pend_len += l->input_len;
+    if (l->input_more)
+        return 0;
+    *input = f->pend;
+    *len = f->pend_len;
+    f->pend = NULL;
+    farm_pend_reset(f, l->job, 0);
+    return 1;
+}
+
 int
 farm_task(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
           char *why, size_t whylen)
 {
     struct farm *f = farm_find(pd, c, l->farm);
     struct task *t;
+    uint8_t *input = NULL;
+    size_t input_len = 0;
+    int rc;
 
     if (f == NULL) {
         snprintf(why, whylen, "no such farm here");
         return -1;
     }
+    if (l->worker && (l->input_more || f->pend_len > 0 || f->pend_bad) &&
+        (rc = farm_input_piece(f, l, &input, &input_len, why, whylen)) !=
+            1)
+        return rc;
     /* Not now: the coordinator sends it elsewhere. */
     if (!owner_welcome(pd, why + strlen(FARM_NOT_NOW),
                        whylen - strlen(FARM_NOT_NOW))) {
         memcpy(why, FARM_NOT_NOW, strlen(FARM_NOT_NOW));
+        free(input);
         return -1;
     }
-    if (f->nqueued >= FARM_QUEUE_MAX) {
+    if (f->nqueued >= FARM_QUEUE_MAX ||
+        f->queued_input + (input != NULL ? input_len : l->input_len) >
+            FARM_QUEUED_INPUT_MAX) {
         snprintf(why, whylen, "the farm's queue here is full (%d tasks)",
                  FARM_QUEUE_MAX);
+        free(input);
         return -1;
     }
     if (job_find(pd, l->job) != NULL || reserve_find(pd, l->job) != NULL) {
         snprintf(why, whylen, "job id already in use");
+        free(input);
         return -1;
     }
+    if (f->cmd[0] == '\0')
+        snprintf(f->cmd, sizeof f->cmd, "%s",
+                 strrchr(l->argv[0], '/') != NULL ? strrchr(l->argv[0], '/') + 1
+                                                  : l->argv[0]);
     t = xcalloc(1, sizeof *t);
     launch_dup(&t->l, l);
+    if (input != NULL) {
+        /* The input assembled from its pieces. */
+        free(t->l.input);
+        t->l.input = input;
+        t->l.input_len = input_len;
+    }
+    t->l.input_more = 0;
+    f->queued_input += t->l.input_len;
     if (t->l.lease_ms == 0)
         t->l.lease_ms = f->lease_ms;
     *f->tail = t;
@@ -381,12 +479,13 @@ farm_cancel(struct peerd *pd, struct svc_conn *c, const uint8_t job[16])
                 if (f->tail == &t->next)
                     f->tail = tp;
                 f->nqueued--;
+                f->queued_input -= t->l.input_len;
                 launch_free(&t->l);
                 free(t);
                 return 1;
             }
     }
-    return 0;
+    return worker_cancel(pd, c, job);
 }
 
 void
@@ -402,6 +501,7 @@ farm_refuse_all(struct peerd *pd, const char *why)
         while ((t = f->head) != NULL) {
             f->head = t->next;
             f->nqueued--;
+            f->queued_input -= t->l.input_len;
             memset(&m, 0, sizeof m);
             m.type = MSG_LAUNCH_REPLY;
             memcpy(m.u.reply.job, t->l.job, WIRE_JOB_ID_LEN);
@@ -422,6 +522,7 @@ farm_drop_owner(struct peerd *pd, struct svc_conn *c)
 
     if (pd->farms == NULL)
         return;
+    worker_drop_owner(pd, c);
     for (fp = &pd->farms->list; (f = *fp) != NULL;) {
         if (f->owner != c) {
             fp = &f->next;
@@ -441,7 +542,8 @@ farm_reap(struct peerd *pd, uint64_t now_ms)
 
     for (f = pd->farms->list; f != NULL; f = f->next)
         for (rp = &f->running; (r = *rp) != NULL;) {
-            if (job_find(pd, r->job) != NULL) {
+            if (job_find(pd, r->job) != NULL ||
+                worker_has_task(pd, r->job)) {
                 rp = &r->next;
                 continue;
             }
@@ -453,11 +555,24 @@ farm_reap(struct peerd *pd, uint64_t now_ms)
         }
 }
 
+/* Could f's next task start now: a free slot, or for a worker's task an
+ * idle worker of the farm? */
+static int
+farm_can_start(struct peerd *pd, const struct farm *f)
+{
+    if (f->head == NULL)
+        return 0;
+    if (f->head->l.worker && worker_can_take(pd, f->owner, f->id))
+        return 1;
+    return reserve_free(pd) > 0;
+}
+
 /* The farm whose next task would leave its user with the least usage:
  * the user's usage so far plus what that task is expected to take (the
  * mean of the farm's tasks that ended here, 0 until one has), as a
  * weighted fair queue orders by finish tag.  Short tasks of a light user
- * go before a heavy user's long ones. */
+ * go before a heavy user's long ones.  Whether it can start now is the
+ * caller's question: another farm's idle worker must not take its turn. */
 static struct farm *
 farm_next(struct peerd *pd, uint64_t now_ms)
 {
@@ -492,11 +607,28 @@ farm_start(struct peerd *pd, struct farm *f, uint64_t now_ms)
     if (f->head == NULL)
         f->tail = &f->head;
     f->nqueued--;
+    f->queued_input -= t->l.input_len;
     f->last_pick = ++pd->farms->picks;
     memset(&m, 0, sizeof m);
     if (f->box == NULL)
         f->box = box_new(pd, why, sizeof why);
-    if (f->box == NULL ||
+    if (f->box != NULL && t->l.worker) {
+        /* The worker says when it starts the task. */
+        if (worker_give(pd, f->owner, f->box, &t->l, why, sizeof why) ==
+            0) {
+            r = xcalloc(1, sizeof *r);
+            memcpy(r->job, t->l.job, WIRE_JOB_ID_LEN);
+            r->started_ms = now_ms;
+            r->next = f->running;
+            f->running = r;
+            launch_free(&t->l);
+            free(t);
+            return;
+        }
+        m.type = MSG_LAUNCH_REPLY;
+        memcpy(m.u.reply.job, t->l.job, WIRE_JOB_ID_LEN);
+        snprintf(m.u.reply.reason, sizeof m.u.reply.reason, "%s", why);
+    } else if (f->box == NULL ||
         reserve_take(pd, t->l.job, 1, t->l.lease_ms, f->owner, &free_now, why,
                      sizeof why) == -1 ||
         job_launch(pd, f->owner, &t->l, f->box, why, sizeof why) == -1) {
@@ -528,9 +660,18 @@ farm_kick(struct peerd *pd)
     if (pd->farms == NULL || pd->farms->list == NULL)
         return;
     farm_reap(pd, now);
-    while (reserve_free(pd) > 0 && owner_welcome(pd, why, sizeof why) &&
-           (f = farm_next(pd, now)) != NULL)
+    while (owner_welcome(pd, why, sizeof why) &&
+           (f = farm_next(pd, now)) != NULL) {
+        if (!farm_can_start(pd, f)) {
+            /* Its turn, but no slot: an idle worker of another farm
+             * gives its slot back (it comes when the worker has
+             * exited), rather than serve that farm out of turn. */
+            if (reserve_free(pd) == 0)
+                (void)worker_reclaim(pd, f->id);
+            break;
+        }
         farm_start(pd, f, now);
+    }
 }
 
 void
@@ -539,10 +680,43 @@ farm_cron(struct peerd *pd, uint64_t now_ms)
     if (pd->farms == NULL)
         return;
     farm_kick(pd);
+    worker_cron(pd, now_ms);
     if (pd->farms->dirty && now_ms - pd->farms->saved_ms >= FARM_SAVE_EVERY_MS) {
         farm_save_usage(pd);
         pd->farms->saved_ms = now_ms;
     }
+}
+
+size_t
+farm_report(const struct peerd *pd, struct job_info *out, size_t max,
+            uint32_t *more)
+{
+    const struct farm *f;
+    const struct running *r;
+    size_t n = 0;
+
+    if (pd->farms == NULL)
+        return 0;
+    for (f = pd->farms->list; f != NULL; f = f->next) {
+        if (n == max) {
+            (*more)++;
+            continue;
+        }
+        memset(&out[n], 0, sizeof out[n]);
+        memcpy(out[n].job, f->id, WIRE_JOB_ID_LEN);
+        snprintf(out[n].user, sizeof out[n].user, "%s",
+                 f->owner != NULL ? svc_conn_name(f->owner) : f->user);
+        snprintf(out[n].command, sizeof out[n].command, "%s", f->cmd);
+        out[n].farm = 1;
+        out[n].started = (uint64_t)f->opened;
+        out[n].exit = -1;
+        for (r = f->running; r != NULL; r = r->next)
+            out[n].tasks_running++;
+        out[n].tasks_queued = (uint32_t)f->nqueued;
+        out[n].tasks_done = f->ndone;
+        n++;
+    }
+    return n;
 }
 
 size_t

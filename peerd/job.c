@@ -39,6 +39,10 @@
 
 #define JOB_READ_MAX (16 * 1024)          /* output bytes per message */
 #define JOB_KILL_GRACE_MS 1000            /* SIGTERM, then SIGKILL */
+/* Processes spawned per turn of the event loop: each fork waits for its
+ * exec, and a job of hundreds here must not keep the loop (pings,
+ * leases, other jobs) waiting for seconds. */
+#define JOB_SPAWN_BATCH 16
 /* After a process is reaped, something it left behind may still hold its
  * output pipes; they are closed after this long. */
 #define JOB_PIPE_GRACE_MS 2000
@@ -105,10 +109,22 @@ struct job {
     char evict_reason[WIRE_MAX_TEXT + 1];
     char user[64];      /* who launched it, for p2pshare status */
     char *cmd;          /* its program, likewise */
+    int task;           /* a farm's task: reported with its farm */
+    time_t started;     /* wall clock, for the dashboard */
+    struct ctltable_in *table; /* the address table, as it arrives */
+    /* Spawning in batches: the program and environment are kept until
+     * every process is started (nstarted of nprocs, in order). */
+    char **argv, **env;
+    size_t nargv, nenv, nstarted;
+    struct event *spawn_ev;
+    struct worker *worker; /* a farm's persistent worker (worker.c) */
+    int *worker_in;        /* where its stdin pipe goes, at the start */
     struct job *next;
 };
 
 static void job_stream_cb(evutil_socket_t, short, void *);
+static void job_spawn_forget(struct job *);
+static const struct timeval spawn_now = {0, 0};
 static void proc_hold(struct proc *, int hold);
 
 static const char *const proc_state_name[] = {"running", "dead", "done"};
@@ -264,6 +280,8 @@ job_destroy(struct job *j)
     free(j->dir);
     free(j->cmd);
     free(j->procs);
+    ctltable_in_free(j->table);
+    job_spawn_forget(j);
     free(j);
 }
 
@@ -275,6 +293,7 @@ job_free(struct job *j)
     size_t i;
 
     job_unlink(&j->pd->jobs, j);
+    job_spawn_forget(j);
     reserve_release(j->pd, j->id);
     for (i = 0; i < j->nprocs; i++) {
         ctlrelay_free(j->procs[i].ctl);
@@ -305,6 +324,8 @@ job_end(struct job *j)
     size_t i;
 
     log_info("job %.8s: finished", j->hex);
+    if (!j->task)
+        link_report_now(j->pd);
     job_set_state(j, JOB_ENDED);
     for (i = 0; i < j->nprocs; i++) {
         ctlrelay_free(j->procs[i].ctl);
@@ -377,7 +398,13 @@ proc_check_done(struct proc *p)
                  j->hex, p->rank, p->replica,
                  m.u.exit.signaled ? "killed by signal" : "exited with",
                  m.u.exit.code, (unsigned long long)(m.u.exit.mem_peak >> 10));
-    if (j->owner != NULL)
+    if (j->worker != NULL) {
+        struct worker *w = j->worker;
+
+        /* Its tasks are the worker's to report, not a process exit. */
+        j->worker = NULL;
+        worker_exited(w, p->status, m.u.exit.mem_peak);
+    } else if (j->owner != NULL)
         svc_conn_send(j->owner, &m);
     reserve_return_one(j->pd, j->id);
     if (--j->nrunning == 0)
@@ -435,6 +462,15 @@ job_stream_cb(evutil_socket_t fd, short what, void *arg)
     }
     if (j->owner == NULL)
         return; /* nobody to tell; the job is being killed */
+    if (j->worker != NULL) {
+        if (ps->stream == 1)
+            worker_stdout(j->worker, buf, (size_t)n);
+        else
+            worker_stderr(j->worker, buf, (size_t)n);
+        if (svc_conn_backlog(j->owner) > SVC_BACKLOG_MAX)
+            job_pause(j, 1);
+        return;
+    }
     memset(&m, 0, sizeof m);
     m.type = MSG_OUTPUT;
     memcpy(m.u.data.job, j->id, WIRE_JOB_ID_LEN);
@@ -448,6 +484,18 @@ job_stream_cb(evutil_socket_t fd, short what, void *arg)
      * making this daemon buffer without bound. */
     if (svc_conn_backlog(j->owner) > SVC_BACKLOG_MAX)
         job_pause(j, 1);
+}
+
+void
+job_drain_stderr(struct job *j)
+{
+    struct proc_stream *ps = &j->procs[0].out[1];
+    uint8_t buf[JOB_READ_MAX];
+    ssize_t n;
+
+    while (j->worker != NULL && ps->fd != -1 &&
+           (n = read(ps->fd, buf, sizeof buf)) > 0)
+        worker_stderr(j->worker, buf, (size_t)n);
 }
 
 void
@@ -493,7 +541,9 @@ job_table(struct job *j, const struct msg_table *t)
 {
     struct ctlrelay **r = job_relays(j);
 
-    ctlrelay_table(r, j->nprocs, t);
+    if (ctlrelay_table(&j->table, j, r, j->nprocs, t) == -1)
+        log_warnx("job %.8s: bad address table from the coordinator",
+                  j->hex);
     free(r);
 }
 
@@ -571,18 +621,17 @@ job_local_procs(struct peerd *pd)
 /* The environment of a job's processes: ours first (not overridable),
  * then the user's, then defaults the user may override. */
 static char **
-job_env(struct job *j, const struct msg_launch *l, const struct proc *p,
-        size_t *n)
+job_env(struct job *j, const struct proc *p, size_t *n)
 {
     char **env;
     size_t i, k = 0;
 
-    env = xcalloc(l->nenv + 16, sizeof *env);
+    env = xcalloc(j->nenv + 16, sizeof *env);
     xasprintf(&env[k++], "P2P_JOB=%s", j->hex);
     xasprintf(&env[k++], "P2P_RANK=%u", p->rank);
-    xasprintf(&env[k++], "P2P_SIZE=%u", l->size);
+    xasprintf(&env[k++], "P2P_SIZE=%u", j->size);
     xasprintf(&env[k++], "P2P_REPLICA=%u", p->replica);
-    xasprintf(&env[k++], "P2P_NREPLICAS=%u", l->nreplicas);
+    xasprintf(&env[k++], "P2P_NREPLICAS=%u", j->nreplicas);
     xasprintf(&env[k++], "P2P_PEERD=%s", j->pd->listen_addr.text);
     xasprintf(&env[k++], "P2P_HOST=%s", j->pd->host_label);
     xasprintf(&env[k++], "%s=%d", CTL_FD_ENV, CTL_FD);
@@ -590,8 +639,8 @@ job_env(struct job *j, const struct msg_launch *l, const struct proc *p,
     /* Every process of the job on this machine, all peers together, so
      * that the library knows when ranks outnumber cores. */
     xasprintf(&env[k++], "P2P_LOCAL_PROCS=%zu", job_local_procs(j->pd));
-    for (i = 0; i < l->nenv; i++)
-        env[k++] = xstrdup(l->env[i]);
+    for (i = 0; i < j->nenv; i++)
+        env[k++] = xstrdup(j->env[i]);
     xasprintf(&env[k++], "PATH=%s", j->pd->cfg->job_path);
     xasprintf(&env[k++], "HOME=%s", j->dir);
     env[k] = NULL;
@@ -648,8 +697,7 @@ job_prepare_dir(struct job *j, const struct msg_launch *l, char *why,
 }
 
 static int
-job_start_proc(struct job *j, const struct msg_launch *l, struct proc *p,
-               char *why, size_t whylen)
+job_start_proc(struct job *j, struct proc *p, char *why, size_t whylen)
 {
     struct peerd *pd = j->pd;
     struct spawn_req r;
@@ -668,14 +716,15 @@ job_start_proc(struct job *j, const struct msg_launch *l, struct proc *p,
         snprintf(why, whylen, "control socket: %s", strerror(errno));
         return -1;
     }
-    /* The address table goes down this socket in one message. */
+    /* Room for the address table's parts (ctlrelay.c writes the rest as
+     * the process reads). */
     (void)setsockopt(sv[0], SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf,
                      sizeof sndbuf);
-    env = job_env(j, l, p, &nenv);
+    env = job_env(j, p, &nenv);
     memset(&r, 0, sizeof r);
     r.ctl_fd = sv[1];
     r.dir = j->dir;
-    r.argv = l->argv;
+    r.argv = j->argv;
     r.envp = env;
     r.path = pd->cfg->job_path;
     r.host = pd->host_label;
@@ -689,6 +738,7 @@ job_start_proc(struct job *j, const struct msg_launch *l, struct proc *p,
         r.nproc = pd->cfg->job_nproc;
     }
     r.nofile = pd->cfg->job_nofile;
+    r.in = j->worker_in;
     p->pid = spawn_process(&r, &fds[0], &fds[1], why, whylen);
     for (i = 0; i < nenv; i++)
         free(env[i]);
@@ -707,6 +757,7 @@ job_start_proc(struct job *j, const struct msg_launch *l, struct proc *p,
         p->out[s].fd = fds[s];
         p->out[s].ev = event_new(pd->base, fds[s], EV_READ | EV_PERSIST,
                                  job_stream_cb, &p->out[s]);
+        event_priority_set(p->out[s].ev, PEERD_PRIO_BULK);
         event_add(p->out[s].ev, NULL);
     }
     return 0;
@@ -740,9 +791,106 @@ job_mem_limit(const struct peerd *pd)
            (uint64_t)(pd->slots_total > 0 ? pd->slots_total : 1);
 }
 
-int
-job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
-           struct box *box, char *why, size_t whylen)
+/* A copy of n strings, NULL-terminated. */
+static char **
+strv_dup(char *const *v, size_t n)
+{
+    char **c = xcalloc(n + 1, sizeof *c);
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        c[i] = xstrdup(v[i]);
+    return c;
+}
+
+static void
+strv_free(char **v)
+{
+    size_t i;
+
+    for (i = 0; v != NULL && v[i] != NULL; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* Nothing more to spawn: drop the program, environment and event. */
+static void
+job_spawn_forget(struct job *j)
+{
+    if (j->spawn_ev != NULL)
+        event_free(j->spawn_ev);
+    j->spawn_ev = NULL;
+    strv_free(j->argv);
+    strv_free(j->env);
+    j->argv = j->env = NULL;
+}
+
+/* Start the next JOB_SPAWN_BATCH processes; -1 (why says) on failure. */
+static int
+job_spawn_batch(struct job *j, char *why, size_t whylen)
+{
+    size_t end = j->nstarted + JOB_SPAWN_BATCH;
+
+    if (end > j->nprocs)
+        end = j->nprocs;
+    while (j->nstarted < end) {
+        if (job_start_proc(j, &j->procs[j->nstarted], why, whylen) == -1)
+            return -1;
+        j->nstarted++;
+    }
+    return 0;
+}
+
+/* The processes that will not start now (a failed batch, or the job
+ * killed meanwhile) are reported as ended with status, so that the
+ * coordinator hears of every process. */
+static void
+job_spawn_abandon(struct job *j, int status)
+{
+    size_t i, n = j->nprocs;
+
+    for (i = j->nstarted; i < n; i++) {
+        struct proc *p = &j->procs[i];
+
+        p->state = PROC_DEAD; /* never ran: reaped, drained */
+        p->status = status;
+        proc_check_done(p); /* the last one may end the job (freed later) */
+    }
+    j->nstarted = n;
+}
+
+/* The next batch, from the loop: pings and leases are served between. */
+static void
+job_spawn_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct job *j = arg;
+    char why[256];
+
+    (void)fd;
+    (void)what;
+    if (j->state != JOB_RUNNING) {
+        job_spawn_abandon(j, SIGKILL);
+        return;
+    }
+    if (job_spawn_batch(j, why, sizeof why) == -1) {
+        log_warnx("job %.8s: rank %u replica %u: %s; the processes not yet "
+                  "started are reported failed",
+                  j->hex, j->procs[j->nstarted].rank,
+                  j->procs[j->nstarted].replica, why);
+        job_spawn_abandon(j, 127 << 8);
+        return;
+    }
+    if (j->nstarted < j->nprocs)
+        evtimer_add(j->spawn_ev, &spawn_now);
+    else
+        log_debug("job %.8s: all %zu processes started", j->hex, j->nprocs);
+}
+
+/* Launch a job; a worker's gets w and its stdin pipe in *in. */
+static int
+job_launch_as(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
+              struct box *box, struct worker *w, int *in, char *why,
+              size_t whylen)
 {
     struct hold *h;
     struct job *j;
@@ -786,6 +934,10 @@ job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
     job_set_bind_host(j, c);
     snprintf(j->user, sizeof j->user, "%s", svc_conn_name(c));
     j->cmd = xstrdup(l->argv[0]);
+    j->task = l->task != 0;
+    j->started = time(NULL);
+    j->worker = w;
+    j->worker_in = in;
     j->next = pd->jobs;
     pd->jobs = j;
     reserve_confirm(pd, h, (uint32_t)l->nprocs);
@@ -799,21 +951,71 @@ job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
     if (job_prepare_dir(j, l, why, whylen) == -1 ||
         job_cgroup_open(j, why, whylen) == -1)
         goto fail;
-    for (i = 0; i < l->nprocs; i++) {
-        if (job_start_proc(j, l, &j->procs[i], why, whylen) == -1)
-            goto fail;
-        j->nrunning++;
+    /* Every process counts as running until it is reported, started or
+     * not: the job cannot end while batches are still to come. */
+    j->nrunning = l->nprocs;
+    j->argv = strv_dup(l->argv, l->nargv);
+    j->nargv = l->nargv;
+    j->env = strv_dup(l->env, l->nenv);
+    j->nenv = l->nenv;
+    /* The first batch now (a failure here fails the launch); the rest
+     * from the loop, a batch a turn (job_spawn_cb). */
+    if (job_spawn_batch(j, why, whylen) == -1)
+        goto fail;
+    log_info("job %.8s: %zu process%s %s for %s (%s) as uid %u", j->hex,
+             l->nprocs, l->nprocs == 1 ? "" : "es",
+             j->nstarted < j->nprocs ? "starting" : "started",
+             svc_conn_name(c), l->argv[0], (unsigned)box_uid(j->box));
+    if (j->nstarted < j->nprocs) {
+        j->spawn_ev = evtimer_new(pd->base, job_spawn_cb, j);
+        evtimer_add(j->spawn_ev, &spawn_now);
     }
-    log_info("job %.8s: %zu process%s started for %s (%s) as uid %u",
-             j->hex, l->nprocs, l->nprocs == 1 ? "" : "es", svc_conn_name(c),
-             l->argv[0], (unsigned)box_uid(j->box));
+    j->worker_in = NULL; /* a worker is one process: started by now */
     return 0;
 
 fail:
     log_warnx("job %.8s: launch failed: %s", j->hex, why);
     /* What did start is killed and reaped at once; the job never ran. */
+    j->worker = NULL;
+    j->worker_in = NULL;
     job_kill_now(j);
     return -1;
+}
+
+int
+job_launch(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
+           struct box *box, char *why, size_t whylen)
+{
+    return job_launch_as(pd, c, l, box, NULL, NULL, why, whylen);
+}
+
+struct job *
+job_launch_worker(struct peerd *pd, struct svc_conn *c,
+                  const struct msg_launch *l, struct box *box,
+                  struct worker *w, int *in, char *why, size_t whylen)
+{
+    *in = -1;
+    if (job_launch_as(pd, c, l, box, w, in, why, whylen) == -1) {
+        if (*in != -1)
+            close(*in);
+        *in = -1;
+        return NULL;
+    }
+    return job_find(pd, l->job);
+}
+
+void
+job_forget_worker(struct job *j)
+{
+    j->worker = NULL;
+}
+
+uint64_t
+job_mem_peak(const struct job *j)
+{
+    return j->nprocs > 0 && j->procs[0].cg != NULL
+               ? cgroup_mem_peak(j->procs[0].cg)
+               : 0;
 }
 
 void
@@ -1152,6 +1354,60 @@ job_describe(const struct peerd *pd, char *buf, size_t len)
     }
     if (n >= len)
         n = len - 1;
+    return n;
+}
+
+/* How one process is doing, for the dashboard. */
+static enum proc_run
+job_proc_run(const struct job *j, const struct proc *p)
+{
+    /* Not yet started (done until spawned, never reaped) counts as
+     * running: the spawn follows at once. */
+    if (p->state == PROC_RUNNING || (p->reaped_ms == 0 && j->state == JOB_RUNNING))
+        return j->suspended ? PROC_RUN_SUSPENDED : PROC_RUN_RUNNING;
+    if (j->evicted)
+        return PROC_RUN_EVICTED;
+    return WIFSIGNALED(p->status) ? PROC_RUN_KILLED : PROC_RUN_EXITED;
+}
+
+size_t
+job_report(const struct peerd *pd, struct job_info *out, size_t max,
+           struct job_proc *procs, size_t maxprocs, uint32_t *more)
+{
+    const struct job *j;
+    size_t n = 0, np = 0, i;
+
+    for (j = pd->jobs; j != NULL; j = j->next) {
+        if (j->task)
+            continue;
+        if (n == max || np + j->nprocs > maxprocs) {
+            (*more)++;
+            continue;
+        }
+        memset(&out[n], 0, sizeof out[n]);
+        memcpy(out[n].job, j->id, WIRE_JOB_ID_LEN);
+        snprintf(out[n].user, sizeof out[n].user, "%s", j->user);
+        snprintf(out[n].command, sizeof out[n].command, "%s",
+                 strrchr(j->cmd, '/') != NULL ? strrchr(j->cmd, '/') + 1
+                                              : j->cmd);
+        out[n].size = j->size;
+        out[n].nreplicas = j->nreplicas;
+        out[n].started = (uint64_t)j->started;
+        out[n].exit = -1;
+        out[n].procs = &procs[np];
+        for (i = 0; i < j->nprocs; i++, np++) {
+            memset(&procs[np], 0, sizeof procs[np]);
+            procs[np].rank = j->procs[i].rank;
+            procs[np].replica = j->procs[i].replica;
+            procs[np].state = job_proc_run(j, &j->procs[i]);
+            procs[np].code =
+                procs[np].state == PROC_RUN_KILLED
+                    ? (uint32_t)WTERMSIG(j->procs[i].status)
+                    : (uint32_t)WEXITSTATUS(j->procs[i].status) & 0xff;
+        }
+        out[n].nprocs = j->nprocs;
+        n++;
+    }
     return n;
 }
 

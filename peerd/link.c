@@ -43,6 +43,7 @@ struct link {
     int heartbeat_ms;
     uint64_t last_ack_ms;
     int failures; /* consecutive, to keep the log quiet while one is down */
+    struct report *report; /* what we run, as last told this supernode */
     int bad;      /* failed since it was last registered (or started) */
 };
 
@@ -142,6 +143,8 @@ link_send_heartbeat(struct link *l)
     if (l->pd->owner != NULL && owner_peer_state(l->pd) != PEER_STATE_UNKNOWN)
         m.u.heartbeat.state = (enum peer_state)owner_peer_state(l->pd);
     channel_send(l->ch, &m);
+    if (report_due(l->report, l->pd, monotime_ms(), &m))
+        channel_send(l->ch, &m);
 }
 
 static void
@@ -169,6 +172,20 @@ link_announce(struct peerd *pd)
     for (i = 0; i < pd->nlinks; i++)
         if (pd->links[i]->state == LINK_UP)
             link_send_heartbeat(pd->links[i]);
+}
+
+void
+link_report_now(struct peerd *pd)
+{
+    struct msg m;
+    int i;
+
+    /* A job ends here: its last state (exit statuses) is told before it
+     * is forgotten, not lost between two beats. */
+    for (i = 0; i < pd->nlinks; i++)
+        if (pd->links[i]->state == LINK_UP &&
+            report_due(pd->links[i]->report, pd, monotime_ms(), &m))
+            channel_send(pd->links[i]->ch, &m);
 }
 
 static void
@@ -203,6 +220,7 @@ link_on_ready(struct channel *ch, void *arg)
     resources_probe(&m.u.reg.res, (uint32_t)pd->slots_total, reserve_free(pd));
     if (pd->owner != NULL && owner_peer_state(pd) != PEER_STATE_UNKNOWN)
         m.u.reg.res.state = (enum peer_state)owner_peer_state(pd);
+    resources_describe(&m.u.reg);
     channel_send(ch, &m);
     link_set_state(l, LINK_REGISTERING);
 }
@@ -223,6 +241,7 @@ link_on_msg(struct channel *ch, const struct msg *m, void *arg)
         l->last_ack_ms = monotime_ms();
         l->backoff_ms = LINK_BACKOFF_MIN_MS;
         l->failures = 0;
+        report_reset(l->report); /* a new session knows nothing yet */
         l->bad = 0;
         link_set_state(l, LINK_UP);
         log_info("registered with supernode %s (heartbeat %d ms)", l->name,
@@ -272,6 +291,7 @@ link_new(struct peerd *pd, const char *supernode)
     l->backoff_ms = LINK_BACKOFF_MIN_MS;
     l->heartbeat_ms = pd->heartbeat_ms;
     l->timer = evtimer_new(pd->base, link_timer, l);
+    l->report = report_new();
     l->state = LINK_DOWN;
     return l;
 }
@@ -339,6 +359,7 @@ link_free(struct link *l)
     if (l->state != LINK_DOWN)
         link_shutdown(l);
     event_free(l->timer);
+    report_free(l->report);
     free(l->name);
     free(l);
 }

@@ -347,6 +347,7 @@ main(int argc, char **argv)
     /* Before offering slots: nothing of an earlier life may still run. */
     job_recover(&pd);
     farm_init(&pd);
+    worker_init(&pd);
     /* Not fatal: a peer may be started before its directory is fixed, and
      * a launch then fails with the same explanation. */
     if (job_reachable(pd.state_dir, pd.job_uid, err, sizeof err) == -1)
@@ -373,7 +374,8 @@ main(int argc, char **argv)
      * comes back to us, not to init, so that it can be killed. */
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
         log_warn("cannot become a child subreaper");
-    if ((pd.base = event_base_new()) == NULL)
+    if ((pd.base = event_base_new()) == NULL ||
+        event_base_priority_init(pd.base, PEERD_NPRIO) == -1)
         fatalx("event_base_new failed");
     pd.service = service_new(&pd, fd);
     if ((pd.control = control_new(&pd, err, sizeof err)) == NULL)
@@ -384,6 +386,7 @@ main(int argc, char **argv)
     ev_int = evsignal_new(pd.base, SIGINT, on_signal, &pd);
     ev_chld = evsignal_new(pd.base, SIGCHLD, on_sigchld, &pd);
     pd.cron = event_new(pd.base, -1, EV_PERSIST, on_cron, &pd);
+    event_priority_set(pd.cron, PEERD_PRIO_CRON);
     evsignal_add(ev_term, NULL);
     evsignal_add(ev_int, NULL);
     evsignal_add(ev_chld, NULL);
@@ -405,6 +408,7 @@ main(int argc, char **argv)
     directory_free(pd.directory);
     service_free(pd.service);
     control_free(pd.control);
+    worker_fini(&pd);
     job_shutdown(&pd);
     event_free(ev_term);
     event_free(ev_int);

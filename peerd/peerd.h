@@ -23,6 +23,18 @@
  * read, and its processes' hints (suspicions, progress) are dropped. */
 #define SVC_BACKLOG_MAX (4 * 1024 * 1024)
 
+/* Event priorities (libevent runs every ready event of a higher priority
+ * before any of a lower one): the cron (heartbeats, leases, expiry)
+ * first, then conversations with coordinators, supernodes and the local
+ * control socket (the default), then the bulk of a big job's processes:
+ * their control sockets and their output.  A peer busy wiring up or
+ * forwarding output for hundreds of processes still answers its
+ * coordinator's pings in time. */
+#define PEERD_PRIO_CRON 0
+#define PEERD_PRIO_DEFAULT 1
+#define PEERD_PRIO_BULK 2
+#define PEERD_NPRIO 3
+
 struct link;
 struct svc_conn;
 struct job;
@@ -33,6 +45,8 @@ struct ctlrelay;
 struct owner;
 struct control;
 struct farms;
+struct workers;
+struct worker;
 struct box;
 
 /* A hold on slots for one job: a lease until its launch confirms it. */
@@ -74,6 +88,7 @@ struct peerd {
     struct owner *owner;    /* the owner's policy and presence */
     struct control *control; /* p2pshare's socket */
     struct farms *farms;    /* tasks queued here, fair share */
+    struct workers *workers; /* farms' persistent workers */
     struct event *cron;
 };
 
@@ -94,6 +109,9 @@ char *identity_default_state_dir(void);
 int resources_init(char *err, size_t errlen);
 void resources_fini(void);
 unsigned resources_cores(void);
+/* What the dashboard shows of the machine: CPU model (hwloc), OS
+ * (os-release), kernel (uname), and when this peerd started. */
+void resources_describe(struct msg_register *);
 /* Current figures: hardware, free memory and load from /proc, slots. */
 void resources_probe(struct resources *, uint32_t slots_total,
                      uint32_t slots_free);
@@ -136,6 +154,18 @@ int cache_copy_out(struct cache *, const uint8_t hash[SEC_HASH_LEN],
 /* Total size of the cached files. */
 uint64_t cache_bytes(const struct cache *);
 
+/* report.c: what this peer runs, for the supernodes' dashboards */
+struct report;
+struct report *report_new(void);
+void report_free(struct report *);
+/* A job report is due on this link when what we run changed since the
+ * last one sent on it, or REPORT_REFRESH_MS passed: fills m (valid until
+ * the next call) and returns 1; else 0.  Call reset when the link
+ * (re)registers. */
+int report_due(struct report *, const struct peerd *, uint64_t now_ms,
+               struct msg *m);
+void report_reset(struct report *);
+
 /* link.c: one per configured supernode */
 /* A link, not yet started. */
 struct link *link_new(struct peerd *, const char *supernode);
@@ -148,6 +178,9 @@ int link_bad(const struct link *);
 const char *link_name(const struct link *);
 /* Free slots changed: send a heartbeat to every supernode now. */
 void link_announce(struct peerd *);
+/* What we run changed for good (a job ends): every supernode hears of it
+ * now, if it differs from what it last heard. */
+void link_report_now(struct peerd *);
 /* Unregister (if registered) and close; the loop finishes the job.  The
  * link may be started again. */
 void link_shutdown(struct link *);
@@ -217,10 +250,12 @@ struct spawn_req {
     long nofile; /* RLIMIT_NOFILE, 0: unchanged */
     long nproc;  /* RLIMIT_NPROC, 0: unchanged */
     int ctl_fd;  /* becomes the process's CTL_FD; -1: none */
+    int *in;     /* NULL: stdin from /dev/null; else a pipe's write end */
     pid_t parent; /* set by spawn_process */
 };
 /* Start a process in its own session (and cgroups and mount namespace,
- * when given) with stdin from /dev/null and stdout/stderr to non-blocking
+ * when given) with stdin from /dev/null (or a non-blocking pipe whose
+ * write end goes to *r->in) and stdout/stderr to non-blocking
  * pipes (*out, *err).  Returns the pid, or -1 with why ("command not
  * found: NAME on HOST" when a bare name is nowhere on the path). */
 pid_t spawn_process(const struct spawn_req *, int *out, int *err, char *why,
@@ -310,9 +345,15 @@ int rmtree(const char *path);
 struct ctlrelay *ctlrelay_new(struct event_base *, struct job *,
                               uint32_t rank, uint32_t replica, int fd);
 void ctlrelay_free(struct ctlrelay *);
-/* The address table, to every open relay of the array (NULLs skipped). */
-void ctlrelay_table(struct ctlrelay *const *, size_t n,
-                    const struct msg_table *);
+/* A part of the address table; once *in holds it all, the table goes to
+ * every open relay of the array (NULLs skipped), written as each process
+ * reads.  -1 (logged) when the part does not fit the job or the parts
+ * before it.  *in is made on the first part; free it with the job. */
+struct ctltable_in;
+int ctlrelay_table(struct ctltable_in **in, const struct job *,
+                   struct ctlrelay *const *, size_t n,
+                   const struct msg_table *);
+void ctltable_in_free(struct ctltable_in *);
 /* Is this view acceptable for the job (size, indices)?  Logs if not. */
 int ctlrelay_view_ok(const struct job *, const struct msg_view *);
 void ctlrelay_view(struct ctlrelay *const *, size_t n,
@@ -341,6 +382,12 @@ size_t job_running_procs(const struct peerd *);
 void job_suspend_all(struct peerd *, int suspend);
 /* Kill every job now; their exits are reported as evictions, why. */
 void job_evict_all(struct peerd *, const char *why);
+/* The dashboard's view of the jobs here, farm tasks left out: at most
+ * max jobs and, in all, maxprocs processes taken from procs (out[i].procs
+ * point into it); each job that did not fit adds one to *more.  Returns
+ * how many were filled. */
+size_t job_report(const struct peerd *, struct job_info *out, size_t max,
+                  struct job_proc *procs, size_t maxprocs, uint32_t *more);
 /* One line per job (owner, program, ranks) into buf; its length. */
 size_t job_describe(const struct peerd *, char *buf, size_t len);
 
@@ -360,6 +407,19 @@ void job_table(struct job *, const struct msg_table *);
 void job_view(struct job *, const struct msg_view *);
 /* Stop every process of the job (SIGTERM, SIGKILL a second later). */
 void job_kill(struct job *, const char *why);
+/* A farm's worker as a one-process job: its stdin pipe's write end goes
+ * to *in; its stdout, stderr and end go to w (worker.c).  NULL with why. */
+struct job *job_launch_worker(struct peerd *, struct svc_conn *,
+                              const struct msg_launch *, struct box *,
+                              struct worker *w, int *in, char *why,
+                              size_t whylen);
+/* The worker is gone: its job reports nothing more to it. */
+void job_forget_worker(struct job *);
+/* The peak memory of a job's first process so far (its cgroup), 0 when
+ * not known. */
+uint64_t job_mem_peak(const struct job *);
+/* Read what a worker's stderr pipe holds now (before its answer). */
+void job_drain_stderr(struct job *);
 /* The coordinator's connection went away: kill its jobs. */
 void job_orphan_owner(struct peerd *, struct svc_conn *);
 /* Anything heard from the coordinator keeps its jobs alive. */
@@ -419,6 +479,37 @@ void farm_drop_owner(struct peerd *, struct svc_conn *);
 void farm_kick(struct peerd *);
 void farm_cron(struct peerd *, uint64_t now_ms);
 size_t farm_describe(const struct peerd *, char *buf, size_t len);
+/* The farms here for the dashboard (task counts, no entries): at most
+ * max, the rest counted in *more; how many were filled. */
+size_t farm_report(const struct peerd *, struct job_info *out, size_t max,
+                   uint32_t *more);
+
+/* worker.c: farms' persistent workers (p2prun --each --worker) */
+void worker_init(struct peerd *);
+void worker_fini(struct peerd *);
+/* Can an idle worker of this farm take a task now? */
+int worker_can_take(struct peerd *, const struct svc_conn *,
+                    const uint8_t farm[WIRE_JOB_ID_LEN]);
+/* Give a worker task to an idle worker of its farm, or to a new one in a
+ * free slot (box: the farm's); -1 with why if it cannot start. */
+int worker_give(struct peerd *, struct svc_conn *, struct box *,
+                const struct msg_launch *, char *why, size_t whylen);
+/* Is this attempt in a worker's hands? */
+int worker_has_task(struct peerd *, const uint8_t id[WIRE_JOB_ID_LEN]);
+/* The coordinator cancels an attempt; 1 if a worker had it. */
+int worker_cancel(struct peerd *, const struct svc_conn *,
+                  const uint8_t id[WIRE_JOB_ID_LEN]);
+/* The connection is gone: forget its workers (their jobs are killed). */
+void worker_drop_owner(struct peerd *, const struct svc_conn *);
+/* Stop an idle worker of another farm to free a slot for farm; 1 if one
+ * is stopping (its slot comes back when it has exited). */
+int worker_reclaim(struct peerd *, const uint8_t farm[WIRE_JOB_ID_LEN]);
+/* Stop workers that have been idle too long (from the cron). */
+void worker_cron(struct peerd *, uint64_t now_ms);
+/* From job.c: bytes from a worker's stdout and stderr, and its end. */
+void worker_stdout(struct worker *, const uint8_t *, size_t);
+void worker_stderr(struct worker *, const uint8_t *, size_t);
+void worker_exited(struct worker *, int status, uint64_t mem_peak);
 
 /* control.c: the local socket p2pshare talks to (root or our own user) */
 struct control *control_new(struct peerd *, char *err, size_t errlen);

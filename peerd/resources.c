@@ -3,8 +3,11 @@
  * includes hwloc.h), memory and load from /proc (hwloc's memory total is
  * the fallback).
  */
+#include <sys/utsname.h>
+
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <hwloc.h>
 
@@ -12,6 +15,8 @@
 
 static unsigned res_cores;
 static uint64_t res_mem_total;
+static char res_cpu_model[WIRE_MAX_HOSTINFO + 1];
+static time_t res_started;
 
 int
 resources_init(char *err, size_t errlen)
@@ -28,6 +33,15 @@ resources_init(char *err, size_t errlen)
         n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
     res_cores = n > 0 ? (unsigned)n : 1;
     res_mem_total = hwloc_get_root_obj(topo)->total_memory;
+    res_cpu_model[0] = '\0';
+    if (hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE) > 0) {
+        const char *model = hwloc_obj_get_info_by_name(
+            hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0), "CPUModel");
+
+        if (model != NULL)
+            snprintf(res_cpu_model, sizeof res_cpu_model, "%s", model);
+    }
+    res_started = time(NULL);
     hwloc_topology_destroy(topo);
     return 0;
 }
@@ -98,4 +112,57 @@ resources_probe(struct resources *r, uint32_t slots_total, uint32_t slots_free)
         r->state = PEER_STATE_BUSY;
     else
         r->state = PEER_STATE_AVAILABLE;
+}
+
+/* Keep printable characters only: the codec refuses the others. */
+static void
+res_printable(char *s)
+{
+    for (; *s != '\0'; s++)
+        if (*s < ' ' || *s > '~')
+            *s = '?';
+}
+
+/* PRETTY_NAME of os-release, unquoted. */
+static void
+res_os_name(char *out, size_t len)
+{
+    char line[256], *v, *e;
+    FILE *f;
+
+    out[0] = '\0';
+    if ((f = fopen("/etc/os-release", "r")) == NULL &&
+        (f = fopen("/usr/lib/os-release", "r")) == NULL)
+        return;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "PRETTY_NAME=", 12) != 0)
+            continue;
+        v = line + 12;
+        v[strcspn(v, "\n")] = '\0';
+        if (*v == '"' || *v == '\'') {
+            v++;
+            if ((e = strpbrk(v, "\"'")) != NULL)
+                *e = '\0';
+        }
+        snprintf(out, len, "%.*s", (int)(len - 1), v);
+        break;
+    }
+    fclose(f);
+}
+
+void
+resources_describe(struct msg_register *reg)
+{
+    struct utsname u;
+
+    snprintf(reg->cpu_model, sizeof reg->cpu_model, "%s", res_cpu_model);
+    res_os_name(reg->os, sizeof reg->os);
+    reg->kernel[0] = '\0';
+    if (uname(&u) == 0)
+        snprintf(reg->kernel, sizeof reg->kernel, "%.40s %.60s %.20s",
+                 u.sysname, u.release, u.machine);
+    res_printable(reg->cpu_model);
+    res_printable(reg->os);
+    res_printable(reg->kernel);
+    reg->started = (uint64_t)res_started;
 }

@@ -78,7 +78,8 @@ spawn_child_search(const struct spawn_req *r, int report)
 
 /* In the child, after fork: become the job's process. */
 static void __attribute__((noreturn))
-spawn_child(const struct spawn_req *r, int outw, int errw, int report)
+spawn_child(const struct spawn_req *r, int inr, int outw, int errw,
+            int report)
 {
     struct sigaction sa;
     struct sched_param param;
@@ -144,7 +145,7 @@ spawn_child(const struct spawn_req *r, int outw, int errw, int report)
         spawn_child_fail(report, "parent death signal");
     if (chdir(r->dir) == -1)
         spawn_child_fail(report, "job directory");
-    if ((fd = open("/dev/null", O_RDONLY)) == -1 ||
+    if ((fd = inr != -1 ? inr : open("/dev/null", O_RDONLY)) == -1 ||
         dup2(fd, STDIN_FILENO) == -1 || dup2(outw, STDOUT_FILENO) == -1 ||
         dup2(errw, STDERR_FILENO) == -1)
         spawn_child_fail(report, "standard streams");
@@ -175,13 +176,15 @@ spawn_process(const struct spawn_req *r, int *out, int *err, char *why,
               size_t whylen)
 {
     int op[2] = {-1, -1}, ep[2] = {-1, -1}, rp[2] = {-1, -1};
+    int ip[2] = {-1, -1};
     sigset_t all, old;
     char msg[600];
     ssize_t n;
     pid_t pid;
 
     if (pipe2(op, O_CLOEXEC) == -1 || pipe2(ep, O_CLOEXEC) == -1 ||
-        pipe2(rp, O_CLOEXEC) == -1) {
+        pipe2(rp, O_CLOEXEC) == -1 ||
+        (r->in != NULL && pipe2(ip, O_CLOEXEC) == -1)) {
         snprintf(why, whylen, "pipe: %s", strerror(errno));
         goto fail;
     }
@@ -193,7 +196,9 @@ spawn_process(const struct spawn_req *r, int *out, int *err, char *why,
         close(op[0]);
         close(ep[0]);
         close(rp[0]);
-        spawn_child(r, op[1], ep[1], rp[1]);
+        if (ip[1] != -1)
+            close(ip[1]);
+        spawn_child(r, ip[0], op[1], ep[1], rp[1]);
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (pid == -1) {
@@ -203,6 +208,9 @@ spawn_process(const struct spawn_req *r, int *out, int *err, char *why,
     close(op[1]);
     close(ep[1]);
     close(rp[1]);
+    if (ip[0] != -1)
+        close(ip[0]);
+    ip[0] = -1;
     /* The report pipe closes at exec (success) or carries the reason. */
     do
         n = read(rp[0], msg, sizeof msg - 1);
@@ -217,12 +225,18 @@ spawn_process(const struct spawn_req *r, int *out, int *err, char *why,
         (void)waitpid(pid, NULL, 0);
         close(op[0]);
         close(ep[0]);
+        if (ip[1] != -1)
+            close(ip[1]);
         return -1;
     }
     (void)fcntl(op[0], F_SETFL, O_NONBLOCK);
     (void)fcntl(ep[0], F_SETFL, O_NONBLOCK);
     *out = op[0];
     *err = ep[0];
+    if (r->in != NULL) {
+        (void)fcntl(ip[1], F_SETFL, O_NONBLOCK);
+        *r->in = ip[1];
+    }
     return pid;
 
 fail:
@@ -233,6 +247,8 @@ fail:
             close(ep[n]);
         if (rp[n] != -1)
             close(rp[n]);
+        if (ip[n] != -1)
+            close(ip[n]);
     }
     return -1;
 }

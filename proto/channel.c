@@ -761,6 +761,21 @@ channel_output_len(const struct channel *ch)
     return evbuffer_get_length(bufferevent_get_output(ch->bev));
 }
 
+int
+channel_peer_acks(const struct channel *ch)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof ti;
+    evutil_socket_t fd;
+
+    if (ch->bev == NULL || (fd = bufferevent_getfd(ch->bev)) == -1 ||
+        getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == -1 ||
+        len < 32) /* tcpi_unacked is within the oldest layout's start */
+        return -1;
+    return ti.tcpi_state == TCP_ESTABLISHED && ti.tcpi_unacked == 0 &&
+           ti.tcpi_retransmits == 0;
+}
+
 void
 channel_set_arg(struct channel *ch, void *arg)
 {

@@ -86,6 +86,11 @@ void channel_set_max_frame(struct channel *, size_t);
 void channel_set_idle(struct channel *, int ms);
 /* Bytes queued for sending. */
 size_t channel_output_len(const struct channel *);
+/* Is the other end's machine keeping up at the TCP level: everything
+ * written was acknowledged and nothing is being retransmitted?  1 yes,
+ * 0 no, -1 unknown.  A peer whose machine acknowledges but whose daemon
+ * does not answer is overloaded (or stopped), not gone. */
+int channel_peer_acks(const struct channel *);
 /* Replace the callback argument (an owner handing the channel over). */
 void channel_set_arg(struct channel *, void *);
 

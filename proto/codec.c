@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "codec.h"
+#include "codec_jobs.h"
 #include "p2p.pb-c.h"
 #include "xmalloc.h"
 
@@ -22,7 +23,8 @@ msg_type_name(enum msg_type t)
         "launch",        "launch-reply",  "output",       "proc-exit",
         "proc-addr",     "table",         "job-abort",    "view",
         "suspect",       "farm-open",     "task-started", "output-hold",
-        "progress",      "node-challenge", "node-proof",  "fed-summary",
+        "progress",      "node-challenge", "node-proof",   "job-report",
+        "job-note",      "fed-summary",
     };
     _Static_assert(sizeof names / sizeof names[0] == MSG__COUNT,
                    "a message type without a name");
@@ -154,6 +156,10 @@ encode_launch(const struct msg_launch *l, P2p__Message *pb, uint8_t **out,
     la.mem_need = l->mem_need;
     if (l->task != 0)
         BYTES(la.farm, l->farm, WIRE_JOB_ID_LEN);
+    la.worker = l->worker;
+    la.input_more = l->input_more;
+    if (l->input_len > 0)
+        BYTES(la.input, l->input, l->input_len);
     if (l->nprocs > 0) {
         procs = xcalloc(l->nprocs, sizeof *procs);
         procp = xcalloc(l->nprocs, sizeof *procp);
@@ -226,6 +232,8 @@ encode_table(const struct msg_table *t, P2p__Message *pb, uint8_t **out,
     }
     ta.n_procs = t->nprocs;
     ta.procs = ep;
+    ta.first = t->first;
+    ta.total = t->total;
     pb->body_case = P2P__MESSAGE__BODY_TABLE;
     pb->table = &ta;
     pack_message(pb, out, len);
@@ -298,6 +306,9 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
     P2p__Progress prog = P2P__PROGRESS__INIT;
     P2p__NodeChallenge nchal = P2P__NODE_CHALLENGE__INIT;
     P2p__NodeProof nproof = P2P__NODE_PROOF__INIT;
+    P2p__JobReport jrep = P2P__JOB_REPORT__INIT;
+    P2p__JobNote jnote = P2P__JOB_NOTE__INIT;
+    struct jobs_pb jobs_pb;
     P2p__FedSummary fsum = P2P__FED_SUMMARY__INIT;
     static const uint8_t zero_key[SEC_SIGN_PK_LEN];
     P2p__Resources res;
@@ -313,6 +324,10 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         reg.host_label = (char *)m->u.reg.host_label;
         reg.addr = (char *)m->u.reg.addr;
         reg.version = (char *)m->u.reg.version;
+        reg.cpu_model = (char *)m->u.reg.cpu_model;
+        reg.os = (char *)m->u.reg.os;
+        reg.kernel = (char *)m->u.reg.kernel;
+        reg.started = m->u.reg.started;
         res_to_pb(&m->u.reg.res, &res);
         reg.res = &res;
         pb.body_case = P2P__MESSAGE__BODY_REG;
@@ -349,18 +364,45 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         pb.pong = &pong;
         break;
     case MSG_LIST_REQUEST:
+        lreq.jobs = m->u.list_req.jobs != 0;
         lreq.local = m->u.list_req.local != 0;
         pb.body_case = P2P__MESSAGE__BODY_LIST_REQ;
         pb.list_req = &lreq;
+        break;
+    case MSG_JOB_REPORT:
+        codec_jobs_to_pb(m->u.report.jobs, m->u.report.njobs, &jobs_pb);
+        jrep.n_jobs = jobs_pb.n;
+        jrep.jobs = jobs_pb.infop;
+        jrep.more = m->u.report.more;
+        pb.body_case = P2P__MESSAGE__BODY_JOB_REPORT;
+        pb.job_report = &jrep;
+        pack_message(&pb, out, len);
+        codec_jobs_pb_free(&jobs_pb);
+        return 0;
+    case MSG_JOB_NOTE:
+        BYTES(jnote.job, m->u.jnote.job, WIRE_JOB_ID_LEN);
+        jnote.tasks_total = m->u.jnote.tasks_total;
+        jnote.tasks_done = m->u.jnote.tasks_done;
+        jnote.tasks_failed = m->u.jnote.tasks_failed;
+        pb.body_case = P2P__MESSAGE__BODY_JOB_NOTE;
+        pb.job_note = &jnote;
         break;
     case MSG_LIST_REPLY:
         entries_to_pb(m->u.list.peers, m->u.list.npeers, &entries, &entryp,
                       &eres);
         lrep.n_peers = m->u.list.npeers;
         lrep.peers = entryp;
+        codec_jobs_to_pb(m->u.list.jobs, m->u.list.njobs, &jobs_pb);
+        lrep.n_jobs = jobs_pb.n;
+        lrep.jobs = jobs_pb.infop;
         pb.body_case = P2P__MESSAGE__BODY_LIST_REPLY;
         pb.list_reply = &lrep;
-        break;
+        pack_message(&pb, out, len);
+        codec_jobs_pb_free(&jobs_pb);
+        free(entries);
+        free(entryp);
+        free(eres);
+        return 0;
     case MSG_FED_SUMMARY:
         entries_to_pb(m->u.fed.peers, m->u.fed.npeers, &entries, &entryp,
                       &eres);
@@ -466,6 +508,10 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         pexit.limit_value = m->u.exit.limit_value;
         pexit.evicted = m->u.exit.evicted;
         pexit.evict_reason = (char *)m->u.exit.evict_reason;
+        pexit.worker_lost = m->u.exit.worker_lost;
+        pexit.error = (char *)m->u.exit.error;
+        if (m->u.exit.out_len > 0)
+            BYTES(pexit.out, m->u.exit.out, m->u.exit.out_len);
         pb.body_case = P2P__MESSAGE__BODY_PROC_EXIT;
         pb.proc_exit = &pexit;
         break;
@@ -724,6 +770,28 @@ decode_launch(const P2p__Launch *pb, struct msg_launch *l, char *err,
                           errlen) == -1)
             return -1;
     }
+    if ((pb->worker || pb->input.len > 0 || pb->input_more) &&
+        l->task == 0) {
+        snprintf(err, errlen, "launch: a worker's input outside a farm");
+        return -1;
+    }
+    if (pb->input.len > WIRE_MAX_CHUNK) {
+        snprintf(err, errlen, "launch: task input of %zu bytes, limit %d",
+                 pb->input.len, WIRE_MAX_CHUNK);
+        return -1;
+    }
+    if (pb->input_more && !pb->worker) {
+        snprintf(err, errlen, "launch: input pieces for a task without a "
+                              "worker");
+        return -1;
+    }
+    l->worker = pb->worker;
+    l->input_more = pb->input_more;
+    if (pb->input.len > 0) {
+        l->input = xmalloc(pb->input.len);
+        memcpy(l->input, pb->input.data, pb->input.len);
+        l->input_len = pb->input.len;
+    }
     /* Every count is checked against its bound above. */
     l->procs = xcalloc(pb->n_procs, sizeof *l->procs);
     l->nprocs = pb->n_procs;
@@ -913,8 +981,15 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
             token_from_pb(reg->addr, m->u.reg.addr, WIRE_MAX_ADDR, 0, "address",
                           err, errlen) == -1 ||
             token_from_pb(reg->version, m->u.reg.version, WIRE_MAX_LABEL, 1,
-                          "version", err, errlen) == -1)
+                          "version", err, errlen) == -1 ||
+            text_from_pb(reg->cpu_model, m->u.reg.cpu_model,
+                         WIRE_MAX_HOSTINFO, "cpu model", err, errlen) == -1 ||
+            text_from_pb(reg->os, m->u.reg.os, WIRE_MAX_HOSTINFO, "os", err,
+                         errlen) == -1 ||
+            text_from_pb(reg->kernel, m->u.reg.kernel, WIRE_MAX_HOSTINFO,
+                         "kernel", err, errlen) == -1)
             return -1;
+        m->u.reg.started = reg->started;
         return res_from_pb(reg->res, &m->u.reg.res, err, errlen);
     case P2P__MESSAGE__BODY_REG_ACK:
         m->type = MSG_REGISTER_ACK;
@@ -941,12 +1016,46 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
     case P2P__MESSAGE__BODY_LIST_REQ:
         m->type = MSG_LIST_REQUEST;
         m->u.list_req.local = pb->list_req->local;
+        m->u.list_req.jobs = pb->list_req->jobs;
+        return 0;
+    case P2P__MESSAGE__BODY_JOB_REPORT:
+        m->type = MSG_JOB_REPORT;
+        m->u.report.more = pb->job_report->more;
+        return codec_jobs_from_pb(
+            pb->job_report->jobs, pb->job_report->n_jobs, WIRE_MAX_REPORT_JOBS,
+            WIRE_MAX_REPORT_PROCS, &m->u.report.jobs, &m->u.report.njobs, err,
+            errlen);
+    case P2P__MESSAGE__BODY_JOB_NOTE:
+        if (pb->job_note->job.len != WIRE_JOB_ID_LEN ||
+            pb->job_note->tasks_done > pb->job_note->tasks_total ||
+            pb->job_note->tasks_failed > pb->job_note->tasks_done) {
+            snprintf(err, errlen, "job note: bad job id or counts");
+            return -1;
+        }
+        m->type = MSG_JOB_NOTE;
+        memcpy(m->u.jnote.job, pb->job_note->job.data, WIRE_JOB_ID_LEN);
+        m->u.jnote.tasks_total = pb->job_note->tasks_total;
+        m->u.jnote.tasks_done = pb->job_note->tasks_done;
+        m->u.jnote.tasks_failed = pb->job_note->tasks_failed;
         return 0;
     case P2P__MESSAGE__BODY_LIST_REPLY:
         m->type = MSG_LIST_REPLY;
-        return entries_from_pb(pb->list_reply->peers, pb->list_reply->n_peers,
-                               &m->u.list.peers, &m->u.list.npeers, err,
-                               errlen);
+        /* Every entry is checked before anything is allocated. */
+        if (entries_from_pb(pb->list_reply->peers, pb->list_reply->n_peers,
+                            &m->u.list.peers, &m->u.list.npeers, err,
+                            errlen) == -1)
+            return -1;
+        if (codec_jobs_from_pb(pb->list_reply->jobs, pb->list_reply->n_jobs,
+                               WIRE_MAX_LIST_JOBS,
+                               (size_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS,
+                               &m->u.list.jobs, &m->u.list.njobs, err,
+                               errlen) == -1) {
+            free(m->u.list.peers);
+            m->u.list.peers = NULL;
+            m->u.list.npeers = 0;
+            return -1;
+        }
+        return 0;
     case P2P__MESSAGE__BODY_FED_SUMMARY:
         m->type = MSG_FED_SUMMARY;
         return fed_from_pb(pb->fed_summary, &m->u.fed, err, errlen);
@@ -1054,8 +1163,22 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
         m->u.exit.limit_value = pb->proc_exit->limit_value;
         m->u.exit.evicted = pb->proc_exit->evicted;
         if (text_from_pb(pb->proc_exit->evict_reason, m->u.exit.evict_reason,
-                         WIRE_MAX_TEXT, "evict reason", err, errlen) == -1)
+                         WIRE_MAX_TEXT, "evict reason", err, errlen) == -1 ||
+            text_from_pb(pb->proc_exit->error, m->u.exit.error, WIRE_MAX_TEXT,
+                         "error", err, errlen) == -1)
             return -1;
+        m->u.exit.worker_lost = pb->proc_exit->worker_lost;
+        if (pb->proc_exit->out.len > WIRE_MAX_CHUNK) {
+            snprintf(err, errlen, "proc exit: answer of %zu bytes, limit %d",
+                     pb->proc_exit->out.len, WIRE_MAX_CHUNK);
+            return -1;
+        }
+        if (pb->proc_exit->out.len > 0) {
+            m->u.exit.out = xmalloc(pb->proc_exit->out.len);
+            memcpy(m->u.exit.out, pb->proc_exit->out.data,
+                   pb->proc_exit->out.len);
+            m->u.exit.out_len = pb->proc_exit->out.len;
+        }
         return bytes_from_pb(&pb->proc_exit->job, m->u.exit.job,
                              WIRE_JOB_ID_LEN, "job id", err, errlen);
     case P2P__MESSAGE__BODY_LAUNCH:
@@ -1082,10 +1205,17 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
                           "job key", err, errlen) == -1)
             return -1;
         if (pb->table->n_procs < 1 ||
-            pb->table->n_procs > (size_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS) {
-            snprintf(err, errlen, "table of %zu entries", pb->table->n_procs);
+            pb->table->n_procs > (size_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS ||
+            pb->table->total > (uint32_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS ||
+            pb->table->first > pb->table->total ||
+            pb->table->n_procs > pb->table->total - pb->table->first) {
+            snprintf(err, errlen, "table part of %zu entries at %u of %u",
+                     pb->table->n_procs, pb->table->first,
+                     pb->table->total);
             return -1;
         }
+        m->u.table.first = pb->table->first;
+        m->u.table.total = pb->table->total;
         /* Bounded above; the entries were already read by protobuf-c. */
         m->u.table.procs =
             xcalloc(pb->table->n_procs, sizeof *m->u.table.procs);
@@ -1189,6 +1319,14 @@ codec_msg_free(struct msg *m)
         free(m->u.list.peers);
         m->u.list.peers = NULL;
         m->u.list.npeers = 0;
+        codec_jobs_free(m->u.list.jobs, m->u.list.njobs);
+        m->u.list.jobs = NULL;
+        m->u.list.njobs = 0;
+        break;
+    case MSG_JOB_REPORT:
+        codec_jobs_free(m->u.report.jobs, m->u.report.njobs);
+        m->u.report.jobs = NULL;
+        m->u.report.njobs = 0;
         break;
     case MSG_FED_SUMMARY:
         free(m->u.fed.peers);
@@ -1220,7 +1358,13 @@ codec_msg_free(struct msg *m)
                 free(m->u.launch.env[i]);
         free(m->u.launch.env);
         free(m->u.launch.files);
+        free(m->u.launch.input);
         memset(&m->u.launch, 0, sizeof m->u.launch);
+        break;
+    case MSG_PROC_EXIT:
+        free(m->u.exit.out);
+        m->u.exit.out = NULL;
+        m->u.exit.out_len = 0;
         break;
     default:
         break;

@@ -49,6 +49,8 @@ enum msg_type {
     MSG_PROGRESS,       /* u.note: peer -> coordinator, value the counter */
     MSG_NODE_CHALLENGE, /* u.node: prove your node key (key may be zero) */
     MSG_NODE_PROOF,     /* u.node: node key and signature */
+    MSG_JOB_REPORT,     /* u.report: peer -> supernode, what it runs */
+    MSG_JOB_NOTE,       /* u.jnote: coordinator -> supernode, progress */
     MSG_FED_SUMMARY,    /* u.fed: supernode -> supernode, its best peers */
     MSG__COUNT          /* keep last */
 };
@@ -77,6 +79,11 @@ struct msg_register {
     char addr[WIRE_MAX_ADDR + 1];
     char version[WIRE_MAX_LABEL + 1];
     struct resources res;
+    /* Shown by the dashboard; strings may be empty, started 0: unknown. */
+    char cpu_model[WIRE_MAX_HOSTINFO + 1];
+    char os[WIRE_MAX_HOSTINFO + 1];
+    char kernel[WIRE_MAX_HOSTINFO + 1];
+    uint64_t started; /* seconds since the epoch */
 };
 
 struct msg_register_ack {
@@ -92,14 +99,70 @@ struct peer_entry {
     uint64_t age_ms;
 };
 
+/* How one process of a job is doing (enum ProcRun of p2p.proto). */
+enum proc_run {
+    PROC_RUN_UNKNOWN = 0,
+    PROC_RUN_RUNNING,
+    PROC_RUN_SUSPENDED,
+    PROC_RUN_EXITED, /* code: exit status */
+    PROC_RUN_KILLED, /* code: signal */
+    PROC_RUN_EVICTED,
+    PROC_RUN_LOST, /* its peer went silent or left (supernode only) */
+};
+
+struct job_proc {
+    uint32_t rank, replica;
+    enum proc_run state;
+    uint32_t code;
+    char host[WIRE_MAX_LABEL + 1]; /* supernode's view: the peer's label */
+};
+
+/* A job or farm, as one peer reports it or as the supernode aggregates
+ * it.  Decoding guarantees procs within size x nreplicas (both within
+ * the wire limits) and printable user and command. */
+struct job_info {
+    uint8_t job[WIRE_JOB_ID_LEN];
+    char user[WIRE_MAX_LABEL + 1];
+    char command[WIRE_MAX_LABEL + 1];
+    uint32_t size, nreplicas;
+    uint64_t started; /* seconds since the epoch */
+    int farm;
+    uint32_t tasks_running, tasks_queued, tasks_done;
+    int finished;  /* supernode only */
+    int32_t exit;  /* supernode only, once finished; -1 unknown */
+    uint32_t hosts; /* supernode only: peers reporting it */
+    /* supernode only: a farm's coordinator's figures (JobNote), 0 none */
+    uint64_t coord_total, coord_done, coord_failed;
+    size_t nprocs;
+    struct job_proc *procs; /* owned when decoded, borrowed to encode */
+};
+
+/* A peer's snapshot of its jobs: at most WIRE_MAX_REPORT_JOBS jobs and
+ * WIRE_MAX_REPORT_PROCS processes in all; more counts what was left out. */
+struct msg_job_report {
+    size_t njobs;
+    struct job_info *jobs; /* owned when decoded, borrowed to encode */
+    uint32_t more;
+};
+
+/* What a farm's coordinator tells the supernode of its progress. */
+struct msg_job_note {
+    uint8_t job[WIRE_JOB_ID_LEN];
+    uint64_t tasks_total, tasks_done, tasks_failed;
+};
+
 struct msg_list_reply {
     size_t npeers;
     struct peer_entry *peers; /* owned by the message */
+    size_t njobs;             /* at most WIRE_MAX_LIST_JOBS */
+    struct job_info *jobs;    /* likewise, with their procs */
 };
 
-/* A list request: local set, only the supernode's own peers. */
+/* A list request: local set, only the supernode's own peers; jobs set,
+ * the supernode's job view too. */
 struct msg_list_request {
     int local;
+    int jobs;
 };
 
 /* One part of a supernode's summary.  Decoding guarantees part < nparts
@@ -183,6 +246,10 @@ struct msg_launch {
     uint64_t task;     /* a farm's task (from 1), 0: a job */
     uint64_t mem_need; /* bytes, tasks only */
     uint8_t farm[WIRE_JOB_ID_LEN];
+    int worker;     /* a task for a persistent worker */
+    uint8_t *input; /* its input (owned; NULL when empty) */
+    size_t input_len;
+    int input_more; /* a piece: more of the input follows */
 };
 
 /* A farm of tasks opens on a peer. */
@@ -211,7 +278,14 @@ struct msg_table {
     uint8_t key[SEC_KEY_LEN];
     size_t nprocs;
     struct proc_addr *procs; /* owned when decoded, borrowed to encode */
+    /* A part: procs are entries [first, first + nprocs) of a table of
+     * total entries (decoding checks first + nprocs <= total). */
+    uint32_t first, total;
 };
+
+/* Entries of one Table message: 512 addresses of at most 64 characters
+ * stay well within FRAME_MAX_REQUEST. */
+#define WIRE_TABLE_PART 512
 
 /* A limit of the peer's box that a process reached. */
 enum exit_limit {
@@ -230,6 +304,10 @@ struct msg_proc_exit {
     uint64_t limit_value;    /* bytes or processes */
     int evicted;             /* the owner took the machine back */
     char evict_reason[WIRE_MAX_TEXT + 1];
+    int worker_lost; /* a worker's task left unanswered */
+    char error[WIRE_MAX_TEXT + 1];
+    uint8_t *out;    /* a worker's answer: owned when decoded */
+    size_t out_len;
 };
 
 /* The job's membership, numbered: the processes declared dead so far
@@ -273,6 +351,8 @@ struct msg {
         uint64_t stamp; /* ping, pong */
         struct msg_list_reply list;
         struct msg_list_request list_req;
+        struct msg_job_report report;
+        struct msg_job_note jnote;
         struct msg_fed_summary fed;
         struct msg_error error;
         struct msg_user_auth auth;
@@ -302,6 +382,9 @@ int codec_decode(const uint8_t *, size_t, struct msg *, char *err,
                  size_t errlen);
 /* Free what a decoded message owns; NULL is fine. */
 void codec_msg_free(struct msg *);
+/* Free the procs of n decoded job_infos, then the array. */
+void codec_jobs_free(struct job_info *, size_t n);
+const char *proc_run_name(enum proc_run);
 
 const char *msg_type_name(enum msg_type);
 const char *peer_state_name(enum peer_state);

@@ -8,13 +8,21 @@
  *
  *   process -> peerd   CTL_ADDR  {type, version, port (16, host order)}
  *   process -> peerd   CTL_ABORT {type, version, 0, 0, status (32)}
- *   peerd -> process   CTL_TABLE {type, version, 0, 0, key[32], n (32),
- *                                 n x struct ctl_entry}
+ *   peerd -> process   CTL_TABLE {type, version, flags, 0, key[32], n (32)}
+ *   peerd -> process   CTL_TABLE_PART {type, version, 0, 0, first (32),
+ *                                 count (32), count x struct ctl_entry}
  *   peerd -> process   CTL_VIEW  {type, version, 0, 0, number (32), n (32),
  *                                 n x u32 dead process index}
  *   process -> peerd   CTL_SUSPECT {type, version, 0, 0, proc (32)}
  *   process -> peerd   CTL_PROGRESS {type, version, 0, 0, 0 (32),
  *                                    count (64)}
+ *
+ * The address table is a stream, not one message: a head that says how
+ * many entries follow (n), then parts of at most CTL_PART_MAX entries, in
+ * order, each saying where it starts (first).  A job of any size fits (a
+ * SEQPACKET message must fit the socket's buffer, ~200 KiB, so one
+ * message held only ~2,000 entries); peerd writes the parts as the
+ * process reads them (proto/ctltable.c encodes and decodes them).
  *
  * A view is the coordinator's numbered, cumulative list of the job's
  * processes declared dead (index rank * R + replica); a process applies
@@ -36,7 +44,7 @@
 
 #include <stdint.h>
 
-#define CTL_VERSION 2
+#define CTL_VERSION 3
 #define CTL_FD_ENV "P2P_CTL_FD"
 #define CTL_FD 3 /* where the process finds it */
 
@@ -47,6 +55,7 @@ enum ctl_type {
     CTL_VIEW = 4,
     CTL_SUSPECT = 5,
     CTL_PROGRESS = 6,
+    CTL_TABLE_PART = 7,
 };
 
 /* ctl_table_head.flags */
@@ -73,6 +82,11 @@ struct ctl_table_head {
     uint32_t n;
 };
 
+struct ctl_table_part {
+    uint8_t type, version, pad[2];
+    uint32_t first, count; /* followed by count x struct ctl_entry */
+};
+
 struct ctl_view_head {
     uint8_t type, version, pad[2];
     uint32_t number;
@@ -90,7 +104,13 @@ struct ctl_progress {
     uint64_t count;
 };
 
-/* A table larger than this cannot pass the socket in one message. */
-#define CTL_MAX_ENTRIES 2048
+/* Entries of one CTL_TABLE_PART (20 KiB): small enough that a busy
+ * process's socket takes several, large enough to be few. */
+#define CTL_PART_MAX 256
+/* The largest table: every process of the largest job (65,536 ranks of
+ * 16 replicas, wire.h); a process also checks n against its own job. */
+#define CTL_MAX_ENTRIES (65536u * 16u)
+/* Dead processes in one view (a view is one message: 12 + 4n bytes). */
+#define CTL_VIEW_MAX 16384
 
 #endif

@@ -58,6 +58,16 @@ enum frame_kind {
 #define WIRE_MAX_RANKS 65536       /* ranks of a job */
 #define WIRE_MAX_REPLICAS 16       /* replicas of a rank */
 #define WIRE_MAX_CHUNK (60 * 1024) /* file chunk or output piece */
+/* The dashboard: a machine's description strings (CPU model, OS,
+ * kernel); a peer's job report (jobs, and processes over all of them);
+ * the supernode's job view in a list reply. */
+#define WIRE_MAX_HOSTINFO 128
+#define WIRE_MAX_REPORT_JOBS 32
+#define WIRE_MAX_REPORT_PROCS 256
+#define WIRE_MAX_LIST_JOBS 1024
+/* A worker task's whole input (a C call's: its name, a NUL, 4 MiB),
+ * sent as Launch pieces of at most WIRE_MAX_CHUNK (input_more). */
+#define WIRE_MAX_TASK_INPUT (4 * 1024 * 1024 + 64)
 /* A farm's task refused for now (the owner is back, not sharing): the
  * LaunchReply's reason starts with this, and the task goes elsewhere. */
 #define WIRE_NOT_NOW "not now: "

@@ -35,6 +35,8 @@ static struct {
     struct decision *sent; /* master: not yet acknowledged by everyone */
     struct decision **got; /* backup: received from the master, by number */
     uint32_t gotcap;
+    struct decision *async; /* backup: out-of-order decisions not taken */
+    uint32_t async_taken;   /* the highest taken */
     int was_master;
 } dc;
 
@@ -111,7 +113,8 @@ got_add(uint32_t dn, const int32_t *v, int n)
 }
 
 static void
-send_to(int replica, uint8_t type, uint32_t dn, const int32_t *v, int n)
+send_to_ctx(int replica, uint8_t type, uint32_t ctx, uint32_t dn,
+            const int32_t *v, int n)
 {
     struct conn *c = conn_to_proc(rep_rank() * rep_nrep() + replica);
     struct wire_hdr h;
@@ -120,8 +123,73 @@ send_to(int replica, uint8_t type, uint32_t dn, const int32_t *v, int n)
         return;
     memset(&h, 0, sizeof h);
     h.type = type;
+    h.ctx = ctx;
     h.total = dn;
     (void)conn_send(c, &h, v, (size_t)n * sizeof *v, 1, NULL);
+}
+
+static void
+send_to(int replica, uint8_t type, uint32_t dn, const int32_t *v, int n)
+{
+    send_to_ctx(replica, type, 0, dn, v, n);
+}
+
+void
+dec_async_publish(uint32_t seq, const int32_t *v, int n)
+{
+    int y, me = rep_replica();
+
+    for (y = 0; y < rep_nrep(); y++)
+        if (y != me && !rep_dead(rep_rank() * rep_nrep() + y))
+            send_to_ctx(y, FR_DECIDE, 1, seq, v, n);
+}
+
+int
+dec_async_take(uint32_t seq, int32_t *v, int max, int *n)
+{
+    struct decision **dp, *d;
+
+    for (dp = &dc.async; (d = *dp) != NULL; dp = &d->next)
+        if (d->dn == seq) {
+            *dp = d->next;
+            *n = d->n < max ? d->n : max;
+            memcpy(v, d->v, (size_t)*n * sizeof *v);
+            free(d->v);
+            free(d);
+            if (seq > dc.async_taken)
+                dc.async_taken = seq;
+            return 1;
+        }
+    return 0;
+}
+
+/* Keep an out-of-order decision from the master until it is taken. */
+static void
+async_incoming(const struct wire_hdr *h, const void *payload, int n)
+{
+    struct decision *d;
+    uint32_t seq = (uint32_t)h->total;
+
+    if (seq <= dc.async_taken ||
+        h->total > (uint64_t)dc.async_taken + DEC_AHEAD_MAX) {
+        mpii_log("p2pmpi: rank %d: out-of-order decision %u out of range: "
+                 "dropped",
+                 rep_rank(), seq);
+        return;
+    }
+    for (d = dc.async; d != NULL; d = d->next)
+        if (d->dn == seq)
+            return; /* a copy resent */
+    {
+        int32_t v[DEC_MAX_VALUES];
+
+        if (n > 0)
+            memcpy(v, payload, (size_t)n * sizeof *v);
+        if ((d = decision_new(seq, v, n)) == NULL)
+            return;
+    }
+    d->next = dc.async;
+    dc.async = d;
 }
 
 /* Every live backup has decision d. */
@@ -262,11 +330,15 @@ dec_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
     int n = (int)(h->len / sizeof(int32_t));
 
     if (p / rep_nrep() != rep_rank() || h->total == 0 ||
-        h->total > (uint64_t)dc.next + DEC_AHEAD_MAX ||
+        (h->ctx == 0 && h->total > (uint64_t)dc.next + DEC_AHEAD_MAX) ||
         h->len % sizeof(int32_t) != 0 || n > DEC_MAX_VALUES) {
         mpii_log("p2pmpi: rank %d: malformed decision from process %d: "
                  "dropped",
                  rep_rank(), p);
+        return;
+    }
+    if (h->ctx == 1 && h->type == FR_DECIDE) {
+        async_incoming(h, payload, n);
         return;
     }
     if (h->type == FR_DECIDE_ACK) {
@@ -332,5 +404,10 @@ dec_fini(void)
             free(d);
         }
     free(dc.got);
+    while ((d = dc.async) != NULL) {
+        dc.async = d->next;
+        free(d->v);
+        free(d);
+    }
     memset(&dc, 0, sizeof dc);
 }

@@ -51,6 +51,18 @@ void dec_matched(struct mpii_req *r, int src);
  * acknowledged by every backup); it completes with err once it is. */
 int dec_hold(struct mpii_req *r, int err);
 
+/* Decisions outside program order: the order in which a target serves
+ * passive-target one-sided requests (mpjrun/mpi/rma_target.c), taken
+ * when requests arrive, whatever the program is doing.  They have their
+ * own sequence (1, 2, ...), travel as DECIDE frames with ctx 1, and the
+ * master does not wait for them to be acknowledged (a master that dies
+ * with decisions in flight may leave its successor deciding otherwise:
+ * docs/mpi.md).  Master: send decision seq to every live backup.
+ * Backup: decision seq if it came (1, n values in v), else 0; it is
+ * forgotten once read. */
+void dec_async_publish(uint32_t seq, const int32_t *v, int n);
+int dec_async_take(uint32_t seq, int32_t *v, int max, int *n);
+
 /* A DECIDE or DECIDE_ACK frame from another replica of our rank. */
 void dec_incoming(struct conn *, const struct wire_hdr *, const void *);
 /* Connections are up (rep_start): note whether we lead. */

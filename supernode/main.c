@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "log.h"
 #include "monotime.h"
 #include "netaddr.h"
+#include "sec.h"
 #include "supernode.h"
 #include "xmalloc.h"
 
@@ -33,8 +35,9 @@ usage(FILE *f)
     fprintf(f,
             "usage: runSuperNode [--conf FILE] [--listen ADDR:PORT] "
             "[--expire SECONDS]\n"
-            "                    [--foreground] [--pid-file FILE] "
-            "[--verbose] [--help] [--version]\n"
+            "                    [--http ADDR:PORT|none] [--foreground] "
+            "[--pid-file FILE]\n"
+            "                    [--verbose] [--help] [--version]\n"
             "\n"
             "The directory of a p2pmpi network: peers (peerd) register and\n"
             "heartbeat here; mpihost and p2prun ask it for peers.\n"
@@ -44,9 +47,54 @@ usage(FILE *f)
             "                      /etc/p2p/p2p.conf)\n"
             "  --listen ADDR:PORT  where to listen (default 0.0.0.0:9700)\n"
             "  --expire SECONDS    drop peers silent this long (default 10)\n"
+            "  --http ADDR:PORT    serve the dashboard and its JSON API here\n"
+            "                      (default 127.0.0.1:8780; none: off; "
+            "beyond\n"
+            "                      loopback [supernode] http_token is "
+            "required)\n"
             "  --foreground        stay attached and log to stderr\n"
             "  --pid-file FILE     pid file when detached\n"
             "  --verbose           debug logging (repeat for more)\n");
+}
+
+/* The dashboard's token: http_token, else the first line of
+ * http_token_file; *out NULL when neither is set.  -1 with err. */
+static int
+dashboard_token(const struct p2p_config *cfg, char **out, char *err,
+                size_t errlen)
+{
+    char line[512];
+    FILE *f;
+    size_t n;
+
+    *out = NULL;
+    if (cfg->sn_http_token != NULL && cfg->sn_http_token[0] != '\0') {
+        *out = xstrdup(cfg->sn_http_token);
+        return 0;
+    }
+    if (cfg->sn_http_token_file == NULL || cfg->sn_http_token_file[0] == '\0')
+        return 0;
+    if ((f = fopen(cfg->sn_http_token_file, "r")) == NULL) {
+        snprintf(err, errlen, "http_token_file %s: %s",
+                 cfg->sn_http_token_file, strerror(errno));
+        return -1;
+    }
+    if (fgets(line, sizeof line, f) == NULL)
+        line[0] = '\0';
+    fclose(f);
+    n = strcspn(line, "\r\n");
+    line[n] = '\0';
+    if (n < 8) {
+        snprintf(err, errlen,
+                 "http_token_file %s: the token's first line is empty or "
+                 "shorter than 8 characters",
+                 cfg->sn_http_token_file);
+        sec_wipe(line, sizeof line);
+        return -1;
+    }
+    *out = xstrdup(line);
+    sec_wipe(line, sizeof line);
+    return 0;
 }
 
 static void
@@ -71,6 +119,7 @@ main(int argc, char **argv)
         {"conf", required_argument, NULL, 'c'},
         {"listen", required_argument, NULL, 'l'},
         {"expire", required_argument, NULL, 'e'},
+        {"http", required_argument, NULL, 'H'},
         {"foreground", no_argument, NULL, 'f'},
         {"pid-file", required_argument, NULL, 'p'},
         {"verbose", no_argument, NULL, 'v'},
@@ -78,10 +127,15 @@ main(int argc, char **argv)
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
-    const char *conf = NULL, *listen_s = NULL, *pidfile = NULL;
+    const char *conf = NULL, *listen_s = NULL, *pidfile = NULL,
+               *http_s = NULL;
     int ch, foreground = 0, verbose = 0, expire = -1, fd;
     struct p2p_config cfg;
     struct server_params sp;
+    struct http_params hp;
+    struct http *http = NULL;
+    char http_addr_s[NETADDR_STRLEN], *token = NULL;
+    int http_fd;
     struct netaddr na, bound;
     struct event_base *base;
     struct event *ev_term, *ev_int, *ev_cron;
@@ -101,6 +155,9 @@ main(int argc, char **argv)
         case 'e':
             if (cli_int("--expire", optarg, 1, 3600, &expire) == -1)
                 return 2;
+            break;
+        case 'H':
+            http_s = optarg;
             break;
         case 'f':
             foreground = 1;
@@ -132,6 +189,8 @@ main(int argc, char **argv)
         config_set_str(&cfg.sn_listen, listen_s);
     if (expire != -1)
         cfg.sn_expire = expire;
+    if (http_s != NULL)
+        config_set_str(&cfg.sn_http, http_s);
 
     memset(&sp, 0, sizeof sp);
     if (group_load(&cfg, &sp.group, err, sizeof err) == -1)
@@ -171,6 +230,31 @@ main(int argc, char **argv)
     if (getsockname(fd, (struct sockaddr *)&bound.ss, &bound.len) == 0)
         netaddr_set_port(&na, netaddr_port(&bound));
 
+    /* The dashboard too: a refusal (no token beyond loopback) or a taken
+     * port is reported here, before detaching. */
+    http_fd = -1;
+    if (strcmp(cfg.sn_http, "none") != 0) {
+        memset(&hp, 0, sizeof hp);
+        if (dashboard_token(&cfg, &token, err, sizeof err) == -1)
+            fatalx("%s", err);
+        hp.listen = cfg.sn_http;
+        hp.token = token;
+        hp.known = (const char *const *)cfg.supernodes;
+        hp.nknown = cfg.nsupernodes;
+        hp.self_addr = na.text;
+        hp.max_conns = 64;
+        if ((http_fd = http_bind(&hp, http_addr_s, sizeof http_addr_s, err,
+                                 sizeof err)) == -1) {
+            /* The default port taken (another supernode on this machine
+             * serves it) costs only the dashboard; anything asked for
+             * explicitly must work. */
+            if (errno != EADDRINUSE ||
+                strcmp(cfg.sn_http, CONF_DEFAULT_SN_HTTP) != 0)
+                fatalx("%s", err);
+            log_warnx("%s; running without a dashboard", err);
+        }
+    }
+
     sp.fed.listen_addr = na.text;
     daemon_start("runSuperNode", foreground,
                  pidfile != NULL ? pidfile : cfg.sn_pid_file,
@@ -179,7 +263,16 @@ main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     if ((base = event_base_new()) == NULL)
         fatalx("event_base_new failed");
+    /* Peers first: the dashboard's connections run at the lowest of
+     * three priorities, everything else at the middle one (the default). */
+    if (event_base_priority_init(base, 3) == -1)
+        fatalx("event_base_priority_init failed");
     the_server = server_new(base, fd, &sp);
+    if (http_fd != -1) {
+        http = http_new(base, the_server, &hp, http_fd, http_addr_s);
+        log_info("dashboard on http://%s/%s", http_addr_s,
+                 token != NULL ? " (token required)" : "");
+    }
     ev_term = evsignal_new(base, SIGTERM, on_signal, base);
     ev_int = evsignal_new(base, SIGINT, on_signal, base);
     ev_cron = event_new(base, -1, EV_PERSIST, on_cron, NULL);
@@ -191,6 +284,7 @@ main(int argc, char **argv)
 
     event_base_dispatch(base);
 
+    http_free(http);
     server_free(the_server);
     event_free(ev_term);
     event_free(ev_int);
@@ -199,6 +293,10 @@ main(int argc, char **argv)
     event_base_loop(base, EVLOOP_NONBLOCK);
     event_base_free(base);
     group_wipe(&sp.group);
+    if (token != NULL) {
+        sec_wipe(token, strlen(token));
+        free(token);
+    }
     config_free(&cfg);
     log_info("stopped");
     return 0;

@@ -18,6 +18,7 @@ struct reg_peer {
     char host_label[WIRE_MAX_LABEL + 1];
     char addr[WIRE_MAX_ADDR + 1];
     struct resources res;
+    struct reg_peer_info info; /* for the dashboard */
     uint64_t last_seen_ms;
     uint32_t srtt_us; /* smoothed, 0 until the first sample */
     void *owner;
@@ -86,6 +87,12 @@ registry_upsert(struct registry *r, const struct msg_register *reg,
     memcpy(p->host_label, reg->host_label, sizeof p->host_label);
     strncpy(p->addr, addr, sizeof p->addr - 1);
     p->res = reg->res;
+    memcpy(p->info.version, reg->version, sizeof p->info.version);
+    memcpy(p->info.cpu_model, reg->cpu_model, sizeof p->info.cpu_model);
+    memcpy(p->info.os, reg->os, sizeof p->info.os);
+    memcpy(p->info.kernel, reg->kernel, sizeof p->info.kernel);
+    p->info.started = reg->started;
+    p->info.registered_ms = now_ms;
     p->owner = owner;
     p->srtt_us = 0;
     p->last_seen_ms = now_ms;
@@ -203,4 +210,37 @@ uint32_t
 reg_peer_rtt(const struct reg_peer *p)
 {
     return p->srtt_us;
+}
+
+const uint8_t *
+reg_peer_id(const struct reg_peer *p)
+{
+    return p->id;
+}
+
+const struct resources *
+reg_peer_res(const struct reg_peer *p)
+{
+    return &p->res;
+}
+
+const struct reg_peer_info *
+reg_peer_info(const struct reg_peer *p)
+{
+    return &p->info;
+}
+
+uint64_t
+reg_peer_last_seen(const struct reg_peer *p)
+{
+    return p->last_seen_ms;
+}
+
+void
+registry_walk(const struct registry *r, registry_walk_fn fn, void *arg)
+{
+    const struct reg_peer *p;
+
+    for (p = r->table; p != NULL; p = p->hh.next)
+        fn(p, arg);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "admit.h"
@@ -60,6 +61,8 @@ struct server {
     struct admit *admit; /* connections still in their handshake */
     struct server_params p;
     struct registry *reg;
+    struct jobview *jobs;       /* the dashboard's: what peers report */
+    struct history *history;    /* the dashboard's: the recent past */
     struct federation *fed;
     TAILQ_HEAD(, session) sessions;
     int nsessions; /* authenticated */
@@ -103,6 +106,17 @@ session_check_end(struct session *s)
     s->reg = NULL;
 }
 
+/* A registered peer is about to leave the registry: the dashboard
+ * remembers it, and what it ran is lost. */
+static void
+server_peer_gone(struct server *srv, struct reg_peer *p, const char *why)
+{
+    uint64_t now = monotime_ms();
+
+    history_peer_gone(srv->history, p, why, now);
+    jobview_peer_gone(srv->jobs, reg_peer_id(p), now);
+}
+
 /* Forget a session whose channel is already closed or closing. */
 static void
 session_free(struct session *s)
@@ -115,6 +129,7 @@ session_free(struct session *s)
     if (s->peer != NULL) {
         log_info("peer %s (%s) left", reg_peer_label(s->peer),
                  reg_peer_addr(s->peer));
+        server_peer_gone(srv, s->peer, "left");
         registry_remove(srv->reg, s->peer);
     }
     TAILQ_REMOVE(&srv->sessions, s, entry);
@@ -357,15 +372,19 @@ session_register(struct session *s, const struct msg_register *reg)
 }
 
 static void
-session_list(struct session *s, int local_only)
+session_list(struct session *s, int list_jobs, int local_only)
 {
     struct msg m;
 
     memset(&m, 0, sizeof m);
     m.type = MSG_LIST_REPLY;
     federation_list(s->srv->fed, local_only, monotime_ms(), &m.u.list);
+    if (list_jobs)
+        jobview_export(s->srv->jobs, JOBVIEW_EXPORT_MAX_PROCS, &m.u.list.jobs,
+                       &m.u.list.njobs);
     channel_send(s->ch, &m);
     free(m.u.list.peers);
+    codec_jobs_free(m.u.list.jobs, m.u.list.njobs);
 }
 
 static void
@@ -449,7 +468,7 @@ session_on_msg(struct channel *ch, const struct msg *m, void *arg)
     case MSG_LIST_REQUEST:
         if (s->state == SESS_OPEN)
             session_set_state(s, SESS_CLIENT);
-        session_list(s, m->u.list_req.local);
+        session_list(s, m->u.list_req.jobs, m->u.list_req.local);
         return;
     case MSG_FED_SUMMARY:
         if (s->state != SESS_OPEN && s->state != SESS_FEDERATION)
@@ -474,10 +493,24 @@ session_on_msg(struct channel *ch, const struct msg *m, void *arg)
             break;
         session_pong(s, m->u.stamp);
         return;
+    case MSG_JOB_NOTE:
+        if (s->state == SESS_OPEN)
+            session_set_state(s, SESS_CLIENT);
+        if (s->state != SESS_CLIENT)
+            break;
+        (void)jobview_note(s->srv->jobs, &m->u.jnote);
+        return;
+    case MSG_JOB_REPORT:
+        if (s->state != SESS_PEER)
+            break;
+        jobview_report(s->srv->jobs, reg_peer_id(s->peer),
+                       reg_peer_label(s->peer), &m->u.report, monotime_ms());
+        return;
     case MSG_UNREGISTER:
         if (s->state != SESS_PEER)
             break;
         log_info("peer %s unregistered", reg_peer_label(s->peer));
+        server_peer_gone(s->srv, s->peer, "unregistered");
         registry_remove(s->srv->reg, s->peer);
         s->peer = NULL;
         channel_close(ch);
@@ -535,6 +568,8 @@ server_new(struct event_base *base, int fd, const struct server_params *p)
     srv->base = base;
     srv->p = *p;
     srv->reg = registry_new();
+    srv->jobs = jobview_new();
+    srv->history = history_new();
     srv->fed = federation_new(base, &p->fed, srv->reg);
     TAILQ_INIT(&srv->sessions);
     ap.max = p->max_preauth;
@@ -552,9 +587,34 @@ server_expired(struct reg_peer *p, void *owner, void *arg)
 
     log_info("peer %s (%s) expired: silent for more than %d s",
              reg_peer_label(p), reg_peer_addr(p), srv->p.expire_s);
+    server_peer_gone(srv, p, "expired");
     s->peer = NULL; /* the registry removes the entry itself */
     channel_close(s->ch);
     session_free(s);
+}
+
+static void
+server_sample_peer(const struct reg_peer *p, void *arg)
+{
+    struct history_sample *hs = arg;
+    const struct resources *res = reg_peer_res(p);
+
+    hs->slots_total += res->slots_total;
+    hs->slots_used += res->slots_total - res->slots_free;
+}
+
+/* One point of the dashboard's chart. */
+static void
+server_sample(struct server *srv, uint64_t now_ms)
+{
+    struct history_sample hs;
+
+    memset(&hs, 0, sizeof hs);
+    hs.t = (uint64_t)time(NULL);
+    hs.peers = (uint32_t)registry_count(srv->reg);
+    hs.jobs = (uint32_t)jobview_count(srv->jobs);
+    registry_walk(srv->reg, server_sample_peer, &hs);
+    history_add(srv->history, &hs, now_ms);
 }
 
 void
@@ -567,6 +627,9 @@ server_cron(struct server *srv, uint64_t now_ms)
                  ? now_ms - (uint64_t)srv->p.expire_s * 1000u
                  : 0;
     registry_expire(srv->reg, cutoff, server_expired, srv);
+    jobview_cron(srv->jobs, now_ms);
+    if (history_due(srv->history, now_ms))
+        server_sample(srv, now_ms);
     federation_cron(srv->fed, now_ms);
 
     TAILQ_FOREACH(s, &srv->sessions, entry)
@@ -578,6 +641,30 @@ size_t
 server_peer_count(const struct server *srv)
 {
     return registry_count(srv->reg);
+}
+
+struct registry *
+server_registry(const struct server *srv)
+{
+    return srv->reg;
+}
+
+struct jobview *
+server_jobview(const struct server *srv)
+{
+    return srv->jobs;
+}
+
+struct history *
+server_history(const struct server *srv)
+{
+    return srv->history;
+}
+
+int
+server_expire_s(const struct server *srv)
+{
+    return srv->p.expire_s;
 }
 
 void
@@ -596,5 +683,7 @@ server_free(struct server *srv)
     admit_free(srv->admit);
     federation_free(srv->fed);
     registry_free(srv->reg);
+    jobview_free(srv->jobs);
+    history_free(srv->history);
     free(srv);
 }

@@ -19,6 +19,17 @@
 struct registry;
 struct reg_peer;
 
+/* What a peer told of its machine when it registered (dashboard). */
+struct reg_peer_info {
+    char version[WIRE_MAX_LABEL + 1];
+    char cpu_model[WIRE_MAX_HOSTINFO + 1];
+    char os[WIRE_MAX_HOSTINFO + 1];
+    char kernel[WIRE_MAX_HOSTINFO + 1];
+    uint64_t started;       /* peerd's start, seconds since the epoch */
+    uint64_t registered_ms; /* monotonic */
+};
+typedef void (*registry_walk_fn)(const struct reg_peer *, void *arg);
+
 /* Called for each peer dropped by registry_expire(), before it is freed;
  * it must not remove the peer itself. */
 typedef void (*registry_expire_fn)(struct reg_peer *, void *owner, void *arg);
@@ -53,6 +64,12 @@ void registry_export(const struct registry *, uint64_t now_ms,
 const char *reg_peer_label(const struct reg_peer *);
 const char *reg_peer_addr(const struct reg_peer *);
 uint32_t reg_peer_rtt(const struct reg_peer *);
+const uint8_t *reg_peer_id(const struct reg_peer *);
+const struct resources *reg_peer_res(const struct reg_peer *);
+const struct reg_peer_info *reg_peer_info(const struct reg_peer *);
+uint64_t reg_peer_last_seen(const struct reg_peer *);
+/* Call fn for every peer (which it must not remove). */
+void registry_walk(const struct registry *, registry_walk_fn, void *arg);
 
 /* rank.c: the order of every list, best first */
 int rank_compare(const void *, const void *); /* two struct peer_entry */
@@ -134,5 +151,116 @@ void server_cron(struct server *, uint64_t now_ms);
 /* Close every connection and free; NULL is fine. */
 void server_free(struct server *);
 size_t server_peer_count(const struct server *);
+/* For the dashboard (http.c, api.c). */
+struct registry *server_registry(const struct server *);
+struct jobview *server_jobview(const struct server *);
+struct history *server_history(const struct server *);
+int server_expire_s(const struct server *);
+
+/* jobview.c: the jobs of the network, from the peers' job reports */
+struct jobview;
+struct jobview *jobview_new(void);
+void jobview_free(struct jobview *);
+/* A peer's new snapshot of what it runs (host: its label). */
+void jobview_report(struct jobview *, const uint8_t peer[SEC_SIGN_PK_LEN],
+                    const char *host, const struct msg_job_report *,
+                    uint64_t now_ms);
+/* The peer left or went silent: what it ran is lost. */
+void jobview_peer_gone(struct jobview *, const uint8_t peer[SEC_SIGN_PK_LEN],
+                       uint64_t now_ms);
+/* A farm's coordinator's figures, for a job the peers report (a note on
+ * an unknown job is dropped: notes never add jobs); 0 taken, -1 not. */
+int jobview_note(struct jobview *, const struct msg_job_note *);
+/* Forget jobs finished long enough ago. */
+void jobview_cron(struct jobview *, uint64_t now_ms);
+size_t jobview_count(const struct jobview *);
+/* Every job, running first then newest, each with its processes sorted
+ * by rank and replica and their hosts, at most max_procs processes in
+ * all (a reply must fit a frame); free with codec_jobs_free(). */
+#define JOBVIEW_EXPORT_MAX_PROCS 65536
+void jobview_export(const struct jobview *, size_t max_procs,
+                    struct job_info **out, size_t *n);
+
+/* history.c: samples for the dashboard's chart, and departed peers */
+#define HISTORY_EVERY_MS 2000
+struct history_sample {
+    uint64_t t; /* seconds since the epoch */
+    uint32_t peers, slots_total, slots_used, jobs;
+};
+struct history_gone {
+    uint8_t id[SEC_SIGN_PK_LEN];
+    char host[WIRE_MAX_LABEL + 1];
+    char addr[WIRE_MAX_ADDR + 1];
+    char why[32];
+    struct resources res;
+    struct reg_peer_info info;
+    uint64_t gone_ms, gone_unix;
+};
+struct history;
+struct history *history_new(void);
+void history_free(struct history *);
+/* Is a new sample due? */
+int history_due(const struct history *, uint64_t now_ms);
+void history_add(struct history *, const struct history_sample *,
+                 uint64_t now_ms);
+/* The last max samples, oldest first; how many. */
+size_t history_samples(const struct history *, struct history_sample *out,
+                       size_t max);
+/* Remember a peer that leaves (before it is removed). */
+void history_peer_gone(struct history *, const struct reg_peer *,
+                       const char *why, uint64_t now_ms);
+/* Peers gone lately and not back, newest first; how many (out points
+ * into the history until its next change). */
+size_t history_gone(const struct history *, const struct registry *,
+                    uint64_t now_ms, const struct history_gone **out,
+                    size_t max);
+
+/* api.c: the dashboard's JSON; each returns a string to free() */
+char *api_peers(struct server *, uint64_t now_ms);
+char *api_jobs(struct server *, uint64_t now_ms);
+char *api_supernodes(struct server *, const char *const *known, int nknown,
+                     const char *self_addr);
+char *api_history(struct server *);
+
+/* assets.c (generated from dashboard/): the page's files */
+struct asset {
+    const char *path; /* "/", "/app.js" */
+    const char *type; /* Content-Type */
+    const unsigned char *data;
+    size_t len;
+};
+/* The asset served at path, or NULL. */
+const struct asset *asset_find(const char *path);
+
+/* httpauth.c: the token in a request's headers (untrusted bytes) */
+/* The token of "Bearer TOKEN" (case-insensitive scheme), else NULL;
+ * NULL is fine. */
+const char *httpauth_bearer(const char *authorization);
+/* The value of cookie name in a Cookie header into out (at most
+ * outlen - 1 characters); -1 when absent or too long.  NULL is fine. */
+int httpauth_cookie(const char *header, const char *name, char *out,
+                    size_t outlen);
+
+/* http.c: the dashboard over HTTP (libevent's evhttp) */
+struct http_params {
+    const char *listen;          /* ADDR:PORT */
+    const char *token;           /* NULL: none (loopback only) */
+    const char *const *known;    /* other supernodes, from the config */
+    int nknown;
+    const char *self_addr;       /* where peers reach this supernode */
+    int max_conns;
+};
+struct http;
+/* Check the parameters (a non-loopback address needs a token) and bind:
+ * the listening socket, its address in bound_addr; -1 with err. */
+int http_bind(const struct http_params *, char *bound_addr, size_t bound_len,
+              char *err, size_t errlen);
+/* Serve on fd (taken) from http_bind(). */
+struct http *http_new(struct event_base *, struct server *,
+                      const struct http_params *, int fd,
+                      const char *bound_addr);
+/* The address bound, for the log (the real port when 0 was asked). */
+const char *http_addr(const struct http *);
+void http_free(struct http *);
 
 #endif

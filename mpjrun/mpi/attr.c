@@ -214,6 +214,7 @@ PMPI_Comm_get_attr(MPI_Comm comm, int key, void *val, int *flag)
         *(int **)val = &appnum;
         return MPI_SUCCESS;
     case MPI_LASTUSEDCODE:
+        lastcode = mpii_errclass_last();
         *(int **)val = &lastcode;
         return MPI_SUCCESS;
     }

@@ -20,48 +20,83 @@ bsend_done(size_t bytes)
     used = bytes > used ? 0 : used - bytes;
 }
 
+int
+mpii_bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+           struct mpii_comm *c)
+{
+    const struct mpii_type *t;
+    struct mpii_req *r;
+    MPI_Request h;
+    size_t need;
+    int rc;
+
+    if (count < 0)
+        return MPI_ERR_COUNT;
+    if ((t = mpii_type_get(dt)) == NULL)
+        return MPI_ERR_TYPE;
+    if (__builtin_mul_overflow((size_t)count, mpii_type_size(t), &need) ||
+        __builtin_add_overflow(need, (size_t)MPI_BSEND_OVERHEAD, &need))
+        return MPI_ERR_COUNT;
+    if (dest != MPI_PROC_NULL &&
+        (attached == NULL || need > (size_t)attached_size - used ||
+         used > (size_t)attached_size))
+        return MPI_ERR_BUFFER;
+    rc = mpii_isend(buf, count, dt, dest, tag, c, c->ctx, MPII_SEND_BUFFERED,
+                    &h);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if ((r = req_get(h)) == NULL)
+        return MPI_SUCCESS;
+    if (!r->active) {
+        rc = r->err;
+        req_release(r);
+        return rc;
+    }
+    /* In flight: it goes when complete, and gives its bytes back then. */
+    r->freed = 1;
+    r->bsend = need;
+    used += need;
+    return MPI_SUCCESS;
+}
+
 #pragma weak MPI_Bsend = PMPI_Bsend
 int
 PMPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
            MPI_Comm comm)
 {
     static const char fn[] = "MPI_Bsend";
-    const struct mpii_type *t;
     struct mpii_comm *c;
-    struct mpii_req *r;
-    MPI_Request h;
-    size_t need;
     int rc;
 
     MPII_CHECK_INIT(fn);
     if ((c = mpii_comm_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
-    if (count < 0)
-        return mpii_err(comm, MPI_ERR_COUNT, fn);
-    if ((t = mpii_type_get(dt)) == NULL)
-        return mpii_err(comm, MPI_ERR_TYPE, fn);
-    if (__builtin_mul_overflow((size_t)count, mpii_type_size(t), &need) ||
-        __builtin_add_overflow(need, (size_t)MPI_BSEND_OVERHEAD, &need))
-        return mpii_err(comm, MPI_ERR_COUNT, fn);
-    if (dest != MPI_PROC_NULL &&
-        (attached == NULL || need > (size_t)attached_size - used ||
-         used > (size_t)attached_size))
-        return mpii_err(comm, MPI_ERR_BUFFER, fn);
-    rc = mpii_isend(buf, count, dt, dest, tag, c, c->ctx, MPII_SEND_BUFFERED,
-                    &h);
-    if (rc != MPI_SUCCESS)
+    rc = mpii_bsend(buf, count, dt, dest, tag, c);
+    return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, fn);
+}
+
+/* Ibsend: the copy is made now, so the request is complete at once. */
+#pragma weak MPI_Ibsend = PMPI_Ibsend
+int
+PMPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+            MPI_Comm comm, MPI_Request *req)
+{
+    static const char fn[] = "MPI_Ibsend";
+    struct mpii_comm *c;
+    struct mpii_req *r;
+    int rc;
+
+    MPII_CHECK_INIT(fn);
+    if ((c = mpii_comm_get(comm)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
+    if (req == NULL)
+        return mpii_err(comm, MPI_ERR_REQUEST, fn);
+    if ((rc = mpii_bsend(buf, count, dt, dest, tag, c)) != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
-    if ((r = req_get(h)) == NULL)
-        return MPI_SUCCESS;
-    if (!r->active) {
-        rc = r->err;
-        req_release(r);
-        return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, fn);
-    }
-    /* In flight: it goes when complete, and gives its bytes back then. */
-    r->freed = 1;
-    r->bsend = need;
-    used += need;
+    if ((r = req_new(REQ_SEND, req)) == NULL)
+        return mpii_err(comm, MPI_ERR_NO_MEM, fn);
+    r->comm = c;
+    req_complete(r, MPI_SUCCESS);
     return MPI_SUCCESS;
 }
 

@@ -497,6 +497,9 @@ PMPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     int err;
 
     MPII_CHECK_INIT("MPI_Gather");
+    if (mpii_comm_inter(comm))
+        return mpii_inter_gather(sbuf, scount, st, rbuf, NULL, rcount, NULL, rt,
+                                 root, comm, "MPI_Gather");
     if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Gather");
     if ((err = gather_check(sbuf, scount, st, root, c, &stt)) != MPI_SUCCESS)
@@ -535,6 +538,9 @@ PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     int err;
 
     MPII_CHECK_INIT("MPI_Gatherv");
+    if (mpii_comm_inter(comm))
+        return mpii_inter_gather(sbuf, scount, st, rbuf, rcounts, 0, displs, rt,
+                                 root, comm, "MPI_Gatherv");
     if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Gatherv");
     if ((err = gather_check(sbuf, scount, st, root, c, &stt)) != MPI_SUCCESS)
@@ -665,6 +671,9 @@ PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     int err;
 
     MPII_CHECK_INIT("MPI_Scatter");
+    if (mpii_comm_inter(comm))
+        return mpii_inter_scatter(sbuf, NULL, scount, NULL, st, rbuf, rcount,
+                                  rt, root, comm, "MPI_Scatter");
     if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Scatter");
     if ((err = scatter_check(rbuf, rcount, rt, root, c)) != MPI_SUCCESS)
@@ -703,6 +712,9 @@ PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[],
     int err;
 
     MPII_CHECK_INIT("MPI_Scatterv");
+    if (mpii_comm_inter(comm))
+        return mpii_inter_scatter(sbuf, scounts, 0, displs, st, rbuf, rcount,
+                                  rt, root, comm, "MPI_Scatterv");
     if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Scatterv");
     if ((err = scatter_check(rbuf, rcount, rt, root, c)) != MPI_SUCCESS)
@@ -799,6 +811,13 @@ PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     int err;
 
     MPII_CHECK_INIT("MPI_Allgather");
+    if (mpii_comm_inter(comm)) {
+        struct mpii_blocks ics = {
+            .buf = sbuf, .count = scount, .type = st, .same = 1};
+        struct mpii_blocks icr = {.buf = rbuf, .count = rcount, .type = rt};
+
+        return mpii_inter_exchange(&ics, &icr, comm, "MPI_Allgather");
+    }
     if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Allgather");
     if ((err = coll_check_buf(rbuf, rcount, rt, &rtt)) != MPI_SUCCESS)
@@ -827,6 +846,14 @@ PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     int err;
 
     MPII_CHECK_INIT("MPI_Allgatherv");
+    if (mpii_comm_inter(comm)) {
+        struct mpii_blocks ics = {
+            .buf = sbuf, .count = scount, .type = st, .same = 1};
+        struct mpii_blocks icr = {
+            .buf = rbuf, .counts = rcounts, .displs = displs, .type = rt};
+
+        return mpii_inter_exchange(&ics, &icr, comm, "MPI_Allgatherv");
+    }
     if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Allgatherv");
     if ((err = coll_check_counts(rcounts, displs, c->size)) != MPI_SUCCESS)
@@ -928,6 +955,12 @@ PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     int err;
 
     MPII_CHECK_INIT("MPI_Alltoall");
+    if (mpii_comm_inter(comm)) {
+        struct mpii_blocks ics = {.buf = sbuf, .count = scount, .type = st};
+        struct mpii_blocks icr = {.buf = rbuf, .count = rcount, .type = rt};
+
+        return mpii_inter_exchange(&ics, &icr, comm, "MPI_Alltoall");
+    }
     if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Alltoall");
     if ((err = coll_check_buf(rbuf, rcount, rt, &rtt)) != MPI_SUCCESS)
@@ -962,6 +995,14 @@ PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
     int err;
 
     MPII_CHECK_INIT("MPI_Alltoallv");
+    if (mpii_comm_inter(comm)) {
+        struct mpii_blocks ics = {
+            .buf = sbuf, .counts = scounts, .displs = sdispls, .type = st};
+        struct mpii_blocks icr = {
+            .buf = rbuf, .counts = rcounts, .displs = rdispls, .type = rt};
+
+        return mpii_inter_exchange(&ics, &icr, comm, "MPI_Alltoallv");
+    }
     if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Alltoallv");
     err = coll_check_counts(rcounts, rdispls, c->size);

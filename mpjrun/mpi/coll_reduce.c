@@ -650,6 +650,9 @@ PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
     int err;
 
     MPII_CHECK_INIT("MPI_Reduce_scatter");
+    if (mpii_comm_inter(comm))
+        return mpii_inter_reduce_scatter(sbuf, rbuf, rcounts, -1, dt, op, comm,
+                                         "MPI_Reduce_scatter");
     if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Reduce_scatter");
     err = reduce_scatter(sbuf, rbuf, rcounts, dt, op, c);
@@ -666,6 +669,9 @@ PMPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     int err, *counts;
 
     MPII_CHECK_INIT("MPI_Reduce_scatter_block");
+    if (mpii_comm_inter(comm))
+        return mpii_inter_reduce_scatter(sbuf, rbuf, NULL, rcount, dt, op, comm,
+                                         "MPI_Reduce_scatter_block");
     if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
     if (rcount < 0)

@@ -81,6 +81,7 @@ comm_drop(struct mpii_comm *c)
     struct mpii_comm *l;
 
     mpii_attr_drop(c);
+    mpii_topo_free(c->topo);
     free(c->lworld);
     if (c->inter && (l = mpii_comm_get(c->lcomm)) != NULL && l != c)
         comm_drop(l);
@@ -305,7 +306,11 @@ comm_dup(struct mpii_comm *c, MPI_Comm *newcomm, const char *fn)
     if ((rc = comm_split(c, 0, c->rank, newcomm, fn)) != MPI_SUCCESS)
         return rc;
     n = mpii_comm_get(*newcomm);
-    if ((rc = mpii_attr_copy(c, n)) != MPI_SUCCESS) {
+    if (c->topo != NULL && (n->topo = mpii_topo_dup(c->topo)) == NULL)
+        rc = MPI_ERR_NO_MEM;
+    else
+        rc = mpii_attr_copy(c, n);
+    if (rc != MPI_SUCCESS) {
         mpii_attr_delete_all(n);
         comm_drop(n);
         *newcomm = MPI_COMM_NULL;
@@ -613,4 +618,13 @@ PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
     memcpy(name, c->name, sizeof c->name);
     *resultlen = (int)strlen(name);
     return MPI_SUCCESS;
+}
+
+int
+mpii_comm_uses_errh(MPI_Errhandler e)
+{
+    for (int i = 0; i < COMM_MAX; i++)
+        if (comms[i] != NULL && comms[i]->errh == e)
+            return 1;
+    return 0;
 }

@@ -16,7 +16,16 @@
 
 /* --- requests (request.c) --- */
 
-enum req_kind { REQ_FREE = 0, REQ_SEND, REQ_RECV };
+/* PERSIST: a persistent request (persist.c), whose every Start makes an
+ * inner SEND or RECV; COLL: a nonblocking collective (coll_sched.c);
+ * GREQ: a generalized request (persist.c). */
+enum req_kind { REQ_FREE = 0, REQ_SEND, REQ_RECV, REQ_PERSIST, REQ_COLL,
+                REQ_GREQ };
+
+struct mpii_sched;   /* coll_sched.c */
+struct mpii_persist; /* persist.c */
+struct mpii_greq;    /* persist.c */
+struct umsg;         /* match.c: an unexpected message */
 
 struct mpii_req {
     enum req_kind kind;
@@ -52,6 +61,13 @@ struct mpii_req {
     MPI_Status status;
     int err;
     struct mpii_req *next; /* posted queue */
+    /* An inner request started by a persistent one: its completion
+     * completes the parent (status copied). */
+    struct mpii_req *parent;
+    int started; /* PERSIST: started and not yet returned by a wait */
+    struct mpii_sched *sched;     /* COLL */
+    struct mpii_persist *persist; /* PERSIST */
+    struct mpii_greq *greq;       /* GREQ */
 };
 
 struct mpii_req *req_new(enum req_kind, MPI_Request *handle);
@@ -66,10 +82,47 @@ void req_fini(void);
 void req_set_oversubscribed(int);
 /* Progress until cond(arg) holds; the waiting policy lives here. */
 int req_wait_until(int (*cond)(void *), void *arg);
+/* One pass of progress: the transport, then every nonblocking
+ * collective's schedule (timeout_ms as transport_progress). */
+int mpii_progress(int timeout_ms);
+/* Not a request a wait family call waits for: an inactive persistent
+ * request (treated as MPI_REQUEST_NULL). */
+int req_inactive(const struct mpii_req *);
+
+/* p2p.c: Probe and Iprobe, agreed between replicas; with claim, a
+ * matched probe that also takes the message (*claim, for
+ * mpii_irecv_claimed).  An MPI error. */
+int mpii_probe_agreed(const struct mpii_comm *, int source, int tag,
+                      int wait, int *flag, MPI_Status *, struct umsg **claim);
+/* The receive of a claimed message (from src with tag on comm): it
+ * starts at once; an MPI error if the buffer is invalid (the message
+ * then stays claimed). */
+int mpii_irecv_claimed(void *buf, int count, MPI_Datatype,
+                       struct mpii_comm *, struct umsg *, int src, int tag,
+                       MPI_Request *req);
+
+/* coll_sched.c: move every nonblocking collective on as far as it goes
+ * without waiting; free a schedule (its request is released). */
+void sched_progress(void);
+void sched_free(struct mpii_sched *);
+/* persist.c: release a persistent or generalized request's parts. */
+void persist_free(struct mpii_req *);
+/* Generalized requests: the status from the user's query function, then
+ * its free function (req_finish); the error either returned. */
+int greq_finish(struct mpii_req *, MPI_Status *);
+/* The status of a complete generalized request from its query function
+ * (Request_get_status); the request stays. */
+int greq_query(struct mpii_req *, MPI_Status *);
+/* MPI_Cancel of a persistent or generalized request. */
+int persist_cancel(struct mpii_req *);
 
 /* bsend.c: a buffered send's request is released: give back its bytes
  * of the attached buffer. */
 void bsend_done(size_t bytes);
+/* A buffered send (MPI_Bsend without the error handler): complete
+ * locally, or an MPI error. */
+int mpii_bsend(const void *buf, int count, MPI_Datatype, int dest, int tag,
+               struct mpii_comm *);
 
 /* --- frames between ranks (transport.c) --- */
 
@@ -128,16 +181,21 @@ int transport_progress(int timeout_ms);
 struct ctl_entry;
 /* Listen on host (an IP), port chosen by the kernel. */
 int transport_listen(const char *host, uint16_t *port);
-/* Connect to every process in the table (the lower index of each pair
- * connects; with R = 1 only our replica exists), authenticating with the
- * job key; sealed turns encryption on.  With R > 1, ctl is where views
- * arrive, and a process missing from the table or declared dead is not
- * waited for.  With n = 0 and size 1: a job of one. */
+/* Wire up from the table, authenticating with the job key; sealed turns
+ * encryption on.  With R = 1, remember the addresses: conn_to() connects
+ * to a rank when first asked (on demand).  With R > 1, connect to every
+ * process now (the lower index of each pair connects); ctl is where
+ * views arrive, and a process missing from the table or declared dead is
+ * not waited for.  With n = 0 and size 1: a job of one. */
 int transport_connect_all(const struct ctl_entry *, int n, const uint8_t *key,
                           int world, int size, int replica, int nrep,
                           int sealed, int ctl);
 /* Nothing queued for sending. */
 int transport_flushed(void);
+/* Finishing with R = 1: send FIN on every connection not yet told; 1
+ * once every connection has the other end's FIN, so that no rank closes
+ * a connection another still reads. */
+int transport_fin_step(void);
 void transport_fini(void);
 /* Deliver a frame to ourselves (sends to our own rank). */
 void transport_self(const struct wire_hdr *, const void *data);
@@ -154,6 +212,12 @@ void match_post(struct mpii_req *);
 int match_unpost(struct mpii_req *);
 /* Probe: the oldest unexpected message matching, into status. */
 int match_probe(uint32_t ctx, int source, int tag, MPI_Status *);
+/* Matched probes: take the oldest unexpected message matching out of
+ * the queue (no receive can match it any more) and keep it for its
+ * receive; NULL if there is none.  match_take_claimed gives it to
+ * receive r (built, not posted), and the receive goes on as any. */
+struct umsg *match_claim(uint32_t ctx, int source, int tag);
+void match_take_claimed(struct mpii_req *r, struct umsg *u);
 /* A rendezvous receive is matched: tell the sender to go. */
 void match_start_rendezvous(struct mpii_req *, struct conn *, uint32_t sid,
                             size_t total);

@@ -877,3 +877,19 @@ PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
 {
     return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
 }
+
+/* The runs of bytes of one element (one-sided operations describe a
+ * target datatype to the target with them). */
+size_t
+mpii_type_nblocks(const struct mpii_type *t)
+{
+    return t->nblocks;
+}
+
+void
+mpii_type_block(const struct mpii_type *t, size_t i, MPI_Aint *off,
+                size_t *len)
+{
+    *off = t->blk[i].off;
+    *len = t->blk[i].len;
+}

@@ -21,6 +21,7 @@
 
 #include "core.h"
 #include "ctl.h"
+#include "ctltable.h"
 #include "decide.h"
 #include "rep.h"
 #include "sec.h"
@@ -58,34 +59,38 @@ env_int(const char *name, int dflt)
     return *end == '\0' && n >= 0 && n < 0x7fffffff ? (int)n : -1;
 }
 
-/* Everyone's address and the job's key, once the coordinator has all. */
+/* Everyone's address and the job's key, once the coordinator has all:
+ * a head, then parts, as peerd writes them (ctltable.c checks each). */
 static int
-env_wait_table(uint8_t **buf, size_t *len)
+env_wait_table(struct ctl_table_rx *rx, uint32_t limit)
 {
-    size_t cap = sizeof(struct ctl_table_head) +
-                 CTL_MAX_ENTRIES * sizeof(struct ctl_entry);
+    size_t cap = sizeof(struct ctl_view_head) + CTL_VIEW_MAX * 4;
     struct pollfd pfd = {ctl, POLLIN, 0};
+    uint8_t *buf;
     ssize_t n;
     int rc;
 
-    if ((*buf = malloc(cap)) == NULL)
+    ctl_table_rx_init(rx, limit);
+    if ((buf = malloc(cap)) == NULL)
         return MPI_ERR_NO_MEM;
     for (;;) {
         do
             rc = poll(&pfd, 1, TABLE_WAIT_MS);
         while (rc == -1 && errno == EINTR);
-        if (rc != 1 || (n = recv(ctl, *buf, cap, 0)) <= 0) {
-            free(*buf);
-            return MPI_ERR_OTHER;
+        if (rc != 1 || (n = recv(ctl, buf, cap, 0)) <= 0) {
+            snprintf(rx->err, sizeof rx->err, "control socket %s",
+                     rc == 1 ? "closed" : "silent");
+            rc = -1;
+            break;
         }
-        /* A view may come first (a replica declared dead before every
-         * address was in): views are cumulative and the table leaves the
-         * dead out, so it can go. */
-        if ((*buf)[0] != CTL_VIEW)
+        if ((rc = ctl_table_rx_feed(rx, buf, (size_t)n)) != 0)
             break;
     }
-    *len = (size_t)n;
-    return MPI_SUCCESS;
+    free(buf);
+    if (rc == 1)
+        return MPI_SUCCESS;
+    ctl_table_rx_free(rx);
+    return MPI_ERR_OTHER;
 }
 
 static int local_procs = 1; /* the job's processes on this machine */
@@ -148,13 +153,10 @@ static int
 env_wireup(int rank, int size)
 {
     struct ctl_addr a;
-    struct ctl_table_head h;
+    struct ctl_table_rx rx;
     const char *bind = getenv("P2P_BIND"), *enc = getenv("P2P_ENCRYPT");
     int replica = env_int("P2P_REPLICA", 0), sealed, rc;
     int nrep = env_int("P2P_NREPLICAS", 1);
-    const struct ctl_entry *tab;
-    uint8_t *buf;
-    size_t len;
     uint16_t port;
 
     sealed = !(enc != NULL && (strcmp(enc, "0") == 0 ||
@@ -175,20 +177,13 @@ env_wireup(int rank, int size)
     mpii_test_point("init");
     if (send(ctl, &a, sizeof a, MSG_NOSIGNAL) != sizeof a)
         return MPI_ERR_OTHER;
-    if ((rc = env_wait_table(&buf, &len)) != MPI_SUCCESS) {
-        mpii_log("p2pmpi: rank %d: no address table from peerd", rank);
+    if ((rc = env_wait_table(&rx, (uint32_t)size * (uint32_t)nrep)) !=
+        MPI_SUCCESS) {
+        mpii_log("p2pmpi: rank %d: no address table from peerd: %s", rank,
+                 rx.err);
         return rc;
     }
-    memcpy(&h, buf, sizeof h < len ? sizeof h : len);
-    if (len < sizeof h || h.type != CTL_TABLE || h.version != CTL_VERSION ||
-        h.n > CTL_MAX_ENTRIES ||
-        len != sizeof h + h.n * sizeof(struct ctl_entry)) {
-        free(buf);
-        mpii_log("p2pmpi: rank %d: malformed address table", rank);
-        return MPI_ERR_OTHER;
-    }
-    tab = (const struct ctl_entry *)(void *)(buf + sizeof h);
-    env_count_local(tab, (int)h.n);
+    env_count_local(rx.tab, (int)rx.n);
     if (nrep > 1) {
         /* Replicas: who is not in the table (no address) is dead. */
         uint8_t *dead = malloc((size_t)size * (size_t)nrep);
@@ -196,29 +191,28 @@ env_wireup(int rank, int size)
 
         if (dead == NULL || replica >= nrep) {
             free(dead);
-            free(buf);
+            ctl_table_rx_free(&rx);
             return MPI_ERR_OTHER;
         }
         memset(dead, 1, (size_t)size * (size_t)nrep);
-        for (i = 0; i < h.n; i++)
-            if (tab[i].rank < (uint32_t)size && tab[i].replica < (uint32_t)nrep &&
-                tab[i].addr[0] != '\0')
-                dead[tab[i].rank * (uint32_t)nrep + tab[i].replica] = 0;
+        for (i = 0; i < rx.n; i++)
+            if (rx.tab[i].rank < (uint32_t)size &&
+                rx.tab[i].replica < (uint32_t)nrep &&
+                rx.tab[i].addr[0] != '\0')
+                dead[rx.tab[i].rank * (uint32_t)nrep + rx.tab[i].replica] = 0;
         rc = rep_init(rank, replica, size, nrep, dead, ctl);
-        rep_set_progress((h.flags & CTL_TF_PROGRESS) != 0);
+        rep_set_progress((rx.flags & CTL_TF_PROGRESS) != 0);
         free(dead);
         if (rc != MPI_SUCCESS) {
-            free(buf);
+            ctl_table_rx_free(&rx);
             return rc;
         }
     }
-    rc = transport_connect_all(tab, (int)h.n, h.key, rank, size, replica,
+    rc = transport_connect_all(rx.tab, (int)rx.n, rx.key, rank, size, replica,
                                nrep, sealed, ctl);
     if (rc == MPI_SUCCESS && nrep > 1)
         rep_start();
-    sec_wipe(buf, len);
-    free(buf);
-    sec_wipe(&h, sizeof h);
+    ctl_table_rx_free(&rx);
     if (rc != MPI_SUCCESS)
         mpii_log("p2pmpi: rank %d: could not connect to every rank", rank);
     return rc;
@@ -338,7 +332,7 @@ all_fins(void *arg)
     (void)arg;
     if (rep_active())
         return rep_fins() >= world_size - 1 && rep_quiet();
-    return match_fins() >= world_size - 1;
+    return transport_fin_step();
 }
 
 #pragma weak MPI_Finalize = PMPI_Finalize
@@ -346,27 +340,24 @@ int
 PMPI_Finalize(void)
 {
     struct wire_hdr h;
-    struct conn *c;
     int i, me, rc;
 
     MPII_CHECK_INIT("MPI_Finalize");
     mpii_attr_finalize(); /* MPI_COMM_SELF's attributes go first */
     /* Everything we sent is on its way; then tell everyone we are done
      * and wait until everyone is: no rank closes a connection another
-     * still reads. */
+     * still reads.  With replicas, every rank is told; otherwise every
+     * rank we have a connection with (all_fins). */
     me = mpii_world_rank();
     mpii_test_point("finalize");
     rc = req_wait_until(all_flushed, NULL);
-    for (i = 0; rc == MPI_SUCCESS && i < world_size; i++) {
+    for (i = 0; rc == MPI_SUCCESS && rep_active() && i < world_size; i++) {
         if (i == me)
             continue;
         memset(&h, 0, sizeof h);
         h.type = FR_FIN;
         h.ctx = MPII_CTX_INTERNAL;
-        if (rep_active())
-            rc = rep_send(i, &h, NULL, 0, NULL);
-        else if ((c = conn_to(i)) != NULL)
-            rc = conn_send(c, &h, NULL, 0, 0, NULL);
+        rc = rep_send(i, &h, NULL, 0, NULL);
     }
     if (rc == MPI_SUCCESS)
         rc = req_wait_until(all_fins, NULL);
@@ -376,7 +367,11 @@ PMPI_Finalize(void)
     rep_fini();
     dec_fini();
     match_fini();
+    mpii_win_fini();
     req_fini();
+    mpii_errclass_fini();
+    mpii_info_fini();
+    mpii_message_fini();
     mpii_comm_fini();
     mpii_attr_fini();
     mpii_group_fini();

@@ -17,6 +17,10 @@
 #define ERRH_MAX 64
 
 static MPI_Comm_errhandler_function *user_handlers[ERRH_MAX];
+/* Handles the program holds (create and every get count one, free
+ * gives one back): a slot is reused once none is held and no
+ * communicator has the handler. */
+static int user_refs[ERRH_MAX];
 
 static const char *
 err_text(int code)
@@ -45,6 +49,18 @@ err_text(int code)
     case MPI_ERR_NO_MEM: return "out of memory";
     case MPI_ERR_KEYVAL: return "invalid keyval";
     case MPI_ERR_WIN: return "invalid window";
+    /* one-sided communication */
+    case MPI_ERR_ASSERT: return "invalid assert argument";
+    case MPI_ERR_BASE: return "invalid base address";
+    case MPI_ERR_DISP: return "invalid displacement";
+    case MPI_ERR_LOCKTYPE: return "invalid lock type";
+    case MPI_ERR_RMA_CONFLICT: return "conflicting accesses to a window";
+    case MPI_ERR_RMA_SYNC: return "wrong synchronization of RMA calls";
+    case MPI_ERR_SIZE: return "invalid size";
+    case MPI_ERR_RMA_RANGE: return "target memory is outside the window";
+    case MPI_ERR_RMA_ATTACH: return "memory cannot be attached";
+    case MPI_ERR_RMA_FLAVOR: return "wrong window flavor";
+    case MPI_ERR_RMA_SHARED: return "memory cannot be shared";
     case MPI_ERR_UNSUPPORTED_OPERATION:
         return "operation not supported by p2pmpi";
     default: return NULL;
@@ -58,6 +74,8 @@ PMPI_Error_string(int code, char *string, int *len)
     const char *t = err_text(code);
     int n;
 
+    if (t == NULL)
+        t = mpii_errclass_text(code); /* added by the program */
     if (string == NULL || len == NULL)
         return MPI_ERR_ARG;
     n = snprintf(string, MPI_MAX_ERROR_STRING, "%s",
@@ -70,9 +88,12 @@ PMPI_Error_string(int code, char *string, int *len)
 int
 PMPI_Error_class(int code, int *cls)
 {
-    if (cls == NULL || err_text(code) == NULL)
+    if (cls == NULL)
         return MPI_ERR_ARG;
-    *cls = code;
+    if (err_text(code) != NULL)
+        *cls = code;
+    else if ((*cls = mpii_errclass_of(code)) < 0)
+        return MPI_ERR_ARG;
     return MPI_SUCCESS;
 }
 
@@ -155,6 +176,8 @@ PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *e)
         return mpii_err(MPI_COMM_WORLD, c == NULL ? MPI_ERR_COMM : MPI_ERR_ARG,
                         "MPI_Comm_get_errhandler");
     *e = c->errh;
+    if (*e - ERRH_BASE >= 2)
+        user_refs[*e - ERRH_BASE]++;
     return MPI_SUCCESS;
 }
 
@@ -168,8 +191,10 @@ PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *e)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG,
                         "MPI_Comm_create_errhandler");
     for (i = 2; i < ERRH_MAX; i++)
-        if (user_handlers[i] == NULL) {
+        if (user_handlers[i] == NULL ||
+            (user_refs[i] == 0 && !mpii_comm_uses_errh(ERRH_BASE + i))) {
             user_handlers[i] = fn;
+            user_refs[i] = 1;
             *e = ERRH_BASE + i;
             return MPI_SUCCESS;
         }
@@ -181,10 +206,13 @@ PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *e)
 int
 PMPI_Errhandler_free(MPI_Errhandler *e)
 {
-    if (e == NULL || !errh_valid(*e))
+    if (e == NULL || !errh_valid(*e) ||
+        (*e - ERRH_BASE >= 2 && user_refs[*e - ERRH_BASE] == 0))
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free");
+    /* The function stays while a communicator has it (the standard:
+     * freeing marks it for deallocation). */
     if (*e - ERRH_BASE >= 2)
-        user_handlers[*e - ERRH_BASE] = NULL;
+        user_refs[*e - ERRH_BASE]--;
     *e = MPI_ERRHANDLER_NULL;
     return MPI_SUCCESS;
 }

@@ -372,8 +372,8 @@ mpii_inter_bcast(void *buf, int count, MPI_Datatype dt, int root,
 }
 
 /* A buffer for count elements of dt laid out as the user's would be. */
-static void *
-type_buf(int count, MPI_Datatype dt, void **base)
+void *
+mpii_type_buf(int count, MPI_Datatype dt, void **base)
 {
     const struct mpii_type *t = mpii_type_get(dt);
     MPI_Aint ext, lb, tlb, text;
@@ -416,7 +416,7 @@ mpii_inter_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
     if (root < 0 || root >= ic->size)
         return mpii_err(comm, MPI_ERR_ROOT, fn);
     /* The sending group reduces to its leader, who sends to the root. */
-    if (ic->rank == 0 && (tmp = type_buf(count, dt, &base)) == NULL)
+    if (ic->rank == 0 && (tmp = mpii_type_buf(count, dt, &base)) == NULL)
         rc = mpii_type_get(dt) != NULL ? MPI_ERR_NO_MEM : MPI_ERR_TYPE;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce(sbuf, tmp, count, dt, op, 0, lc->handle);
@@ -443,7 +443,7 @@ mpii_inter_allreduce(const void *sbuf, void *rbuf, int count,
         return mpii_err(comm, MPI_ERR_BUFFER, fn);
     /* Each group reduces to its leader; the leaders swap; each leader
      * spreads the other group's result. */
-    if (ic->rank == 0 && (tmp = type_buf(count, dt, &base)) == NULL)
+    if (ic->rank == 0 && (tmp = mpii_type_buf(count, dt, &base)) == NULL)
         rc = mpii_type_get(dt) != NULL ? MPI_ERR_NO_MEM : MPI_ERR_TYPE;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce(sbuf, tmp, count, dt, op, 0, lc->handle);

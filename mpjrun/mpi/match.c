@@ -40,6 +40,9 @@ struct umsg {
 
 static struct mpii_req *posted, **posted_tail = &posted;
 static struct umsg *unexpected, **unexpected_tail = &unexpected;
+/* Messages a matched probe took out of the unexpected queue, waiting
+ * for their MPI_Mrecv (mprobe.c). */
+static struct umsg *claimed;
 static int fins; /* FIN frames received (finalize) */
 
 int
@@ -364,40 +367,74 @@ match_probe(uint32_t ctx, int source, int tag, MPI_Status *st)
     return 0;
 }
 
+struct umsg *
+match_claim(uint32_t ctx, int source, int tag)
+{
+    struct umsg **up, *u;
+
+    for (up = &unexpected; (u = *up) != NULL; up = &u->next)
+        if (matches(u->ctx, u->src, u->tag, ctx, source, tag)) {
+            *up = u->next;
+            if (unexpected_tail == &u->next)
+                unexpected_tail = up;
+            u->next = claimed;
+            claimed = u;
+            return u;
+        }
+    return NULL;
+}
+
+void
+match_take_claimed(struct mpii_req *r, struct umsg *u)
+{
+    struct umsg **up;
+
+    for (up = &claimed; *up != NULL; up = &(*up)->next)
+        if (*up == u) {
+            *up = u->next;
+            u->next = NULL;
+            take(r, u);
+            return;
+        }
+    req_complete(r, MPI_ERR_INTERN); /* not a claimed message: a bug */
+}
+
 int
 match_resume(int wsrc, uint64_t lseq, struct conn *c, uint32_t sid)
 {
     struct mpii_req *r = req_find_rendezvous(wsrc, lseq);
-    struct umsg *u;
+    struct umsg *u, *lists[2] = {unexpected, claimed};
 
     if (r != NULL) {
         if (r->conn == NULL)
             send_cts(r, c, sid);
         return 1;
     }
-    for (u = unexpected; u != NULL; u = u->next)
-        if (u->rendezvous && u->wsrc == wsrc && u->lseq == lseq) {
-            u->conn = c;
-            u->sid = sid;
-            u->orphan = 0;
-            return 1;
-        }
+    for (int k = 0; k < 2; k++)
+        for (u = lists[k]; u != NULL; u = u->next)
+            if (u->rendezvous && u->wsrc == wsrc && u->lseq == lseq) {
+                u->conn = c;
+                u->sid = sid;
+                u->orphan = 0;
+                return 1;
+            }
     return 0;
 }
 
 uint64_t
 match_orphan(int wsrc)
 {
-    struct umsg *u;
+    struct umsg *u, *lists[2] = {unexpected, claimed};
     uint64_t low = req_orphan(wsrc);
 
-    for (u = unexpected; u != NULL; u = u->next)
-        if (u->rendezvous && u->wsrc == wsrc && u->lseq != 0) {
-            u->orphan = 1;
-            u->conn = NULL;
-            if (low == 0 || u->lseq < low)
-                low = u->lseq;
-        }
+    for (int k = 0; k < 2; k++)
+        for (u = lists[k]; u != NULL; u = u->next)
+            if (u->rendezvous && u->wsrc == wsrc && u->lseq != 0) {
+                u->orphan = 1;
+                u->conn = NULL;
+                if (low == 0 || u->lseq < low)
+                    low = u->lseq;
+            }
     return low;
 }
 
@@ -408,6 +445,11 @@ match_fini(void)
 
     while ((u = unexpected) != NULL) {
         unexpected = u->next;
+        free(u->data);
+        free(u);
+    }
+    while ((u = claimed) != NULL) {
+        claimed = u->next;
         free(u->data);
         free(u);
     }

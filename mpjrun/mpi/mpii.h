@@ -24,8 +24,21 @@
  *   request.c   requests, wait and test families
  *   p2p.c       the point-to-point calls
  *   bsend.c     buffered sends and the attached buffer
+ *   persist.c   persistent and generalized requests
+ *   mprobe.c    matched probes (Mprobe ... Imrecv) and MPI_Message
+ *   coll_sched.c, coll_nb.c  schedules and the nonblocking collectives
+ *   info.c      info objects
+ *   errclass.c  error classes and codes the program adds
+ *   fint.c      C/Fortran handle conversion
  *   coll.c      the collective calls, built on point-to-point
  *   stubs.c     calls that only exist to link
+ *   topo.c      process topologies (Cartesian, graph, distributed graph)
+ *   coll_neighbor.c  the neighbour collectives over a topology
+ *   coll_round.c  one round of sends and receives described by tables
+ *   coll_inter.c  gather, scatter, allgather, alltoall, reduce_scatter
+ *               over intercommunicators
+ *   win.c       one-sided windows: creation, attributes, synchronization
+ *   rma.c       one-sided operations and the target side that serves them
  */
 #ifndef P2PMPI_MPII_H
 #define P2PMPI_MPII_H
@@ -44,6 +57,26 @@ int mpii_err(MPI_Comm comm, int err, const char *fn);
 /* The log hook: a line for the job's stderr when the library must speak
  * (fatal errors); nothing else is printed. */
 void mpii_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* --- errclass.c ---------------------------------------------------- */
+
+/* Error classes and codes the program added: the class of an added
+ * code and its string ("" until set), or -1 / NULL for any other code;
+ * the largest code in use (MPI_LASTUSEDCODE). */
+int mpii_errclass_of(int code);
+const char *mpii_errclass_text(int code);
+int mpii_errclass_last(void);
+void mpii_errclass_fini(void);
+
+/* --- info.c --------------------------------------------------------- */
+
+/* Free every info object (MPI_Finalize). */
+void mpii_info_fini(void);
+
+/* --- mprobe.c ------------------------------------------------------- */
+
+/* Drop every MPI_Message not received (MPI_Finalize, after match_fini). */
+void mpii_message_fini(void);
 
 /* --- handles.c ------------------------------------------------------ */
 
@@ -102,6 +135,11 @@ int mpii_type_is_builtin(const struct mpii_type *);
 size_t mpii_type_elements(const struct mpii_type *, size_t bytes, int *whole);
 /* Free every derived type (MPI_Finalize). */
 void mpii_type_fini(void);
+/* The runs of bytes of one element, relative to its origin, in packed
+ * order: how many, and run i. */
+size_t mpii_type_nblocks(const struct mpii_type *);
+void mpii_type_block(const struct mpii_type *, size_t i, MPI_Aint *off,
+                     size_t *len);
 
 /* --- op.c ----------------------------------------------------------- */
 
@@ -133,6 +171,8 @@ struct mpii_comm {
     int lsize;
     int *lworld;
     MPI_Comm lcomm; /* the local group as a hidden intracommunicator */
+    uint32_t nbc_seq; /* nonblocking collectives started (coll_sched.c) */
+    struct mpii_topo *topo; /* topo.c: NULL without a topology */
 };
 
 /* NULL for an invalid or freed handle. */
@@ -161,6 +201,74 @@ int mpii_inter_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype,
                       MPI_Op, int root, MPI_Comm);
 int mpii_inter_allreduce(const void *sbuf, void *rbuf, int count,
                          MPI_Datatype, MPI_Op, MPI_Comm);
+/* A scratch buffer for count elements of dt laid out as the user's would
+ * be: the element origin to pass to MPI calls; *base is what to free.
+ * NULL for a bad type or no memory. */
+void *mpii_type_buf(int count, MPI_Datatype dt, void **base);
+
+/* --- topo.c --------------------------------------------------------- */
+
+struct mpii_topo;
+void mpii_topo_free(struct mpii_topo *); /* NULL is fine */
+/* A copy for Comm_dup; NULL on no memory. */
+struct mpii_topo *mpii_topo_dup(const struct mpii_topo *);
+/* c's in- and out-neighbours in the order the neighbour collectives use
+ * (MPI_PROC_NULL possible for a Cartesian grid): malloc'ed, the caller
+ * frees both; MPI_ERR_TOPOLOGY without a topology. */
+int mpii_topo_neighbors(struct mpii_comm *c, int **in, int *nin, int **out,
+                        int *nout);
+
+/* --- coll_round.c ---------------------------------------------------- */
+
+/* The blocks of one side of a round: block i is at buf + displacement,
+ * count elements of type. */
+struct mpii_blocks {
+    const void *buf;
+    const int *counts;         /* NULL: count for every block */
+    int count;
+    const int *displs;         /* elements; NULL: block i at i * count */
+    const MPI_Aint *bdispls;   /* bytes (the w forms) */
+    const MPI_Datatype *types; /* NULL: type for every block */
+    MPI_Datatype type;
+    int same; /* every block is the start of buf (one send to all) */
+};
+/* Block i's address, count and type; MPI_ERR_COUNT/TYPE if bad. */
+int mpii_blocks_at(const struct mpii_blocks *, int i, char **addr,
+                   int *count, MPI_Datatype *type);
+/* Receive block i of rcv from rank in[i] (i < nin) and send block j of
+ * snd to out[j] (j < nout), on c's collective context with tag, and wait
+ * for all.  in or out NULL: ranks 0, 1, ... .  An MPI error code. */
+int mpii_blocks_round(struct mpii_comm *c, const int *in, int nin,
+                      const struct mpii_blocks *rcv, const int *out, int nout,
+                      const struct mpii_blocks *snd, int tag);
+
+/* --- coll_inter.c: the other intercommunicator collectives ---------- */
+
+int mpii_inter_gather(const void *sbuf, int scount, MPI_Datatype st,
+                      void *rbuf, const int rcounts[], int rcount,
+                      const int displs[], MPI_Datatype rt, int root,
+                      MPI_Comm comm, const char *fn);
+int mpii_inter_scatter(const void *sbuf, const int scounts[], int scount,
+                       const int displs[], MPI_Datatype st, void *rbuf,
+                       int rcount, MPI_Datatype rt, int root, MPI_Comm comm,
+                       const char *fn);
+/* Allgather(v) (rcv.same unset) and Alltoall(v, w): one round with every
+ * remote rank. */
+int mpii_inter_exchange(const struct mpii_blocks *snd,
+                        const struct mpii_blocks *rcv, MPI_Comm comm,
+                        const char *fn);
+int mpii_inter_reduce_scatter(const void *sbuf, void *rbuf,
+                              const int rcounts[], int rcount,
+                              MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                              const char *fn);
+
+/* --- win.c, rma.c, rma_target.c: one-sided communication ----------- */
+
+/* The target side of passive-target epochs is served from the progress
+ * engine (transport_progress calls this); a no-op without windows. */
+void mpii_rma_poll(void);
+/* MPI_Finalize: free the windows the program left. */
+void mpii_win_fini(void);
 
 /* --- group.c -------------------------------------------------------- */
 
@@ -183,6 +291,9 @@ void mpii_attr_drop(struct mpii_comm *);
  * mpii_attr_fini then frees the keyvals. */
 int mpii_attr_finalize(void);
 void mpii_attr_fini(void);
+/* Non-zero if a live communicator has error handler e (errh.c keeps a
+ * freed handler for it). */
+int mpii_comm_uses_errh(MPI_Errhandler e);
 int mpii_comm_init(int world_rank, int world_size); /* env.c calls it */
 void mpii_comm_fini(void);
 

@@ -191,6 +191,32 @@ mpii_irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
     return MPI_SUCCESS;
 }
 
+int
+mpii_irecv_claimed(void *buf, int count, MPI_Datatype dt,
+                   struct mpii_comm *comm, struct umsg *u, int src, int tag,
+                   MPI_Request *handle)
+{
+    const struct mpii_type *t;
+    struct mpii_req *r;
+    int rc;
+
+    if ((rc = check_buf(buf, count, dt, &t)) != MPI_SUCCESS)
+        return rc;
+    if ((r = req_new(REQ_RECV, handle)) == NULL)
+        return MPI_ERR_NO_MEM;
+    r->buf = buf;
+    r->count = count;
+    r->type = t;
+    mpii_type_hold(t);
+    r->comm = comm;
+    r->ctx = comm->ctx;
+    r->peer = src;
+    r->tag = tag;
+    r->cap = mpii_type_size(t) * (size_t)count;
+    match_take_claimed(r, u);
+    return MPI_SUCCESS;
+}
+
 /* --- completing ------------------------------------------------------- */
 
 static void
@@ -198,18 +224,6 @@ status_out(const struct mpii_req *r, MPI_Status *st)
 {
     if (st != MPI_STATUS_IGNORE)
         *st = r->status;
-}
-
-/* Hand a finished request to the user and free it. */
-static int
-req_finish(MPI_Request *handle, struct mpii_req *r, MPI_Status *st)
-{
-    int err = r->err;
-
-    status_out(r, st);
-    req_release(r);
-    *handle = MPI_REQUEST_NULL;
-    return err;
 }
 
 static void
@@ -220,6 +234,32 @@ status_empty(MPI_Status *st)
         st->MPI_SOURCE = MPI_ANY_SOURCE;
         st->MPI_TAG = MPI_ANY_TAG;
     }
+}
+
+/* Hand a finished request to the user and free it.  A persistent
+ * request stays (inactive, its handle valid); an inactive one gives an
+ * empty status; a generalized one asks the user's query function. */
+static int
+req_finish(MPI_Request *handle, struct mpii_req *r, MPI_Status *st)
+{
+    int err = r->err;
+
+    if (r->kind == REQ_PERSIST) {
+        if (!r->started) {
+            status_empty(st);
+            return MPI_SUCCESS;
+        }
+        r->started = 0;
+        status_out(r, st);
+        return err;
+    }
+    if (r->kind == REQ_GREQ)
+        err = greq_finish(r, st);
+    else
+        status_out(r, st);
+    req_release(r);
+    *handle = MPI_REQUEST_NULL;
+    return err;
 }
 
 static int
@@ -271,7 +311,7 @@ mpii_waitall(int n, MPI_Request reqs[], MPI_Status sts[])
 {
     struct all_arg a = {n, reqs};
     struct mpii_req *r;
-    int i, rc, err = MPI_SUCCESS, any = 0;
+    int i, rc, any = 0;
 
     if (n < 0 || (n > 0 && reqs == NULL))
         return MPI_ERR_ARG;
@@ -290,10 +330,8 @@ mpii_waitall(int n, MPI_Request reqs[], MPI_Status sts[])
         r = req_get(reqs[i]);
         if (r->active)
             req_complete(r, rc != MPI_SUCCESS ? rc : MPI_ERR_INTERN);
-        if (r->err != MPI_SUCCESS)
+        if (req_finish(&reqs[i], r, st) != MPI_SUCCESS)
             any = 1;
-        err = req_finish(&reqs[i], r, st);
-        (void)err;
     }
     return any ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
 }
@@ -541,7 +579,7 @@ any_done(void *arg)
 
     for (i = 0; i < a->n; i++) {
         if (a->reqs[i] == MPI_REQUEST_NULL ||
-            (r = req_get(a->reqs[i])) == NULL)
+            (r = req_get(a->reqs[i])) == NULL || req_inactive(r))
             continue;
         live = 1;
         if (!r->active) {
@@ -698,7 +736,7 @@ some(int n, MPI_Request reqs[], int *outcount, int indices[],
             return mpii_err(MPI_COMM_WORLD, rc, fn);
         }
     } else {
-        (void)transport_progress(0);
+        (void)mpii_progress(0);
         if (!any_done(&a)) {
             *outcount = 0;
             if (dn != 0) {
@@ -722,7 +760,8 @@ some(int n, MPI_Request reqs[], int *outcount, int indices[],
         /* Publish the list first: it takes effect once backups have it. */
         for (i = 0, k = 0; i < n && k + 1 < DEC_MAX_VALUES; i++)
             if (reqs[i] != MPI_REQUEST_NULL &&
-                (r = req_get(reqs[i])) != NULL && !r->active)
+                (r = req_get(reqs[i])) != NULL && !r->active &&
+                !req_inactive(r))
                 v[++k] = i;
         v[0] = k;
         if ((rc = dec_publish(dn, v, k + 1)) != MPI_SUCCESS) {
@@ -745,7 +784,7 @@ some(int n, MPI_Request reqs[], int *outcount, int indices[],
     }
     for (i = 0; i < n; i++)
         if (reqs[i] != MPI_REQUEST_NULL && (r = req_get(reqs[i])) != NULL &&
-            !r->active) {
+            !r->active && !req_inactive(r)) {
             indices[k] = i;
             if (r->err != MPI_SUCCESS)
                 err = 1;
@@ -776,13 +815,47 @@ PMPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
     }
     if ((r = req_get(*req)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Test");
-    if (r->active && (rc = transport_progress(0)) != MPI_SUCCESS)
+    if (r->active && (rc = mpii_progress(0)) != MPI_SUCCESS)
         req_complete(r, rc);
     *flag = !r->active;
     if (!*flag)
         return MPI_SUCCESS;
     rc = req_finish(req, r, st);
     return rc == MPI_SUCCESS ? rc : mpii_err(MPI_COMM_WORLD, rc, "MPI_Test");
+}
+
+/* Test without freeing: the status of a complete request, which stays. */
+#pragma weak MPI_Request_get_status = PMPI_Request_get_status
+int
+PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *st)
+{
+    static const char fn[] = "MPI_Request_get_status";
+    struct mpii_req *r;
+
+    MPII_CHECK_INIT(fn);
+    if (flag == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, fn);
+    if (req == MPI_REQUEST_NULL) {
+        *flag = 1;
+        status_empty(st);
+        return MPI_SUCCESS;
+    }
+    if ((r = req_get(req)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, fn);
+    if (r->active)
+        (void)mpii_progress(0);
+    *flag = !r->active;
+    if (!*flag)
+        return MPI_SUCCESS;
+    if (req_inactive(r))
+        status_empty(st);
+    else if (r->kind == REQ_GREQ) {
+        int rc = greq_query(r, st);
+
+        return rc == MPI_SUCCESS ? rc : mpii_err(MPI_COMM_WORLD, rc, fn);
+    } else
+        status_out(r, st);
+    return MPI_SUCCESS;
 }
 
 #pragma weak MPI_Testall = PMPI_Testall
@@ -795,7 +868,7 @@ PMPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
     MPII_CHECK_INIT("MPI_Testall");
     if ((rc = check_reqs(n, reqs)) != MPI_SUCCESS || flag == NULL)
         return mpii_err(MPI_COMM_WORLD, rc ? rc : MPI_ERR_ARG, "MPI_Testall");
-    (void)transport_progress(0);
+    (void)mpii_progress(0);
     *flag = all_done(&a);
     if (!*flag)
         return MPI_SUCCESS;
@@ -830,7 +903,7 @@ PMPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *st)
         return rc == MPI_SUCCESS ? rc
                                  : mpii_err(MPI_COMM_WORLD, rc, "MPI_Testany");
     }
-    (void)transport_progress(0);
+    (void)mpii_progress(0);
     *flag = any_done(&a);
     *index = a.index;
     v[0] = *flag;
@@ -878,10 +951,14 @@ probe_found(void *arg)
 }
 
 /* Probe (wait) or Iprobe.  With replicas the master's outcome (flag,
- * source, tag) is everyone's: a backup then waits for that message. */
-static int
-probe_agreed(const struct mpii_comm *c, int source, int tag, int wait,
-             int *flag, MPI_Status *st)
+ * source, tag) is everyone's: a backup then waits for that message.
+ * A matched probe (claim not NULL) also takes the message out of the
+ * queue, before the decision is published (publishing makes progress,
+ * and a receive could take it meanwhile): the oldest message from that
+ * source with that tag, the same one in every replica. */
+int
+mpii_probe_agreed(const struct mpii_comm *c, int source, int tag, int wait,
+                  int *flag, MPI_Status *st, struct umsg **claim)
 {
     struct probe_arg p;
     MPI_Status mine;
@@ -906,11 +983,14 @@ probe_agreed(const struct mpii_comm *c, int source, int tag, int wait,
         p.tag = v[2];
         if ((rc = req_wait_until(probe_found, &p)) != MPI_SUCCESS)
             return rc;
+        if (claim != NULL &&
+            (*claim = match_claim(c->ctx, p.source, p.tag)) == NULL)
+            return MPI_ERR_INTERN;
     } else {
         if (wait)
             rc = req_wait_until(probe_found, &p);
         else
-            rc = transport_progress(0);
+            rc = mpii_progress(0);
         if (rc != MPI_SUCCESS)
             return rc;
         found = wait ? 1 : match_probe(c->ctx, source, tag, &mine);
@@ -919,6 +999,9 @@ probe_agreed(const struct mpii_comm *c, int source, int tag, int wait,
         v[0] = found;
         v[1] = found ? mine.MPI_SOURCE : 0;
         v[2] = found ? mine.MPI_TAG : 0;
+        if (found && claim != NULL &&
+            (*claim = match_claim(c->ctx, v[1], v[2])) == NULL)
+            return MPI_ERR_INTERN;
         if (dn != 0 && (rc = dec_publish(dn, v, 3)) != MPI_SUCCESS)
             return rc;
         if (!found)
@@ -956,7 +1039,7 @@ PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *st)
             st->MPI_SOURCE = MPI_PROC_NULL;
         return MPI_SUCCESS;
     }
-    rc = probe_agreed(c, source, tag, 1, NULL, st);
+    rc = mpii_probe_agreed(c, source, tag, 1, NULL, st, NULL);
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Probe");
 }
 
@@ -977,7 +1060,7 @@ PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *st)
             st->MPI_SOURCE = MPI_PROC_NULL;
         return MPI_SUCCESS;
     }
-    rc = probe_agreed(c, source, tag, 0, flag, st);
+    rc = mpii_probe_agreed(c, source, tag, 0, flag, st, NULL);
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Iprobe");
 }
 
@@ -990,6 +1073,8 @@ PMPI_Cancel(MPI_Request *req)
     MPII_CHECK_INIT("MPI_Cancel");
     if (req == NULL || (r = req_get(*req)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel");
+    if (r->kind == REQ_PERSIST || r->kind == REQ_GREQ)
+        return persist_cancel(r);
     /* Receives not yet matched can be cancelled; sends complete anyway. */
     if (r->kind == REQ_RECV && r->active && match_unpost(r)) {
         r->status.p2p_cancelled = 1;

@@ -107,6 +107,11 @@ req_by_id(uint32_t id)
 void
 req_release(struct mpii_req *r)
 {
+    if (r->sched != NULL)
+        sched_free(r->sched);
+    r->sched = NULL;
+    if (r->persist != NULL || r->greq != NULL)
+        persist_free(r);
     free(r->owned);
     r->owned = NULL;
     mpii_type_release(r->type);
@@ -147,8 +152,31 @@ req_complete(struct mpii_req *r, int err)
     r->active = 0;
     free(r->owned);
     r->owned = NULL;
+    if (r->parent != NULL) {
+        /* Started by a persistent request: that one completes now. */
+        struct mpii_req *p = r->parent;
+
+        r->parent = NULL;
+        p->status = r->status;
+        req_complete(p, err);
+    }
     if (r->freed)
         req_release(r);
+}
+
+int
+req_inactive(const struct mpii_req *r)
+{
+    return r->kind == REQ_PERSIST && !r->started;
+}
+
+int
+mpii_progress(int timeout_ms)
+{
+    int rc = transport_progress(timeout_ms);
+
+    sched_progress();
+    return rc;
 }
 
 struct mpii_req *
@@ -190,6 +218,11 @@ req_fini(void)
 
     for (i = 0; i < nreqs; i++) {
         if (reqs[i] != NULL) {
+            if (reqs[i]->sched != NULL)
+                sched_free(reqs[i]->sched);
+            if (reqs[i]->kind != REQ_FREE &&
+                (reqs[i]->persist != NULL || reqs[i]->greq != NULL))
+                persist_free(reqs[i]);
             free(reqs[i]->owned);
             if (reqs[i]->kind != REQ_FREE)
                 mpii_type_release(reqs[i]->type);
@@ -224,8 +257,9 @@ req_wait_until(int (*cond)(void *), void *arg)
     uint64_t start = 0;
     int spins = 0, rc;
 
+    sched_progress();
     while (!cond(arg)) {
-        if ((rc = transport_progress(0)) != MPI_SUCCESS)
+        if ((rc = mpii_progress(0)) != MPI_SUCCESS)
             return rc;
         if (cond(arg))
             break;
@@ -243,7 +277,7 @@ req_wait_until(int (*cond)(void *), void *arg)
             if (now_ns() - start < SPIN_NS)
                 continue;
         }
-        if ((rc = transport_progress(100)) != MPI_SUCCESS)
+        if ((rc = mpii_progress(100)) != MPI_SUCCESS)
             return rc;
     }
     return MPI_SUCCESS;

@@ -1,10 +1,16 @@
 /*
  * TCP between the processes of a job.  A process is known by its index
  * rank * R + replica (R replicas of every rank, 1 unless p2prun -r).  With
- * R = 1 every rank connects to every higher rank; with R > 1 every
- * process connects to every higher index, so that the replication layer
- * (replication/rep.c) can reach any replica of any rank: one connection
- * per pair, made by the lower index.  A connection starts with a handshake that proves both ends
+ * R = 1 a rank connects to another when it first sends to it (on demand,
+ * as Open MPI and MPICH do): a job whose ranks talk to their neighbours
+ * opens a connection per neighbour, not one per pair of ranks, and the
+ * listener stays open for those who come later.  Should two ranks reach
+ * for each other at once, the connection made by the lower rank wins and
+ * the other is dropped before any frame went over it.  With R > 1 every
+ * process connects to every higher index at MPI_Init, so that the
+ * replication layer (replication/rep.c) can reach any replica of any rank
+ * and learns of a broken one at once: one connection per pair, made by
+ * the lower index.  A connection starts with a handshake that proves both ends
  * hold the job's key (MACs over fresh nonces) and, unless the job turned
  * encryption off, derives a key for each direction; then frames flow:
  *
@@ -46,7 +52,10 @@
 #define SEAL_MAX (HDR + SEAL_CHUNK + SEC_TAG_LEN)
 #define HS_MAGIC 0x4d345032u    /* "P2M4": bump when frames change */
 #define HS_TIMEOUT_MS 30000
-#define HS_PENDING_MS 3000 /* an accepted connection must prove itself */
+#define HS_PENDING_MS 10000 /* an accepted connection must prove itself */
+/* A connection on demand waits this long for the other rank to answer:
+ * on an oversubscribed machine it may not run for a while. */
+#define OPEN_TIMEOUT_MS 120000
 #define IOV_BATCH 64
 
 enum conn_state {
@@ -95,11 +104,15 @@ struct conn {
     int sealed;
     uint8_t ktx[SEC_KEY_LEN], krx[SEC_KEY_LEN];
     uint64_t ctr_tx, ctr_rx;
+    /* finishing (R = 1): FIN sent, FIN received on this connection */
+    int fin_tx, fin_rx;
+    int lost_race; /* ours, dropped for the other rank's (on demand) */
 };
 
 struct conn;
 static void conn_close(struct conn *);
 static void conn_kill(struct conn *);
+static struct conn *conn_open(int world);
 
 static struct {
     int listen_fd;
@@ -108,7 +121,16 @@ static struct {
     int sealed;
     uint8_t key[SEC_KEY_LEN];
     struct conn **by_world; /* [size * nrep] by process index, NULL for us */
+    int *live;              /* indices whose by_world was ever set */
+    uint8_t *inlive;        /* [size * nrep]: index is in live */
+    int nlive;
+    struct conn **pending; /* accepted, not yet proven (NULL: free slot) */
+    int npending, pcap;
+    char (*addr)[72]; /* R = 1: every rank's address, for connecting later */
+    int ondemand;     /* R = 1: connect when first sending */
+    unsigned nmade, naccepted; /* connections, for P2P_MPI_STATS */
     struct pollfd *pfd;
+    int pfdcap;
     int failed; /* a connection died: MPI_ERR_OTHER from now on (R = 1) */
     int ctl;    /* views arrive here (R > 1), or -1 */
     unsigned ticks;
@@ -163,9 +185,26 @@ transport_drop(int proc)
 struct conn *
 conn_to(int world)
 {
+    struct conn *c;
+
     if (world < 0 || world >= tp.size || tp.by_world == NULL)
         return NULL;
-    return tp.by_world[world * tp.nrep + tp.replica];
+    c = tp.by_world[world * tp.nrep + tp.replica];
+    if (tp.ondemand && world != tp.world &&
+        (c == NULL || c->state != CS_READY))
+        c = conn_open(world);
+    return c;
+}
+
+/* Put c in the table as the connection to process p. */
+static void
+tp_set(int p, struct conn *c)
+{
+    tp.by_world[p] = c;
+    if (!tp.inlive[p]) {
+        tp.inlive[p] = 1;
+        tp.live[tp.nlive++] = p;
+    }
 }
 
 /* --- setup ------------------------------------------------------------ */
@@ -323,7 +362,8 @@ conn_connect(const char *addr, int world)
         return -1;
     }
     c->state = CS_HELLO_SENT;
-    tp.by_world[world] = c;
+    tp_set(world, c);
+    tp.nmade++;
     return 0;
 }
 
@@ -350,6 +390,35 @@ hs_read(struct conn *c, size_t want)
     }
     c->hslen = 0;
     return 1;
+}
+
+/* Free a connection whoever holds it (not a failure: on purpose). */
+static void
+conn_free(struct conn *c)
+{
+    if (c->state != CS_DEAD)
+        conn_close(c);
+    free(c->rbuf);
+    free(c->plain);
+    sec_wipe(c->ktx, sizeof c->ktx);
+    sec_wipe(c->krx, sizeof c->krx);
+    free(c);
+}
+
+/* May an accepted connection from process w take its place in the
+ * table?  Yes when we have none; on demand also when ours lost the race
+ * or is still in its handshake and w is the lower index (the lower
+ * index's connection wins, and nothing went over ours yet). */
+static int
+hs_may_replace(int w)
+{
+    struct conn *old = tp.by_world[w];
+
+    if (old == NULL)
+        return 1;
+    return tp.ondemand && w < tp.me &&
+           ((old->state == CS_DEAD && old->lost_race) ||
+            old->state == CS_HELLO_SENT);
 }
 
 /* One step of a handshake in progress. */
@@ -381,12 +450,16 @@ hs_step(struct conn *c, struct conn **pending, int npending)
         if (!hs_read(c, sizeof h))
             return;
         memcpy(&h, c->hs, sizeof h);
-        /* Only a lower process index connects to us, once (with R = 1,
-         * the index is the rank). */
-        if (h.magic != HS_MAGIC || h.world >= (uint32_t)tp.me ||
+        /* With replicas only a lower process index connects to us, once;
+         * on demand (R = 1) any other rank may, unless we already have
+         * a connection to it that wins. */
+        if (h.magic != HS_MAGIC ||
+            h.world >= (uint32_t)(tp.size * tp.nrep) ||
+            h.world == (uint32_t)tp.me ||
+            (!tp.ondemand && h.world >= (uint32_t)tp.me) ||
             h.world % (uint32_t)tp.nrep != h.replica ||
             (tp.nrep == 1 && h.replica != 0) ||
-            tp.by_world[h.world] != NULL || h.flags != (uint32_t)tp.sealed) {
+            !hs_may_replace((int)h.world) || h.flags != (uint32_t)tp.sealed) {
             conn_kill(c);
             return;
         }
@@ -407,13 +480,16 @@ hs_step(struct conn *c, struct conn **pending, int npending)
             return;
         hs_mac("connector", c, c->world, tp.me, mac);
         if (!sec_equal(mac, c->hs, SEC_MAC_LEN) ||
-            tp.by_world[c->world] != NULL) {
+            !hs_may_replace(c->world)) {
             conn_kill(c);
             return;
         }
         hs_keys(c, 0);
         c->state = CS_READY;
-        tp.by_world[c->world] = c;
+        if (tp.by_world[c->world] != NULL)
+            conn_free(tp.by_world[c->world]); /* ours, which lost */
+        tp_set(c->world, c);
+        tp.naccepted++;
         return;
     default:
         return;
@@ -440,14 +516,187 @@ conn_discard(struct conn *c)
     free(c);
 }
 
+/* Take every connection waiting on the listener: whoever does not prove
+ * the job key within HS_PENDING_MS is dropped, so strangers on the port
+ * cannot keep the ranks out. */
+static void
+tp_accept(void)
+{
+    struct conn *c;
+    int i, fd;
+
+    while (tp.listen_fd != -1 &&
+           (fd = accept4(tp.listen_fd, NULL, NULL, SOCK_CLOEXEC)) != -1) {
+        for (i = 0; i < tp.npending && tp.pending[i] != NULL; i++)
+            ;
+        if (i == tp.pcap) {
+            struct conn **np =
+                realloc(tp.pending, (size_t)(tp.pcap + 16) * sizeof *np);
+            if (np == NULL) {
+                close(fd);
+                break;
+            }
+            memset(np + tp.pcap, 0, 16 * sizeof *np);
+            tp.pending = np;
+            tp.pcap += 16;
+        }
+        if ((c = conn_new(fd)) == NULL) {
+            close(fd);
+            break;
+        }
+        c->state = CS_WAIT_HELLO;
+        clock_gettime(CLOCK_MONOTONIC, &c->since);
+        tp.pending[i] = c;
+        if (i == tp.npending)
+            tp.npending++;
+    }
+}
+
+/* One step of every handshake under way, ours and those accepted. */
+static void
+tp_handshakes(void)
+{
+    struct conn *c;
+    int j;
+
+    for (j = 0; j < tp.nlive; j++)
+        if ((c = tp.by_world[tp.live[j]]) != NULL && c->state == CS_HELLO_SENT)
+            hs_step(c, tp.pending, tp.npending);
+    for (j = 0; j < tp.npending; j++) {
+        if ((c = tp.pending[j]) == NULL)
+            continue;
+        if (c->state != CS_READY) {
+            hs_step(c, tp.pending, tp.npending);
+            if (c->state != CS_READY && c->state != CS_DEAD &&
+                ms_since(&c->since) > HS_PENDING_MS)
+                conn_kill(c);
+        }
+        if (c->state == CS_DEAD) {
+            conn_discard(c);
+            tp.pending[j] = NULL;
+        } else if (c->state == CS_READY)
+            tp.pending[j] = NULL; /* now in the table */
+    }
+    while (tp.npending > 0 && tp.pending[tp.npending - 1] == NULL)
+        tp.npending--;
+}
+
+/* Is an accepted connection from w under way (its hello read)? */
+static int
+tp_claimed(int w)
+{
+    int j;
+
+    for (j = 0; j < tp.npending; j++)
+        if (tp.pending[j] != NULL && tp.pending[j]->world == w)
+            return 1;
+    return 0;
+}
+
+/* Room for n descriptors to poll. */
+static int
+tp_pfd_room(int n)
+{
+    struct pollfd *p;
+
+    if (n <= tp.pfdcap)
+        return 0;
+    if ((p = realloc(tp.pfd, (size_t)n * sizeof *p)) == NULL)
+        return -1;
+    tp.pfd = p;
+    tp.pfdcap = n;
+    return 0;
+}
+
+/* Descriptors of the handshakes under way and the listener, from *n on. */
+static void
+tp_poll_handshakes(int *n)
+{
+    struct conn *c;
+    int j;
+
+    if (tp.listen_fd != -1) {
+        tp.pfd[*n].fd = tp.listen_fd;
+        tp.pfd[*n].events = POLLIN;
+        tp.pfd[(*n)++].revents = 0;
+    }
+    for (j = 0; j < tp.npending; j++)
+        if ((c = tp.pending[j]) != NULL && c->state != CS_READY &&
+            c->state != CS_DEAD) {
+            tp.pfd[*n].fd = c->fd;
+            tp.pfd[*n].events = POLLIN;
+            tp.pfd[(*n)++].revents = 0;
+        }
+    for (j = 0; j < tp.nlive; j++)
+        if ((c = tp.by_world[tp.live[j]]) != NULL &&
+            c->state == CS_HELLO_SENT) {
+            tp.pfd[*n].fd = c->fd;
+            tp.pfd[*n].events = POLLIN;
+            tp.pfd[(*n)++].revents = 0;
+        }
+}
+
+/* Wait up to ms for a handshake or the listener to move. */
+static void
+tp_wait_handshakes(int ms)
+{
+    int n = 0;
+
+    if (tp_pfd_room(tp.nlive + tp.npending + 2) == -1)
+        return;
+    tp_poll_handshakes(&n);
+    if (n > 0)
+        (void)poll(tp.pfd, (nfds_t)n, ms);
+}
+
+/* On demand: the connection to rank w, made now if there is none (the
+ * first send to w).  Handshakes only, meanwhile: no frame is read here,
+ * so this is safe from anywhere a frame may be sent. */
+static struct conn *
+conn_open(int w)
+{
+    struct timespec t0;
+    struct conn *c;
+
+    if (tp.failed || tp.addr == NULL || tp.addr[w][0] == '\0') {
+        if (getenv("P2P_MPI_DEBUG") != NULL)
+            mpii_log("rank %d: no connection to rank %d (%s)", tp.world, w,
+                     tp.failed ? "failed before" : "no address");
+        return NULL;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        tp_accept();
+        tp_handshakes();
+        c = tp.by_world[w];
+        if (c != NULL && c->state == CS_READY)
+            return c;
+        if (c != NULL && c->state == CS_DEAD && !c->lost_race)
+            break;
+        /* w may be connecting to us already (its hello read): wait for
+         * that one rather than cross it with ours. */
+        if (c == NULL && !tp_claimed(w)) {
+            if (conn_connect(tp.addr[w], w) == -1)
+                break;
+            continue;
+        }
+        if (ms_since(&t0) > OPEN_TIMEOUT_MS)
+            break;
+        tp_wait_handshakes(10);
+    }
+    mpii_log("p2pmpi: rank %d: cannot connect to rank %d at %s", tp.world, w,
+             tp.addr[w]);
+    tp.failed = 1;
+    return NULL;
+}
+
 int
 transport_connect_all(const struct ctl_entry *tab, int n, const uint8_t *key,
                       int world, int size, int replica, int nrep, int sealed,
                       int ctl)
 {
-    struct conn **pending = NULL, *c;
     struct timespec t0;
-    int i, j, npending = 0, cap = 0, ready, fd, rc = MPI_SUCCESS, p;
+    int i, j, ready, rc = MPI_SUCCESS, p;
     int nproc = size * nrep;
 
     tp.world = world;
@@ -459,32 +708,42 @@ transport_connect_all(const struct ctl_entry *tab, int n, const uint8_t *key,
     tp.ctl = nrep > 1 ? ctl : -1;
     memcpy(tp.key, key, SEC_KEY_LEN);
     if ((tp.by_world = calloc((size_t)nproc, sizeof *tp.by_world)) == NULL ||
-        (tp.pfd = calloc((size_t)nproc + 1, sizeof *tp.pfd)) == NULL)
+        (tp.live = calloc((size_t)nproc, sizeof *tp.live)) == NULL ||
+        (tp.inlive = calloc((size_t)nproc, 1)) == NULL ||
+        tp_pfd_room(nproc + 2) == -1)
         return MPI_ERR_NO_MEM;
-    /* Connect to every higher process index (a process not in the table
-     * is dead: the replication layer knows).  With replicas, a connection
+    if (tp.listen_fd != -1)
+        (void)fcntl(tp.listen_fd, F_SETFL, O_NONBLOCK);
+    if (nrep == 1) {
+        /* On demand: remember where everyone listens, connect later. */
+        if ((tp.addr = calloc((size_t)size, sizeof *tp.addr)) == NULL)
+            return MPI_ERR_NO_MEM;
+        for (i = 0; i < n; i++)
+            if (tab[i].rank < (uint32_t)size && tab[i].replica == 0)
+                snprintf(tp.addr[tab[i].rank], sizeof *tp.addr, "%s",
+                         tab[i].addr);
+        tp.ondemand = 1;
+        return MPI_SUCCESS;
+    }
+    /* Replicas: connect to every higher process index (a process not in
+     * the table is dead: the replication layer knows).  A connection
      * that fails is a suspicion, and the coordinator's view decides. */
     for (i = 0; i < n; i++) {
         p = (int)(tab[i].rank * (uint32_t)nrep + tab[i].replica);
         if (tab[i].replica >= (uint32_t)nrep || tab[i].rank >= (uint32_t)size ||
             p <= tp.me || tab[i].addr[0] == '\0')
             continue;
-        if (conn_connect(tab[i].addr, p) == -1) {
-            if (nrep == 1)
-                return MPI_ERR_OTHER;
+        if (conn_connect(tab[i].addr, p) == -1)
             rep_suspect(p);
-        }
     }
-    (void)fcntl(tp.listen_fd, F_SETFL, O_NONBLOCK);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
-        if (nrep > 1)
-            rep_poll_ctl();
+        rep_poll_ctl();
         ready = 0;
         for (j = 0; j < nproc; j++)
             if (j == tp.me ||
                 (tp.by_world[j] != NULL && tp.by_world[j]->state == CS_READY) ||
-                (nrep > 1 && rep_dead(j)))
+                rep_dead(j))
                 ready++;
         if (ready == nproc)
             break;
@@ -492,68 +751,19 @@ transport_connect_all(const struct ctl_entry *tab, int n, const uint8_t *key,
             rc = MPI_ERR_OTHER;
             break;
         }
-        /* Accept lower ranks, and anyone else who tries: whoever does not
-         * prove the job key within HS_PENDING_MS is dropped, so strangers
-         * on the port cannot keep the ranks out. */
-        while (tp.listen_fd != -1 &&
-               (fd = accept4(tp.listen_fd, NULL, NULL, SOCK_CLOEXEC)) != -1) {
-            for (i = 0; i < npending && pending[i] != NULL; i++)
-                ;
-            if (i == cap) {
-                struct conn **np = realloc(pending, (size_t)(cap + 16) *
-                                                        sizeof *np);
-                if (np == NULL) {
-                    close(fd);
-                    break;
-                }
-                memset(np + cap, 0, 16 * sizeof *np);
-                pending = np;
-                cap += 16;
-            }
-            if ((c = conn_new(fd)) == NULL) {
-                close(fd);
-                break;
-            }
-            c->state = CS_WAIT_HELLO;
-            clock_gettime(CLOCK_MONOTONIC, &c->since);
-            pending[i] = c;
-            if (i == npending)
-                npending++;
-        }
-        for (j = 0; j < nproc; j++)
-            if (tp.by_world[j] != NULL && tp.by_world[j]->state == CS_HELLO_SENT)
-                hs_step(tp.by_world[j], pending, npending);
-        for (j = 0; j < npending; j++) {
-            if ((c = pending[j]) == NULL)
-                continue;
-            if (c->state != CS_READY) {
-                hs_step(c, pending, npending);
-                if (c->state != CS_READY && c->state != CS_DEAD &&
-                    ms_since(&c->since) > HS_PENDING_MS)
-                    conn_kill(c);
-            }
-            if (c->state == CS_DEAD) {
-                conn_discard(c);
-                pending[j] = NULL;
-            } else if (c->state == CS_READY)
-                pending[j] = NULL; /* now in the table */
-        }
-        for (j = 0; nrep == 1 && j < nproc; j++)
-            if (tp.by_world[j] != NULL && tp.by_world[j]->state == CS_DEAD) {
-                rc = MPI_ERR_OTHER; /* a rank failed authentication */
-                break;
-            }
-        if (rc != MPI_SUCCESS)
-            break;
+        tp_accept();
+        tp_handshakes();
         {
             struct timespec ts = {0, 200 * 1000};
             nanosleep(&ts, NULL);
         }
     }
-    for (j = 0; j < npending; j++)
-        if (pending[j] != NULL)
-            conn_discard(pending[j]);
-    free(pending);
+    for (j = 0; j < tp.npending; j++)
+        if (tp.pending[j] != NULL)
+            conn_discard(tp.pending[j]);
+    free(tp.pending);
+    tp.pending = NULL;
+    tp.npending = tp.pcap = 0;
     if (rc == MPI_SUCCESS) {
         close(tp.listen_fd);
         tp.listen_fd = -1;
@@ -600,11 +810,23 @@ conn_close(struct conn *c)
 static void
 conn_kill(struct conn *c)
 {
+    int lost;
+
     if (c->state == CS_DEAD)
         return;
+    /* On demand, the lower rank refuses our hello while its own
+     * connection to us is under way: wait for that one instead. */
+    lost = tp.ondemand && c->state == CS_HELLO_SENT && c->world >= 0 &&
+           c->world < tp.me;
     conn_close(c);
+    if (lost) {
+        c->lost_race = 1;
+        return;
+    }
+    /* A rank that sent us its FIN is done with us and leaves when every
+     * rank it talked to is: its end closing is no failure. */
     if (c->world >= 0 && tp.by_world != NULL &&
-        tp.by_world[c->world] == c) {
+        tp.by_world[c->world] == c && !c->fin_rx) {
         if (tp.nrep == 1)
             tp.failed = 1;
         else
@@ -862,6 +1084,8 @@ conn_frame(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
             conn_protocol_error(c);
             return 0;
         }
+        if (h->type == FR_FIN && tp.nrep == 1)
+            c->fin_rx = 1;
         if (tp.nrep > 1)
             rep_incoming(c, h, NULL);
         else
@@ -1065,11 +1289,13 @@ int
 transport_progress(int timeout_ms)
 {
     struct conn *c;
-    int i, n = 0, nproc = tp.size * tp.nrep;
+    int i, n = 0;
 
-    if (timeout_ms > 0 && tp.by_world != NULL) {
-        for (i = 0; i < nproc; i++)
-            if ((c = tp.by_world[i]) != NULL && c->state == CS_READY) {
+    if (timeout_ms > 0 && tp.by_world != NULL &&
+        tp_pfd_room(tp.nlive + tp.npending + 2) == 0) {
+        for (i = 0; i < tp.nlive; i++)
+            if ((c = tp.by_world[tp.live[i]]) != NULL &&
+                c->state == CS_READY) {
                 tp.pfd[n].fd = c->fd;
                 tp.pfd[n].events = POLLIN | (c->txh != NULL ? POLLOUT : 0);
                 tp.pfd[n].revents = 0;
@@ -1082,6 +1308,9 @@ transport_progress(int timeout_ms)
             tp.pfd[n].revents = 0;
             n++;
         }
+        /* On demand, so do ranks connecting to us for the first time. */
+        if (tp.ondemand)
+            tp_poll_handshakes(&n);
         if (n > 0)
             (void)poll(tp.pfd, (nfds_t)n, timeout_ms);
         else {
@@ -1089,8 +1318,15 @@ transport_progress(int timeout_ms)
             nanosleep(&ts, NULL);
         }
     }
-    for (i = 0; tp.by_world != NULL && i < nproc; i++)
-        if ((c = tp.by_world[i]) != NULL && c->state == CS_READY) {
+    /* Newcomers: after a wait, while handshakes are under way, and every
+     * few passes of a busy loop (accept costs a system call). */
+    if (tp.ondemand && (timeout_ms > 0 || tp.npending > 0 ||
+                        (++tp.ticks & 63) == 0)) {
+        tp_accept();
+        tp_handshakes();
+    }
+    for (i = 0; tp.by_world != NULL && i < tp.nlive; i++)
+        if ((c = tp.by_world[tp.live[i]]) != NULL && c->state == CS_READY) {
             if (c->txh != NULL)
                 conn_flush(c);
             conn_read(c);
@@ -1098,6 +1334,9 @@ transport_progress(int timeout_ms)
     /* A view is rare: look for one every few passes, or after a wait. */
     if (tp.ctl != -1 && (timeout_ms > 0 || (++tp.ticks & 63) == 0))
         rep_poll_ctl();
+    /* One-sided requests to this process are served whatever it waits
+     * for (passive target). */
+    mpii_rma_poll();
     return tp.failed ? MPI_ERR_OTHER : MPI_SUCCESS;
 }
 
@@ -1110,13 +1349,41 @@ transport_self(const struct wire_hdr *h, const void *data)
 int
 transport_flushed(void)
 {
+    struct conn *c;
     int i;
 
-    for (i = 0; tp.by_world != NULL && i < tp.size * tp.nrep; i++)
-        if (tp.by_world[i] != NULL && tp.by_world[i]->state == CS_READY &&
-            tp.by_world[i]->txh != NULL)
+    for (i = 0; tp.by_world != NULL && i < tp.nlive; i++)
+        if ((c = tp.by_world[tp.live[i]]) != NULL && c->state == CS_READY &&
+            c->txh != NULL)
             return 0;
     return 1;
+}
+
+int
+transport_fin_step(void)
+{
+    struct wire_hdr h;
+    struct conn *c;
+    int i, done = tp.npending == 0;
+
+    for (i = 0; tp.by_world != NULL && i < tp.nlive; i++) {
+        if ((c = tp.by_world[tp.live[i]]) == NULL || c->state == CS_DEAD)
+            continue;
+        if (c->state != CS_READY) {
+            done = 0; /* a handshake under way: it may bring a FIN */
+            continue;
+        }
+        if (!c->fin_tx) {
+            memset(&h, 0, sizeof h);
+            h.type = FR_FIN;
+            h.ctx = MPII_CTX_INTERNAL;
+            c->fin_tx = 1;
+            (void)conn_send(c, &h, NULL, 0, 0, NULL);
+        }
+        if (!c->fin_rx)
+            done = 0;
+    }
+    return done;
 }
 
 void
@@ -1125,20 +1392,30 @@ transport_fini(void)
     struct conn *c;
     int i;
 
-    for (i = 0; tp.by_world != NULL && i < tp.size * tp.nrep; i++)
-        if ((c = tp.by_world[i]) != NULL) {
-            if (c->state != CS_DEAD)
-                conn_close(c); /* on purpose */
-            free(c->rbuf);
-            free(c->plain);
-            sec_wipe(c->ktx, sizeof c->ktx);
-            sec_wipe(c->krx, sizeof c->krx);
-            free(c);
-        }
+    if (getenv("P2P_MPI_STATS") != NULL && tp.by_world != NULL)
+        mpii_log("p2pmpi: rank %d: %u connections made, %u accepted",
+                 tp.world, tp.nmade, tp.naccepted);
+    for (i = 0; tp.by_world != NULL && i < tp.nlive; i++)
+        if ((c = tp.by_world[tp.live[i]]) != NULL)
+            conn_free(c);
+    for (i = 0; i < tp.npending; i++)
+        if (tp.pending[i] != NULL)
+            conn_free(tp.pending[i]);
+    free(tp.pending);
     free(tp.by_world);
+    free(tp.live);
+    free(tp.inlive);
+    free(tp.addr);
     free(tp.pfd);
+    tp.pending = NULL;
+    tp.npending = tp.pcap = tp.nlive = tp.pfdcap = 0;
     tp.by_world = NULL;
+    tp.live = NULL;
+    tp.inlive = NULL;
+    tp.addr = NULL;
     tp.pfd = NULL;
+    tp.ondemand = 0;
+    tp.nmade = tp.naccepted = 0;
     if (tp.listen_fd != -1)
         close(tp.listen_fd);
     tp.listen_fd = -1;

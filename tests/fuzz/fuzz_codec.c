@@ -28,6 +28,68 @@ check_text(const char *s, size_t size)
         abort();
 }
 
+/* What the decoder promises of job views (JobReport, ListReply). */
+static void
+check_jobs(const struct job_info *jobs, size_t n, size_t max_jobs,
+           size_t max_procs)
+{
+    size_t i, k, np = 0;
+
+    if (n > max_jobs || (n == 0) != (jobs == NULL))
+        abort();
+    for (i = 0; i < n; i++) {
+        const struct job_info *j = &jobs[i];
+
+        check_text(j->user, sizeof j->user);
+        check_text(j->command, sizeof j->command);
+        if ((j->user[0] != '\0' &&
+             !codec_valid_token(j->user, WIRE_MAX_LABEL)) ||
+            (j->command[0] != '\0' &&
+             !codec_valid_token(j->command, WIRE_MAX_LABEL)) ||
+            j->size > WIRE_MAX_RANKS || j->nreplicas > WIRE_MAX_REPLICAS ||
+            (j->nprocs == 0) != (j->procs == NULL) || j->exit < -1 ||
+            j->exit > 255)
+            abort();
+        np += j->nprocs;
+        for (k = 0; k < j->nprocs; k++) {
+            const struct job_proc *p = &j->procs[k];
+
+            check_text(p->host, sizeof p->host);
+            if (p->rank >= j->size || p->replica >= j->nreplicas ||
+                p->state > PROC_RUN_LOST)
+                abort();
+        }
+    }
+    if (np > max_procs)
+        abort();
+}
+
+static int
+jobs_eq(const struct job_info *a, const struct job_info *b, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        if (memcmp(a[i].job, b[i].job, WIRE_JOB_ID_LEN) != 0 ||
+            strcmp(a[i].user, b[i].user) != 0 ||
+            strcmp(a[i].command, b[i].command) != 0 || a[i].size != b[i].size ||
+            a[i].nreplicas != b[i].nreplicas || a[i].started != b[i].started ||
+            a[i].farm != b[i].farm ||
+            a[i].tasks_running != b[i].tasks_running ||
+            a[i].tasks_queued != b[i].tasks_queued ||
+            a[i].tasks_done != b[i].tasks_done ||
+            a[i].finished != b[i].finished || a[i].exit != b[i].exit ||
+            a[i].hosts != b[i].hosts || a[i].nprocs != b[i].nprocs ||
+            a[i].coord_total != b[i].coord_total ||
+            a[i].coord_done != b[i].coord_done ||
+            a[i].coord_failed != b[i].coord_failed ||
+            (a[i].nprocs > 0 && memcmp(a[i].procs, b[i].procs,
+                                       a[i].nprocs * sizeof *a[i].procs) != 0))
+            return 0;
+    }
+    return 1;
+}
+
 /* Everything the decoder promises about an accepted message. */
 static void
 check_valid(const struct msg *m)
@@ -45,9 +107,21 @@ check_valid(const struct msg *m)
              !codec_valid_token(m->u.reg.version, WIRE_MAX_LABEL)))
             abort();
         check_res(&m->u.reg.res);
+        check_text(m->u.reg.cpu_model, sizeof m->u.reg.cpu_model);
+        check_text(m->u.reg.os, sizeof m->u.reg.os);
+        check_text(m->u.reg.kernel, sizeof m->u.reg.kernel);
         break;
     case MSG_HEARTBEAT:
         check_res(&m->u.heartbeat);
+        break;
+    case MSG_JOB_NOTE:
+        if (m->u.jnote.tasks_done > m->u.jnote.tasks_total ||
+            m->u.jnote.tasks_failed > m->u.jnote.tasks_done)
+            abort();
+        break;
+    case MSG_JOB_REPORT:
+        check_jobs(m->u.report.jobs, m->u.report.njobs, WIRE_MAX_REPORT_JOBS,
+                   WIRE_MAX_REPORT_PROCS);
         break;
     case MSG_LIST_REPLY:
         if ((m->u.list.npeers == 0) != (m->u.list.peers == NULL))
@@ -62,6 +136,8 @@ check_valid(const struct msg *m)
                 abort();
             check_res(&pe->res);
         }
+        check_jobs(m->u.list.jobs, m->u.list.njobs, WIRE_MAX_LIST_JOBS,
+                   (size_t)WIRE_MAX_RANKS * WIRE_MAX_REPLICAS);
         break;
     case MSG_FED_SUMMARY:
         if (m->u.fed.nparts < 1 || m->u.fed.nparts > WIRE_FED_MAX_PARTS ||
@@ -156,7 +232,9 @@ check_valid(const struct msg *m)
             abort();
         break;
     case MSG_TABLE:
-        if (m->u.table.nprocs < 1 || m->u.table.procs == NULL)
+        if (m->u.table.nprocs < 1 || m->u.table.procs == NULL ||
+            m->u.table.first > m->u.table.total ||
+            m->u.table.nprocs > m->u.table.total - m->u.table.first)
             abort();
         for (i = 0; i < m->u.table.nprocs; i++)
             if (!codec_valid_token(m->u.table.procs[i].addr, WIRE_MAX_ADDR))
@@ -227,7 +305,11 @@ msg_eq(const struct msg *a, const struct msg *b)
                strcmp(a->u.reg.host_label, b->u.reg.host_label) == 0 &&
                strcmp(a->u.reg.addr, b->u.reg.addr) == 0 &&
                strcmp(a->u.reg.version, b->u.reg.version) == 0 &&
-               res_eq(&a->u.reg.res, &b->u.reg.res);
+               res_eq(&a->u.reg.res, &b->u.reg.res) &&
+               strcmp(a->u.reg.cpu_model, b->u.reg.cpu_model) == 0 &&
+               strcmp(a->u.reg.os, b->u.reg.os) == 0 &&
+               strcmp(a->u.reg.kernel, b->u.reg.kernel) == 0 &&
+               a->u.reg.started == b->u.reg.started;
     case MSG_REGISTER_ACK:
         return a->u.reg_ack.heartbeat_ms == b->u.reg_ack.heartbeat_ms &&
                a->u.reg_ack.expire_ms == b->u.reg_ack.expire_ms;
@@ -240,7 +322,16 @@ msg_eq(const struct msg *a, const struct msg *b)
         return a->u.list_req.local == b->u.list_req.local;
     case MSG_LIST_REPLY:
         return a->u.list.npeers == b->u.list.npeers &&
-               entries_eq(a->u.list.peers, b->u.list.peers, a->u.list.npeers);
+               entries_eq(a->u.list.peers, b->u.list.peers,
+                          a->u.list.npeers) &&
+               a->u.list.njobs == b->u.list.njobs &&
+               jobs_eq(a->u.list.jobs, b->u.list.jobs, a->u.list.njobs);
+    case MSG_JOB_NOTE:
+        return memcmp(&a->u.jnote, &b->u.jnote, sizeof a->u.jnote) == 0;
+    case MSG_JOB_REPORT:
+        return a->u.report.njobs == b->u.report.njobs &&
+               a->u.report.more == b->u.report.more &&
+               jobs_eq(a->u.report.jobs, b->u.report.jobs, a->u.report.njobs);
     case MSG_FED_SUMMARY:
         return memcmp(a->u.fed.instance, b->u.fed.instance,
                       WIRE_FED_INSTANCE_LEN) == 0 &&

@@ -42,6 +42,17 @@ BIN_DIR = os.environ.get("P2P_BIN_DIR") or os.path.join(
     HERE, "..", "..", "build", "bin")
 BIN_DIR = os.path.abspath(BIN_DIR)
 
+
+
+def _wire_version():
+    """P2P_WIRE_VERSION from proto/wire.h: tests that write frames by hand
+    speak the version the binaries were built with."""
+    with open(os.path.join(HERE, "..", "..", "proto", "wire.h")) as f:
+        m = re.search(r"#define P2P_WIRE_VERSION (\d+)", f.read())
+    return int(m.group(1))
+
+
+WIRE_VERSION = _wire_version()
 POLL_S = 0.05          # polling period of wait_until
 START_TIMEOUT_S = 30   # a daemon must say it is up within this
 STOP_TIMEOUT_S = 20    # and stop within this after SIGTERM

@@ -25,7 +25,7 @@ import time
 sys.dont_write_bytecode = True
 import harness  # noqa: E402
 
-WIRE_VERSION = 3  # proto/wire.h P2P_WIRE_VERSION
+WIRE_VERSION = harness.WIRE_VERSION
 HELLO = b"P2" + bytes([WIRE_VERSION, 1]) + (32).to_bytes(4, "big")
 ATTACK_S = 4.0  # how long each attack runs while jobs are launched
 MAX_LOG_LINES = 40  # lines about drops allowed during one attack

@@ -174,6 +174,56 @@ class TestMpiReplicas(harness.JobTestCase):
                     self.assertIn("rank 0 replica 0", run.stderr)
                 self.assert_job_over(self.sn, self.peers, timeout=5)
 
+    def assert_consistent_probes(self, run, k):
+        """mpi_mwild's output: the sources rank 0 printed, matched probe
+        by matched probe and persistent receive by persistent receive,
+        are the sequences every rank printed from the broadcast."""
+        lines = run.stdout.splitlines()
+        n = k * 2  # -n 3: two senders
+        for what in ("probed", "persistent"):
+            got = [l.split() for l in lines if " %s " % what in l and
+                   " from " in l]
+            self.assertEqual([int(g[3]) for g in got], list(range(n)),
+                             run.describe())
+            seq = [int(g[5]) for g in got]
+            self.assertEqual(sorted(seq), [1] * k + [2] * k, run.describe())
+            finals = [l.split()[3:] for l in lines
+                      if l.split()[2:3] == [what] and " from " not in l]
+            self.assertEqual(len(finals), 3, run.describe())
+            for f in finals:
+                self.assertEqual([int(x) for x in f], seq, run.describe())
+        self.assertEqual(sum(1 for l in lines if l.endswith(" sum 3")), 3,
+                         run.describe())
+
+    def test_matched_probe_agreement(self):
+        """Rank 0's course depends on arrival order through wildcard
+        matched probes (Mprobe, Improbe + Mrecv) and a persistent
+        MPI_ANY_SOURCE receive, with a nonblocking allreduce in flight
+        (rank 0 started it, the others have not yet); its master is
+        killed midway, inside the allreduce.  The backup followed the master's
+        choices: what rank 0 printed before and after the failover is
+        what it broadcast at the end."""
+        prog = self.c.path("mpi_mwild")
+        subprocess.run([harness.binary("p2pcc"), "-O2", "-o", prog,
+                        os.path.join(HERE, "mpi_mwild.c")], check=True)
+        k = 60
+        for kill in (False, True):
+            with self.subTest(kill=kill):
+                run = self.start_p2prun(["-n", "3", "-r", "2", prog, str(k)])
+                if kill:
+                    wait_until(lambda: len(self.procs(name="mpi_mwild")) == 6
+                               or not run.alive(), 20, "the processes")
+                    wait_until(lambda: " probed 30 " in run.stdout or
+                               not run.alive(), 30, "rank 0 to be midway")
+                    (pid,) = self.procs(0, 0, name="mpi_mwild")
+                    os.kill(pid, signal.SIGKILL)
+                self.assertIsNotNone(run.wait(60), run.describe())
+                self.assert_rc(run, 0)
+                self.assert_consistent_probes(run, k)
+                if kill:
+                    self.assertIn("rank 0 replica 0", run.stderr)
+                self.assert_job_over(self.sn, self.peers, timeout=5)
+
     def test_connection_cut(self):
         """Two live processes lose their connection (P2P_TEST_CUT: rank 0
         replica 0 closes its connection to rank 1 replica 0, process 2)

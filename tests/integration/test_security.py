@@ -18,7 +18,7 @@ from harness import wait_until  # noqa: E402
 HS_TIMEOUT_MS = 1000  # handshake_timeout_ms in the cluster's configuration
 
 
-WIRE_VERSION = 3  # proto/wire.h P2P_WIRE_VERSION
+WIRE_VERSION = harness.WIRE_VERSION
 
 
 def header(magic=b"P2", version=WIRE_VERSION, kind=1, length=32):

@@ -44,9 +44,9 @@ then
     fail=1
 fi
 # The header: a PMPI_ prototype for every MPI_ one.
-grep -Eo '^(int|double|MPI_Aint) MPI_[A-Za-z0-9_]+\(' "$header" |
+grep -Eo '^(int|double|MPI_[A-Za-z]+) MPI_[A-Za-z0-9_]+\(' "$header" |
     sed 's/.* MPI_//; s/($//' | sort >"$tmp/hmpi"
-grep -Eo '^(int|double|MPI_Aint) PMPI_[A-Za-z0-9_]+\(' "$header" |
+grep -Eo '^(int|double|MPI_[A-Za-z]+) PMPI_[A-Za-z0-9_]+\(' "$header" |
     sed 's/.* PMPI_//; s/($//' | sort >"$tmp/hpmpi"
 if ! cmp -s "$tmp/hmpi" "$tmp/hpmpi"; then
     echo "symbols.sh: mpi.h declares MPI_X without PMPI_X or the reverse:"

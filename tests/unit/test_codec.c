@@ -962,6 +962,69 @@ t_launch_empty_argument(void)
     free(buf);
 }
 
+/* A worker task: its input (a piece, input_more) travels, only inside a
+ * farm, within the chunk limit; its answer comes back in the exit. */
+static void
+t_worker_task(void)
+{
+    struct msg m, d;
+    struct proc_spec ps = {0, 0};
+    char *argv[] = {"python3", "worker.py"};
+    static uint8_t input[WIRE_MAX_CHUNK + 1];
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_LAUNCH;
+    m.u.launch.size = m.u.launch.nreplicas = 1;
+    m.u.launch.procs = &ps;
+    m.u.launch.nprocs = 1;
+    m.u.launch.argv = argv;
+    m.u.launch.nargv = 2;
+    m.u.launch.task = 5;
+    memset(m.u.launch.farm, 0x42, WIRE_JOB_ID_LEN);
+    m.u.launch.worker = 1;
+    m.u.launch.input = (uint8_t *)"line\0with a NUL";
+    m.u.launch.input_len = 15;
+    m.u.launch.input_more = 1;
+    if (roundtrip(&m, &d) == 0) {
+        CHECK_EQ_INT(d.u.launch.worker, 1);
+        CHECK_EQ_INT(d.u.launch.input_more, 1);
+        CHECK_EQ_INT(d.u.launch.input_len, 15);
+        CHECK_MEM(d.u.launch.input, "line\0with a NUL", 15);
+        codec_msg_free(&d);
+    }
+    /* An input longer than a chunk is refused. */
+    m.u.launch.input = input;
+    m.u.launch.input_len = sizeof input;
+    expect_encoded_reject(&m, "worker input over a chunk");
+    /* Pieces without a worker, or input outside a farm: refused. */
+    m.u.launch.input_len = 1;
+    m.u.launch.worker = 0;
+    expect_encoded_reject(&m, "input pieces without a worker");
+    m.u.launch.worker = 1;
+    m.u.launch.task = 0;
+    expect_encoded_reject(&m, "worker input outside a farm");
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_PROC_EXIT;
+    m.u.exit.code = 3;
+    m.u.exit.out = (uint8_t *)"the answer";
+    m.u.exit.out_len = 10;
+    m.u.exit.worker_lost = 1;
+    snprintf(m.u.exit.error, sizeof m.u.exit.error,
+             "worker 2 on ws1 broke the protocol during task 5");
+    if (roundtrip(&m, &d) == 0) {
+        CHECK_EQ_INT(d.u.exit.code, 3);
+        CHECK_EQ_INT(d.u.exit.out_len, 10);
+        CHECK_MEM(d.u.exit.out, "the answer", 10);
+        CHECK_EQ_INT(d.u.exit.worker_lost, 1);
+        CHECK_EQ_STR(d.u.exit.error, m.u.exit.error);
+        codec_msg_free(&d);
+    }
+    m.u.exit.out = input;
+    m.u.exit.out_len = sizeof input;
+    expect_encoded_reject(&m, "an answer over a chunk");
+}
+
 /* --- membership ---------------------------------------------------------- */
 
 static void
@@ -1390,6 +1453,231 @@ t_node_proof(void)
     (void)err;
 }
 
+/* --- the dashboard: host details, job reports, the job view ------------ */
+
+/* A job of 2 ranks x 2 replicas, both replicas of rank 1 here. */
+static void
+make_job(struct job_info *j, struct job_proc procs[2], uint8_t seed)
+{
+    memset(j, 0, sizeof *j);
+    memset(j->job, seed, sizeof j->job);
+    snprintf(j->user, sizeof j->user, "alice");
+    snprintf(j->command, sizeof j->command, "ring");
+    j->size = 2;
+    j->nreplicas = 2;
+    j->started = 1700000000u + seed;
+    j->exit = -1;
+    memset(procs, 0, 2 * sizeof *procs);
+    procs[0].rank = 1;
+    procs[0].replica = 0;
+    procs[0].state = PROC_RUN_RUNNING;
+    procs[1].rank = 1;
+    procs[1].replica = 1;
+    procs[1].state = PROC_RUN_EXITED;
+    procs[1].code = 3;
+    j->procs = procs;
+    j->nprocs = 2;
+}
+
+static void
+t_register_host_details(void)
+{
+    struct msg m, d;
+
+    make_register(&m);
+    snprintf(m.u.reg.cpu_model, sizeof m.u.reg.cpu_model,
+             "Intel(R) Xeon(R) CPU @ 2.20GHz");
+    snprintf(m.u.reg.os, sizeof m.u.reg.os, "Debian GNU/Linux 13 (trixie)");
+    snprintf(m.u.reg.kernel, sizeof m.u.reg.kernel, "Linux 6.12.0 x86_64");
+    m.u.reg.started = 1764000000u;
+    if (roundtrip(&m, &d) == 0) {
+        CHECK_EQ_STR(d.u.reg.cpu_model, m.u.reg.cpu_model);
+        CHECK_EQ_STR(d.u.reg.os, m.u.reg.os);
+        CHECK_EQ_STR(d.u.reg.kernel, m.u.reg.kernel);
+        CHECK(d.u.reg.started == m.u.reg.started);
+    }
+    /* A control character in a description refuses the registration. */
+    m.u.reg.os[3] = '\n';
+    expect_encoded_reject(&m, "register with a newline in the os");
+}
+
+static void
+t_job_report(void)
+{
+    struct job_info jobs[2];
+    struct job_proc procs[2];
+    struct msg m = {.type = MSG_JOB_REPORT}, d;
+
+    make_job(&jobs[0], procs, 7);
+    memset(&jobs[1], 0, sizeof jobs[1]);
+    memset(jobs[1].job, 9, sizeof jobs[1].job);
+    jobs[1].farm = 1;
+    jobs[1].tasks_running = 2;
+    jobs[1].tasks_queued = 10000;
+    jobs[1].tasks_done = 41;
+    snprintf(jobs[1].user, sizeof jobs[1].user, "bob");
+    m.u.report.jobs = jobs;
+    m.u.report.njobs = 2;
+    m.u.report.more = 5;
+    if (roundtrip(&m, &d) != 0)
+        return;
+    if (CHECK_EQ_INT(d.u.report.njobs, 2)) {
+        const struct job_info *a = &d.u.report.jobs[0], *b =
+                                                          &d.u.report.jobs[1];
+
+        CHECK(memcmp(a->job, jobs[0].job, WIRE_JOB_ID_LEN) == 0);
+        CHECK_EQ_STR(a->user, "alice");
+        CHECK_EQ_STR(a->command, "ring");
+        CHECK_EQ_INT(a->size, 2);
+        CHECK_EQ_INT(a->nreplicas, 2);
+        CHECK(a->started == jobs[0].started);
+        if (CHECK_EQ_INT(a->nprocs, 2)) {
+            CHECK_EQ_INT(a->procs[1].rank, 1);
+            CHECK_EQ_INT(a->procs[1].replica, 1);
+            CHECK_EQ_INT(a->procs[1].state, PROC_RUN_EXITED);
+            CHECK_EQ_INT(a->procs[1].code, 3);
+        }
+        CHECK(b->farm);
+        CHECK_EQ_INT(b->tasks_queued, 10000);
+        CHECK_EQ_INT(b->tasks_done, 41);
+        CHECK_EQ_INT(b->nprocs, 0);
+    }
+    CHECK_EQ_INT(d.u.report.more, 5);
+    codec_msg_free(&d);
+}
+
+static void
+t_reject_job_report(void)
+{
+    struct job_info jobs[WIRE_MAX_REPORT_JOBS + 1], one;
+    struct job_proc procs[2], *many;
+    struct msg m = {.type = MSG_JOB_REPORT};
+    size_t i;
+
+    make_job(&one, procs, 1);
+    m.u.report.jobs = &one;
+    m.u.report.njobs = 1;
+    procs[1].replica = 2;
+    expect_encoded_reject(&m, "report with a replica outside the job");
+    make_job(&one, procs, 1);
+    procs[0].rank = 2;
+    expect_encoded_reject(&m, "report with a rank outside the job");
+    make_job(&one, procs, 1);
+    procs[0].state = (enum proc_run)42;
+    expect_encoded_reject(&m, "report with an unknown process state");
+    make_job(&one, procs, 1);
+    snprintf(one.user, sizeof one.user, "al ice");
+    expect_encoded_reject(&m, "report with a space in the user");
+    make_job(&one, procs, 1);
+    one.size = WIRE_MAX_RANKS + 1;
+    expect_encoded_reject(&m, "report of a job beyond the rank limit");
+    make_job(&one, procs, 1);
+    one.nreplicas = 0;
+    expect_encoded_reject(&m, "report of a job without replicas");
+
+    for (i = 0; i < WIRE_MAX_REPORT_JOBS + 1; i++)
+        make_job(&jobs[i], procs, (uint8_t)i);
+    m.u.report.jobs = jobs;
+    m.u.report.njobs = WIRE_MAX_REPORT_JOBS + 1;
+    expect_encoded_reject(&m, "report of more jobs than the limit");
+
+    /* More processes in all than a report may carry. */
+    many = calloc(WIRE_MAX_REPORT_PROCS + 1, sizeof *many);
+    if (!CHECK(many != NULL))
+        return;
+    make_job(&one, procs, 3);
+    one.size = WIRE_MAX_REPORT_PROCS + 1;
+    one.nreplicas = 1;
+    for (i = 0; i <= WIRE_MAX_REPORT_PROCS; i++) {
+        many[i].rank = (uint32_t)i;
+        many[i].state = PROC_RUN_RUNNING;
+    }
+    one.procs = many;
+    one.nprocs = WIRE_MAX_REPORT_PROCS + 1;
+    m.u.report.jobs = &one;
+    m.u.report.njobs = 1;
+    expect_encoded_reject(&m, "report of more processes than the limit");
+    free(many);
+}
+
+static void
+t_list_jobs(void)
+{
+    struct job_info job;
+    struct job_proc procs[2];
+    struct msg m, d;
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_LIST_REQUEST;
+    m.u.list_req.jobs = 1;
+    if (roundtrip(&m, &d) == 0)
+        CHECK_EQ_INT(d.u.list_req.jobs, 1);
+
+    make_job(&job, procs, 4);
+    snprintf(procs[0].host, sizeof procs[0].host, "ws3");
+    procs[1].state = PROC_RUN_LOST;
+    job.finished = 1;
+    job.exit = 3;
+    job.hosts = 2;
+    memset(&m, 0, sizeof m);
+    m.type = MSG_LIST_REPLY;
+    m.u.list.jobs = &job;
+    m.u.list.njobs = 1;
+    if (roundtrip(&m, &d) != 0)
+        return;
+    CHECK_EQ_INT(d.u.list.npeers, 0);
+    if (CHECK_EQ_INT(d.u.list.njobs, 1)) {
+        CHECK(d.u.list.jobs[0].finished);
+        CHECK_EQ_INT(d.u.list.jobs[0].exit, 3);
+        CHECK_EQ_INT(d.u.list.jobs[0].hosts, 2);
+        if (CHECK_EQ_INT(d.u.list.jobs[0].nprocs, 2)) {
+            CHECK_EQ_STR(d.u.list.jobs[0].procs[0].host, "ws3");
+            CHECK_EQ_INT(d.u.list.jobs[0].procs[1].state, PROC_RUN_LOST);
+        }
+    }
+    codec_msg_free(&d);
+    job.exit = 300;
+    expect_encoded_reject(&m, "job view with an exit status above 255");
+}
+
+/* A coordinator's note on its farm: round trip, and counts that cannot
+ * be (more failed than reported, more reported than read) refused. */
+static void
+t_job_note(void)
+{
+    struct msg m, d;
+    uint8_t *buf;
+    size_t len;
+    char err[128];
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_JOB_NOTE;
+    memset(m.u.jnote.job, 7, sizeof m.u.jnote.job);
+    m.u.jnote.tasks_total = 10000;
+    m.u.jnote.tasks_done = 40;
+    m.u.jnote.tasks_failed = 2;
+    if (!CHECK_EQ_INT(roundtrip(&m, &d), 0))
+        return;
+    CHECK_EQ_INT(d.type, MSG_JOB_NOTE);
+    CHECK_MEM(d.u.jnote.job, m.u.jnote.job, sizeof m.u.jnote.job);
+    CHECK_EQ_INT(d.u.jnote.tasks_total, 10000);
+    CHECK_EQ_INT(d.u.jnote.tasks_done, 40);
+    CHECK_EQ_INT(d.u.jnote.tasks_failed, 2);
+    codec_msg_free(&d);
+
+    m.u.jnote.tasks_failed = 41;
+    if (CHECK_EQ_INT(codec_encode(&m, &buf, &len), 0)) {
+        CHECK_EQ_INT(codec_decode(buf, len, &d, err, sizeof err), -1);
+        free(buf);
+    }
+    m.u.jnote.tasks_failed = 0;
+    m.u.jnote.tasks_done = 10001;
+    if (CHECK_EQ_INT(codec_encode(&m, &buf, &len), 0)) {
+        CHECK_EQ_INT(codec_decode(buf, len, &d, err, sizeof err), -1);
+        free(buf);
+    }
+}
+
 /* --- federation --------------------------------------------------------- */
 
 static void
@@ -1530,6 +1818,7 @@ t_list_request_local(void)
 
 static const struct test_case cases[] = {
     {"launch with empty arguments", t_launch_empty_argument},
+    {"worker task", t_worker_task},
     {"register", t_register},
     {"register_max_lengths", t_register_max_lengths},
     {"register_ack", t_register_ack},
@@ -1566,6 +1855,11 @@ static const struct test_case cases[] = {
     {"reject_suspect", t_reject_suspect},
     {"output_hold_and_progress", t_output_hold_and_progress},
     {"node_proof", t_node_proof},
+    {"register_host_details", t_register_host_details},
+    {"job_report", t_job_report},
+    {"reject_job_report", t_reject_job_report},
+    {"list_jobs", t_list_jobs},
+    {"job_note", t_job_note},
     {"fed_summary", t_fed_summary},
     {"reject_fed_summary", t_reject_fed_summary},
     {"list_request_local", t_list_request_local},

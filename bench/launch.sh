@@ -1,0 +1,149 @@
+#!/bin/sh
+# bench/launch.sh: how long a job of N ranks takes to start and finish,
+# libp2pmpi on the embedded local cluster beside Open MPI oversubscribed
+# on this machine, in one run (docs/scale.md).
+#
+# The program is bench/mpi_launch.c: MPI_Init, one 8-byte Allreduce,
+# MPI_Finalize.  For each N (16 64 256 512 1024 by default) it prints the
+# median wall time of LAUNCH_RUNS runs (from the command to its exit) for
+# ours and for Open MPI (mpirun --oversubscribe over TCP), and their
+# ratio.  Open MPI's start grows quickly with N on two cores: sizes above
+# LAUNCH_OMPI_MAX are not run with it, and a run longer than
+# LAUNCH_OMPI_TIMEOUT seconds is shown as ">T".
+#
+# With LAUNCH_BEFORE=OTHER_BUILD_DIR (a build of another commit, e.g. the
+# one before connections on demand), a column for that build is added,
+# and the ring (bench/mpi_ring.c) and 8-byte allreduce
+# (bench/mpi_allreduce.c) benchmarks run at LAUNCH_RING_RANKS (64) ranks
+# with both builds: the change must not make them slower.
+#
+# Usage: bench/launch.sh [BUILD_DIR]      (default: build/ next to bench/)
+#   LAUNCH_SIZES="16 64 256 512 1024"  LAUNCH_RUNS=3
+#   LAUNCH_OMPI_MAX=256  LAUNCH_OMPI_TIMEOUT=200
+#   LAUNCH_BEFORE=DIR  LAUNCH_RING_RANKS=64
+# Open MPI missing (Debian's openmpi-bin, libopenmpi-dev): its column is
+# "-"; bench/mpi.sh installs it when run as root.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/lib.sh"
+build=${1:-$root/build}
+sizes=${LAUNCH_SIZES:-16 64 256 512 1024}
+runs=${LAUNCH_RUNS:-3}
+ompi_max=${LAUNCH_OMPI_MAX:-256}
+ompi_timeout=${LAUNCH_OMPI_TIMEOUT:-200}
+before=${LAUNCH_BEFORE:-}
+ring_np=${LAUNCH_RING_RANKS:-64}
+
+die() { echo "launch.sh: $*" >&2; exit 1; }
+[ -x "$build/bin/p2pcc" ] && [ -x "$build/bin/p2prun" ] ||
+    die "no $build/bin/p2pcc or p2prun: build the project first"
+[ -z "$before" ] || [ -x "$before/bin/p2prun" ] ||
+    die "LAUNCH_BEFORE=$before has no bin/p2prun"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/p2p-launch.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT INT TERM
+mkdir -p "$work/home"
+
+have_ompi=no
+command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null &&
+    have_ompi=yes
+
+# build TAG CC: bench/mpi_{launch,ring,allreduce}.c with compiler CC.
+build_with() {
+    for b in launch ring allreduce; do
+        "$2" -O2 -o "$work/$1_$b" "$root/bench/mpi_$b.c" 2>"$work/cc.err" ||
+            { cat "$work/cc.err" >&2; return 1; }
+    done
+}
+build_with now "$build/bin/p2pcc" || die "cannot build with p2pcc"
+[ -z "$before" ] || build_with before "$before/bin/p2pcc" ||
+    die "cannot build with $before/bin/p2pcc"
+[ $have_ompi = no ] || build_with ompi mpicc.openmpi || have_ompi=no
+
+# run TAG NP PROGRAM [ARGS]: one run, its output on stdout.
+run() {
+    tag=$1 np=$2
+    shift 2
+    case $tag in
+    now)    HOME=$work/home P2P_CONF= "$build/bin/p2prun" -n "$np" \
+                --timeout 600 "$@" 2>>"$work/stderr" ;;
+    before) HOME=$work/home P2P_CONF= "$before/bin/p2prun" -n "$np" \
+                --timeout 600 "$@" 2>>"$work/stderr" ;;
+    ompi)   timeout -k 5 "$ompi_timeout" mpirun.openmpi --allow-run-as-root \
+                --oversubscribe --mca btl tcp,self -np "$np" "$@" \
+                2>>"$work/stderr" ;;
+    esac
+}
+
+# start TAG NP: median seconds of $runs runs of the launch program, "-"
+# when a run fails, ">T" past Open MPI's time limit.
+start() {
+    i=0
+    while [ $i -lt "$runs" ]; do
+        t0=$(date +%s.%N)
+        out=$(run "$1" "$2" "$work/$1_launch")
+        rc=$?
+        t1=$(date +%s.%N)
+        if [ "$1" = ompi ] && [ $rc -eq 124 ]; then
+            echo ">$ompi_timeout"
+            break
+        fi
+        [ $rc -eq 0 ] && [ "$out" = "launch $2 ok" ] || { echo "-"; break; }
+        awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
+        i=$((i + 1))
+    done | { read -r first || { echo "-"; return; }
+             case $first in
+             -|\>*) echo "$first" ;;
+             *) { echo "$first"; cat; } | median ;;
+             esac; }
+}
+
+echo "launch.sh: $(nproc) cores; embedded cluster of 2 peers; median of" \
+     "$runs runs"
+printf '%-7s %12s %12s %8s%s\n' ranks "p2pmpi (s)" "Open MPI (s)" ratio \
+    "${before:+    before (s)}"
+for n in $sizes; do
+    ours=$(start now "$n")
+    theirs=-
+    if [ $have_ompi = yes ]; then
+        if [ "$n" -le "$ompi_max" ]; then theirs=$(start ompi "$n")
+        else theirs="(>$ompi_max)"; fi
+    fi
+    col=""
+    [ -z "$before" ] || col=$(printf '%14s' "$(start before "$n")")
+    printf '%-7s %12s %12s %8s%s\n' "$n" "$ours" "$theirs" \
+        "$(ratio "$ours" "$theirs")" "$col"
+done
+
+# figure TAG NP PROGRAM ARGS KEY: the median of the KEY line over $runs.
+figure() {
+    tag=$1 np=$2 prog=$3 arg=$4 key=$5
+    i=0
+    while [ $i -lt "$runs" ]; do
+        run "$tag" "$np" "$work/${tag}_$prog" "$arg" |
+            awk -v k="$key" '$1 == k { print $2 }'
+        i=$((i + 1))
+    done | median
+}
+
+if [ -n "$before" ]; then
+    echo
+    echo "at $ring_np ranks: this build beside $before (lower is better)"
+    printf '%-28s %12s %12s %8s\n' figure now before ratio
+    for spec in "ring ring_lap_us 100:ring, one lap (us)" \
+                "allreduce allreduce_us 500:8-byte allreduce (us)"; do
+        prog=${spec%% *} rest=${spec#* }
+        key=${rest%% *} rest=${rest#* }
+        arg=${rest%%:*} label=${rest#*:}
+        a=$(figure now "$ring_np" "$prog" "$arg" "$key")
+        b=$(figure before "$ring_np" "$prog" "$arg" "$key")
+        printf '%-28s %12s %12s %8s\n' "$label" "$a" "$b" "$(ratio "$a" "$b")"
+    done
+fi
+if [ -s "$work/stderr" ] && grep -v "no supernode configured" "$work/stderr" |
+        grep -q .; then
+    echo
+    echo "launch.sh: messages from the runs:"
+    grep -v "no supernode configured" "$work/stderr" | sort | uniq -c |
+        sort -rn | head -5
+fi

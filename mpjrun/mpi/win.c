@@ -1,0 +1,536 @@
+/*
+ * win.c: one-sided windows (MPI 3.1 11.2): Win_create, Win_allocate,
+ * Win_allocate_shared, Win_create_dynamic with Win_attach/Win_detach,
+ * Win_free, and what a window answers about itself (attributes, name,
+ * group, error handler, Win_shared_query).  Operations and
+ * synchronization are in rma.c, the target side in rma_target.c.
+ *
+ * Creating a window is collective: the communicator is duplicated (the
+ * window's requests travel on the duplicate's context, out of the
+ * program's way) and every rank learns every other's window size and
+ * displacement unit, so that an origin checks a request's range before
+ * sending it.  A window of a dynamic flavour has no size: the target
+ * checks each request against the memory attached to it.
+ *
+ * Win_allocate_shared needs the processes of the communicator to load and
+ * store each other's memory.  p2pmpi ranks are separate processes, often
+ * on separate hosts, and replicas of one rank must each hold their own
+ * copy, so it is provided for a communicator of one process (what
+ * Comm_split_type(MPI_COMM_TYPE_SHARED) gives under replication, and the
+ * common MPI_COMM_SELF use); larger communicators get
+ * MPI_ERR_RMA_SHARED.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rma.h"
+
+#define WIN_KIND 0x60000000u
+
+struct rma_region {
+    char *base;
+    MPI_Aint size;
+    struct rma_region *next;
+};
+
+static struct mpii_handles wins = {.kind = WIN_KIND};
+static struct mpii_win **live; /* for the progress engine, in creation order */
+static int nlive, caplive;
+static uint32_t created; /* windows created so far (ids) */
+
+struct mpii_win *
+mpii_win_get(MPI_Win h)
+{
+    return mpii_handle_get(&wins, (uint32_t)h);
+}
+
+int
+rma_win_count(void)
+{
+    return nlive;
+}
+
+uint32_t
+rma_last_id(void)
+{
+    return created;
+}
+
+struct mpii_win *
+rma_win_nth(int i)
+{
+    return i >= 0 && i < nlive ? live[i] : NULL;
+}
+
+int
+rma_err(struct mpii_win *w, int err, const char *fn)
+{
+    return mpii_err(w != NULL ? w->comm : MPI_COMM_WORLD, err, fn);
+}
+
+char *
+rma_win_at(struct mpii_win *w, int64_t disp, int64_t lo, int64_t len)
+{
+    struct rma_region *g;
+    int64_t off;
+
+    if (len < 0)
+        return NULL;
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        /* disp is an address: it must lie in attached memory. */
+        uintptr_t a = (uintptr_t)disp + (uintptr_t)lo;
+
+        for (g = w->regions; g != NULL; g = g->next)
+            if (a >= (uintptr_t)g->base &&
+                a - (uintptr_t)g->base <= (uintptr_t)g->size &&
+                (uintptr_t)len <= (uintptr_t)g->size - (a - (uintptr_t)g->base))
+                return (char *)a;
+        return NULL;
+    }
+    if (__builtin_mul_overflow(disp, (int64_t)w->disp_unit, &off) ||
+        __builtin_add_overflow(off, lo, &off) || off < 0 ||
+        off > (int64_t)w->bytes || len > (int64_t)w->bytes - off)
+        return NULL;
+    return (char *)w->base + off;
+}
+
+static void
+win_destroy(struct mpii_win *w)
+{
+    struct rma_region *g;
+
+    if (w == NULL)
+        return;
+    while ((g = w->regions) != NULL) {
+        w->regions = g->next;
+        free(g);
+    }
+    free(w->owned);
+    free(w->rbytes);
+    free(w->runit);
+    free(w->sent);
+    free(w->locked);
+    free(w->access);
+    free(w->exposed);
+    free(w);
+}
+
+static void
+live_remove(struct mpii_win *w)
+{
+    int i;
+
+    for (i = 0; i < nlive; i++)
+        if (live[i] == w) {
+            memmove(live + i, live + i + 1,
+                    (size_t)(nlive - i - 1) * sizeof *live);
+            nlive--;
+            return;
+        }
+}
+
+/* The collective part of every creation: w's memory is set. */
+static int
+win_setup(struct mpii_win *w, MPI_Comm comm, MPI_Win *win)
+{
+    struct mpii_comm *c;
+    long long mine[2], *all = NULL;
+    struct mpii_win **nl;
+    int i, rc;
+
+    if ((c = mpii_intra_get(comm)) == NULL)
+        return MPI_ERR_COMM;
+    if ((rc = PMPI_Comm_dup(comm, &w->comm)) != MPI_SUCCESS)
+        return rc;
+    w->c = mpii_comm_get(w->comm);
+    w->rank = w->c->rank;
+    w->size = w->c->size;
+    w->id = ++created;
+    w->rbytes = malloc((size_t)w->size * sizeof *w->rbytes);
+    w->runit = malloc((size_t)w->size * sizeof *w->runit);
+    w->sent = calloc((size_t)w->size, sizeof *w->sent);
+    w->locked = calloc((size_t)w->size, sizeof *w->locked);
+    all = malloc((size_t)w->size * sizeof mine);
+    if (w->rbytes == NULL || w->runit == NULL || w->sent == NULL ||
+        w->locked == NULL || all == NULL) {
+        free(all);
+        return MPI_ERR_NO_MEM;
+    }
+    mine[0] = (long long)w->bytes;
+    mine[1] = w->disp_unit;
+    rc = PMPI_Allgather(mine, 2, MPI_LONG_LONG, all, 2, MPI_LONG_LONG, w->comm);
+    for (i = 0; rc == MPI_SUCCESS && i < w->size; i++) {
+        w->rbytes[i] = (MPI_Aint)all[2 * i];
+        w->runit[i] = (int)all[2 * i + 1];
+    }
+    free(all);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (nlive == caplive) {
+        int ncap = caplive ? caplive * 2 : 8;
+
+        if ((nl = realloc(live, (size_t)ncap * sizeof *nl)) == NULL)
+            return MPI_ERR_NO_MEM;
+        live = nl;
+        caplive = ncap;
+    }
+    if ((rc = rma_target_start(w)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = mpii_handle_put(&wins, w, (uint32_t *)&w->handle)) != MPI_SUCCESS)
+        return rc;
+    live[nlive++] = w;
+    *win = w->handle;
+    return MPI_SUCCESS;
+}
+
+/* A failed creation: undo what win_setup did. */
+static void
+win_fail(struct mpii_win *w)
+{
+    if (w->hreq != NULL)
+        rma_target_stop(w);
+    if (w->comm != MPI_COMM_NULL && w->comm != 0)
+        (void)PMPI_Comm_free(&w->comm);
+    win_destroy(w);
+}
+
+static int
+win_new(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int flavor,
+        void *owned, MPI_Win *win, const char *fn)
+{
+    struct mpii_win *w;
+    int rc;
+
+    MPII_CHECK_INIT(fn);
+    if (win == NULL)
+        return mpii_err(comm, MPI_ERR_ARG, fn);
+    *win = MPI_WIN_NULL;
+    if (mpii_intra_get(comm) == NULL) {
+        free(owned);
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
+    }
+    if (size < 0 || disp_unit <= 0) {
+        free(owned);
+        return mpii_err(comm, size < 0 ? MPI_ERR_SIZE : MPI_ERR_DISP, fn);
+    }
+    if ((w = calloc(1, sizeof *w)) == NULL) {
+        free(owned);
+        return mpii_err(comm, MPI_ERR_NO_MEM, fn);
+    }
+    w->base = base;
+    w->bytes = size;
+    w->disp_unit = disp_unit;
+    w->flavor = flavor;
+    w->owned = owned;
+    w->comm = MPI_COMM_NULL;
+    if ((rc = win_setup(w, comm, win)) != MPI_SUCCESS) {
+        win_fail(w);
+        *win = MPI_WIN_NULL;
+        return mpii_err(comm, rc, fn);
+    }
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Win_create = PMPI_Win_create
+int
+PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+                MPI_Comm comm, MPI_Win *win)
+{
+    (void)info;
+    return win_new(base, size, disp_unit, comm, MPI_WIN_FLAVOR_CREATE, NULL,
+                   win, "MPI_Win_create");
+}
+
+/* Memory for Win_allocate: zeroed, never NULL (even for 0 bytes). */
+static void *
+win_memory(MPI_Aint size)
+{
+    return calloc(1, size > 0 ? (size_t)size : 1);
+}
+
+#pragma weak MPI_Win_allocate = PMPI_Win_allocate
+int
+PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                  void *baseptr, MPI_Win *win)
+{
+    static const char fn[] = "MPI_Win_allocate";
+    void *mem;
+
+    (void)info;
+    if (baseptr == NULL)
+        return mpii_err(comm, MPI_ERR_ARG, fn);
+    if ((mem = size >= 0 ? win_memory(size) : NULL) == NULL && size >= 0)
+        return mpii_err(comm, MPI_ERR_NO_MEM, fn);
+    *(void **)baseptr = mem;
+    return win_new(mem, size, disp_unit, comm, MPI_WIN_FLAVOR_ALLOCATE, mem,
+                   win, fn);
+}
+
+#pragma weak MPI_Win_allocate_shared = PMPI_Win_allocate_shared
+int
+PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
+                         MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+    static const char fn[] = "MPI_Win_allocate_shared";
+    struct mpii_comm *c;
+    void *mem;
+
+    (void)info;
+    MPII_CHECK_INIT(fn);
+    if (baseptr == NULL || win == NULL)
+        return mpii_err(comm, MPI_ERR_ARG, fn);
+    if ((c = mpii_intra_get(comm)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
+    if (c->size != 1)
+        return mpii_err(comm, MPI_ERR_RMA_SHARED, fn);
+    if ((mem = size >= 0 ? win_memory(size) : NULL) == NULL && size >= 0)
+        return mpii_err(comm, MPI_ERR_NO_MEM, fn);
+    *(void **)baseptr = mem;
+    return win_new(mem, size, disp_unit, comm, MPI_WIN_FLAVOR_SHARED, mem, win,
+                   fn);
+}
+
+#pragma weak MPI_Win_shared_query = PMPI_Win_shared_query
+int
+PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
+                      void *baseptr)
+{
+    static const char fn[] = "MPI_Win_shared_query";
+    struct mpii_win *w = mpii_win_get(win);
+
+    MPII_CHECK_INIT(fn);
+    if (w == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, fn);
+    if (w->flavor != MPI_WIN_FLAVOR_SHARED)
+        return rma_err(w, MPI_ERR_RMA_FLAVOR, fn);
+    if (rank != MPI_PROC_NULL && rank != w->rank)
+        return rma_err(w, MPI_ERR_RANK, fn);
+    if (size == NULL || disp_unit == NULL || baseptr == NULL)
+        return rma_err(w, MPI_ERR_ARG, fn);
+    *size = w->bytes;
+    *disp_unit = w->disp_unit;
+    *(void **)baseptr = w->base;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Win_create_dynamic = PMPI_Win_create_dynamic
+int
+PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    (void)info;
+    return win_new(MPI_BOTTOM, 0, 1, comm, MPI_WIN_FLAVOR_DYNAMIC, NULL, win,
+                   "MPI_Win_create_dynamic");
+}
+
+#pragma weak MPI_Win_attach = PMPI_Win_attach
+int
+PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+{
+    static const char fn[] = "MPI_Win_attach";
+    struct mpii_win *w = mpii_win_get(win);
+    struct rma_region *g;
+
+    MPII_CHECK_INIT(fn);
+    if (w == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, fn);
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return rma_err(w, MPI_ERR_RMA_FLAVOR, fn);
+    if (size < 0 || (base == NULL && size > 0))
+        return rma_err(w, MPI_ERR_RMA_ATTACH, fn);
+    for (g = w->regions; g != NULL; g = g->next)
+        if ((char *)base < g->base + g->size && g->base < (char *)base + size)
+            return rma_err(w, MPI_ERR_RMA_ATTACH, fn); /* overlaps */
+    if ((g = calloc(1, sizeof *g)) == NULL)
+        return rma_err(w, MPI_ERR_NO_MEM, fn);
+    g->base = base;
+    g->size = size;
+    g->next = w->regions;
+    w->regions = g;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Win_detach = PMPI_Win_detach
+int
+PMPI_Win_detach(MPI_Win win, const void *base)
+{
+    static const char fn[] = "MPI_Win_detach";
+    struct mpii_win *w = mpii_win_get(win);
+    struct rma_region **gp, *g;
+
+    MPII_CHECK_INIT(fn);
+    if (w == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, fn);
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return rma_err(w, MPI_ERR_RMA_FLAVOR, fn);
+    for (gp = &w->regions; (g = *gp) != NULL; gp = &g->next)
+        if (g->base == base) {
+            *gp = g->next;
+            free(g);
+            return MPI_SUCCESS;
+        }
+    return rma_err(w, MPI_ERR_RMA_ATTACH, fn);
+}
+
+#pragma weak MPI_Win_free = PMPI_Win_free
+int
+PMPI_Win_free(MPI_Win *win)
+{
+    static const char fn[] = "MPI_Win_free";
+    struct mpii_win *w;
+    int rc, rc2;
+
+    MPII_CHECK_INIT(fn);
+    if (win == NULL || (w = mpii_win_get(*win)) == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, fn);
+    /* Everything this rank started completes; once everyone is here no
+     * request can come any more (each origin waited for its own). */
+    rc = rma_origin_wait(w);
+    rc2 = PMPI_Barrier(w->comm);
+    if (rc == MPI_SUCCESS)
+        rc = rc2;
+    live_remove(w);
+    rma_target_stop(w);
+    rma_origin_free(w);
+    (void)mpii_handle_take(&wins, (uint32_t)w->handle);
+    rc2 = PMPI_Comm_free(&w->comm);
+    if (rc == MPI_SUCCESS)
+        rc = rc2;
+    win_destroy(w);
+    *win = MPI_WIN_NULL;
+    return rc == MPI_SUCCESS ? rc : mpii_err(MPI_COMM_WORLD, rc, fn);
+}
+
+void
+mpii_win_fini(void)
+{
+    struct mpii_win *w;
+
+    /* Windows the program did not free: their memory only (the
+     * requests and communicators go with the rest of the library). */
+    while (nlive > 0) {
+        w = live[--nlive];
+        (void)mpii_handle_take(&wins, (uint32_t)w->handle);
+        rma_origin_free(w);
+        free(w->hdr);
+        free(w->hreq);
+        win_destroy(w);
+    }
+    free(live);
+    live = NULL;
+    caplive = 0;
+    mpii_handles_fini(&wins, NULL);
+}
+
+/* --- what a window answers about itself ----------------------------- */
+
+#pragma weak MPI_Win_get_attr = PMPI_Win_get_attr
+int
+PMPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag)
+{
+    static const char fn[] = "MPI_Win_get_attr";
+    struct mpii_win *w = mpii_win_get(win);
+    static MPI_Aint size;
+    static int unit, flavor, model = MPI_WIN_UNIFIED;
+
+    MPII_CHECK_INIT(fn);
+    if (w == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, fn);
+    if (attribute_val == NULL || flag == NULL)
+        return rma_err(w, MPI_ERR_ARG, fn);
+    *flag = 1;
+    /* The values are pointers, as the standard has them; they stay valid
+     * until the next call. */
+    switch (keyval) {
+    case MPI_WIN_BASE:
+        *(void **)attribute_val = w->base;
+        return MPI_SUCCESS;
+    case MPI_WIN_SIZE:
+        size = w->bytes;
+        *(MPI_Aint **)attribute_val = &size;
+        return MPI_SUCCESS;
+    case MPI_WIN_DISP_UNIT:
+        unit = w->disp_unit;
+        *(int **)attribute_val = &unit;
+        return MPI_SUCCESS;
+    case MPI_WIN_CREATE_FLAVOR:
+        flavor = w->flavor;
+        *(int **)attribute_val = &flavor;
+        return MPI_SUCCESS;
+    case MPI_WIN_MODEL:
+        *(int **)attribute_val = &model;
+        return MPI_SUCCESS;
+    default:
+        *flag = 0;
+        return MPI_SUCCESS;
+    }
+}
+
+#pragma weak MPI_Win_get_group = PMPI_Win_get_group
+int
+PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
+{
+    struct mpii_win *w = mpii_win_get(win);
+
+    MPII_CHECK_INIT("MPI_Win_get_group");
+    if (w == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, "MPI_Win_get_group");
+    return PMPI_Comm_group(w->comm, group);
+}
+
+#pragma weak MPI_Win_set_name = PMPI_Win_set_name
+int
+PMPI_Win_set_name(MPI_Win win, const char *name)
+{
+    struct mpii_win *w = mpii_win_get(win);
+
+    MPII_CHECK_INIT("MPI_Win_set_name");
+    if (w == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, "MPI_Win_set_name");
+    if (name == NULL)
+        return rma_err(w, MPI_ERR_ARG, "MPI_Win_set_name");
+    strncpy(w->name, name, sizeof w->name - 1);
+    w->name[sizeof w->name - 1] = '\0';
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Win_get_name = PMPI_Win_get_name
+int
+PMPI_Win_get_name(MPI_Win win, char *name, int *resultlen)
+{
+    struct mpii_win *w = mpii_win_get(win);
+
+    MPII_CHECK_INIT("MPI_Win_get_name");
+    if (w == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, "MPI_Win_get_name");
+    if (name == NULL || resultlen == NULL)
+        return rma_err(w, MPI_ERR_ARG, "MPI_Win_get_name");
+    strcpy(name, w->name);
+    *resultlen = (int)strlen(w->name);
+    return MPI_SUCCESS;
+}
+
+/* A window's errors go through its communicator's error handler (the
+ * duplicate's, which starts as MPI_ERRORS_ARE_FATAL). */
+#pragma weak MPI_Win_set_errhandler = PMPI_Win_set_errhandler
+int
+PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
+{
+    struct mpii_win *w = mpii_win_get(win);
+
+    MPII_CHECK_INIT("MPI_Win_set_errhandler");
+    if (w == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, "MPI_Win_set_errhandler");
+    return PMPI_Comm_set_errhandler(w->comm, errhandler);
+}
+
+#pragma weak MPI_Win_get_errhandler = PMPI_Win_get_errhandler
+int
+PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
+{
+    struct mpii_win *w = mpii_win_get(win);
+
+    MPII_CHECK_INIT("MPI_Win_get_errhandler");
+    if (w == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_WIN, "MPI_Win_get_errhandler");
+    return PMPI_Comm_get_errhandler(w->comm, errhandler);
+}

@@ -1,0 +1,225 @@
+/*
+ * The dashboard's JSON (docs/dashboard.md): /api/peers, /api/jobs,
+ * /api/supernodes and /api/history, built with jansson (only here) from
+ * the registry, the job view and the history.  Read-only, and nothing
+ * secret: node ids are public keys, jobs carry a user name and a
+ * program's base name, never keys, arguments or environment.  A rank map
+ * lists at most API_MAX_RANKS ranks per job (the rest are counted).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "jobjson.h"
+#include "log.h"
+#include "sec.h"
+#include "supernode.h"
+#include "xmalloc.h"
+
+#define API_MAX_RANKS 1024
+#define API_MAX_GONE 128
+
+/* What a peer is, as the page colours it: silent once it has not been
+ * heard from for a third of the expiry (at least 1.5 s, a few beats),
+ * whatever it said before; the registry drops it at the expiry. */
+static const char *
+api_peer_state(const struct resources *res, uint64_t age_ms, int expire_s)
+{
+    uint64_t silent_ms = (uint64_t)expire_s * 1000 / 3;
+
+    if (age_ms > (silent_ms > 1500 ? silent_ms : 1500))
+        return "silent";
+    return peer_state_name(res->state);
+}
+
+static void
+api_res(json_t *o, const struct resources *res)
+{
+    json_object_set_new(o, "cores", json_integer(res->cores));
+    json_object_set_new(o, "slots_total", json_integer(res->slots_total));
+    json_object_set_new(o, "slots_free", json_integer(res->slots_free));
+    json_object_set_new(o, "mem_total",
+                        json_integer((json_int_t)res->mem_total));
+    json_object_set_new(o, "mem_free", json_integer((json_int_t)res->mem_free));
+    json_object_set_new(o, "load", json_real(res->load_milli / 1000.0));
+}
+
+static void
+api_info(json_t *o, const struct reg_peer_info *in, uint64_t now_unix)
+{
+    json_object_set_new(o, "version", json_string(in->version));
+    json_object_set_new(o, "cpu_model", json_string(in->cpu_model));
+    json_object_set_new(o, "os", json_string(in->os));
+    json_object_set_new(o, "kernel", json_string(in->kernel));
+    json_object_set_new(o, "started", json_integer((json_int_t)in->started));
+    json_object_set_new(o, "uptime_s",
+                        in->started != 0 && now_unix >= in->started
+                            ? json_integer((json_int_t)(now_unix - in->started))
+                            : json_null());
+}
+
+struct api_walk {
+    json_t *arr;
+    uint64_t now_ms, now_unix;
+    int expire_s;
+};
+
+static void
+api_peer(const struct reg_peer *p, void *arg)
+{
+    struct api_walk *w = arg;
+    const struct resources *res = reg_peer_res(p);
+    uint64_t seen = reg_peer_last_seen(p);
+    uint64_t age = w->now_ms > seen ? w->now_ms - seen : 0;
+    char id[2 * SEC_SIGN_PK_LEN + 1];
+    json_t *o = json_object();
+
+    sec_hex(id, reg_peer_id(p), SEC_SIGN_PK_LEN);
+    json_object_set_new(o, "id", json_string(id));
+    json_object_set_new(o, "host", json_string(reg_peer_label(p)));
+    json_object_set_new(o, "addr", json_string(reg_peer_addr(p)));
+    json_object_set_new(o, "state",
+                        json_string(api_peer_state(res, age, w->expire_s)));
+    json_object_set_new(o, "reported_state",
+                        json_string(peer_state_name(res->state)));
+    api_res(o, res);
+    json_object_set_new(o, "rtt_us", json_integer(reg_peer_rtt(p)));
+    json_object_set_new(o, "age_ms", json_integer((json_int_t)age));
+    api_info(o, reg_peer_info(p), w->now_unix);
+    json_array_append_new(w->arr, o);
+}
+
+/* Peers by host label, then address, so that tiles keep their place. */
+static int
+api_peer_order(const void *a, const void *b)
+{
+    json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+    int c = strcmp(json_string_value(json_object_get(x, "host")),
+                   json_string_value(json_object_get(y, "host")));
+
+    return c != 0 ? c
+                  : strcmp(json_string_value(json_object_get(x, "addr")),
+                           json_string_value(json_object_get(y, "addr")));
+}
+
+static char *
+api_dump(json_t *root)
+{
+    char *s = json_dumps(root, JSON_COMPACT);
+
+    json_decref(root);
+    if (s == NULL)
+        fatalx("json_dumps: out of memory");
+    return s;
+}
+
+char *
+api_peers(struct server *srv, uint64_t now_ms)
+{
+    const struct history_gone *gone[API_MAX_GONE];
+    struct api_walk w = {json_array(), now_ms, (uint64_t)time(NULL),
+                         server_expire_s(srv)};
+    json_t *root = json_object(), *sorted, *o;
+    json_t **items;
+    char id[2 * SEC_SIGN_PK_LEN + 1];
+    size_t i, n, ng;
+
+    registry_walk(server_registry(srv), api_peer, &w);
+    n = json_array_size(w.arr);
+    items = xcalloc(n + 1, sizeof *items);
+    for (i = 0; i < n; i++)
+        items[i] = json_array_get(w.arr, i);
+    qsort(items, n, sizeof *items, api_peer_order);
+    sorted = json_array();
+    for (i = 0; i < n; i++)
+        json_array_append(sorted, items[i]);
+    free(items);
+    json_decref(w.arr);
+
+    ng = history_gone(server_history(srv), server_registry(srv), now_ms, gone,
+                      API_MAX_GONE);
+    for (i = 0; i < ng; i++) {
+        o = json_object();
+        sec_hex(id, gone[i]->id, SEC_SIGN_PK_LEN);
+        json_object_set_new(o, "id", json_string(id));
+        json_object_set_new(o, "host", json_string(gone[i]->host));
+        json_object_set_new(o, "addr", json_string(gone[i]->addr));
+        json_object_set_new(o, "state", json_string("gone"));
+        json_object_set_new(o, "reported_state",
+                            json_string(peer_state_name(gone[i]->res.state)));
+        json_object_set_new(o, "gone_why", json_string(gone[i]->why));
+        api_res(o, &gone[i]->res);
+        json_object_set_new(o, "rtt_us", json_null());
+        json_object_set_new(
+            o, "age_ms", json_integer((json_int_t)(now_ms - gone[i]->gone_ms)));
+        api_info(o, &gone[i]->info, w.now_unix);
+        json_array_append_new(sorted, o);
+    }
+    json_object_set_new(root, "now", json_integer((json_int_t)w.now_unix));
+    json_object_set_new(root, "expire_ms",
+                        json_integer((json_int_t)server_expire_s(srv) * 1000));
+    json_object_set_new(root, "peers", sorted);
+    return api_dump(root);
+}
+
+char *
+api_jobs(struct server *srv, uint64_t now_ms)
+{
+    struct job_info *jobs;
+    json_t *root = json_object(), *arr = json_array();
+    size_t n, i;
+
+    (void)now_ms;
+    jobview_export(server_jobview(srv), JOBVIEW_EXPORT_MAX_PROCS, &jobs, &n);
+    for (i = 0; i < n; i++)
+        json_array_append_new(arr, jobjson_job(&jobs[i], API_MAX_RANKS));
+    codec_jobs_free(jobs, n);
+    json_object_set_new(root, "now", json_integer((json_int_t)time(NULL)));
+    json_object_set_new(root, "jobs", arr);
+    return api_dump(root);
+}
+
+char *
+api_supernodes(struct server *srv, const char *const *known, int nknown,
+               const char *self_addr)
+{
+    json_t *root = json_object(), *arr = json_array(), *self = json_object();
+    int i;
+
+    json_object_set_new(self, "addr", json_string(self_addr));
+    json_object_set_new(self, "version", json_string(P2P_VERSION));
+    json_object_set_new(self, "peers",
+                        json_integer((json_int_t)server_peer_count(srv)));
+    json_object_set_new(
+        self, "jobs",
+        json_integer((json_int_t)jobview_count(server_jobview(srv))));
+    for (i = 0; i < nknown; i++)
+        json_array_append_new(
+            arr, json_pack("{s:s,s:s}", "addr", known[i], "source", "config"));
+    json_object_set_new(root, "self", self);
+    json_object_set_new(root, "known", arr);
+    return api_dump(root);
+}
+
+char *
+api_history(struct server *srv)
+{
+    static struct history_sample samples[1024];
+    json_t *root = json_object(), *arr = json_array();
+    size_t n, i;
+
+    n = history_samples(server_history(srv), samples,
+                        sizeof samples / sizeof samples[0]);
+    for (i = 0; i < n; i++)
+        json_array_append_new(arr,
+                              json_pack("[I,I,I,I,I]", (json_int_t)samples[i].t,
+                                        (json_int_t)samples[i].peers,
+                                        (json_int_t)samples[i].slots_total,
+                                        (json_int_t)samples[i].slots_used,
+                                        (json_int_t)samples[i].jobs));
+    json_object_set_new(root, "every_ms", json_integer(HISTORY_EVERY_MS));
+    json_object_set_new(root, "samples", arr);
+    return api_dump(root);
+}

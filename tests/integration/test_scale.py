@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Jobs of many processes on the embedded cluster (docs/scale.md):
+connections on demand (a ring of 64 ranks opens one connection per
+neighbour pair, not one per pair of ranks), a 512-process job with an
+Allreduce that passes and names no failure, and an address table of more
+than 2,048 entries (it once had to fit one control-socket message).
+
+These jobs are heavy for a 2-core machine: the test runs alone (CTest
+RUN_SERIAL) with generous timeouts, and asserts outcomes, never times."""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True
+import harness  # noqa: E402
+from harness import figure, wait_until  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(os.path.dirname(HERE))
+STATS = re.compile(r"^p2pmpi: rank (\d+): (\d+) connections made, "
+                   r"(\d+) accepted$")
+FAILURE_WORDS = ("lost", "silent", "overloaded", "failed", "dead",
+                 "could not", "cannot")
+
+
+class TestScale(harness.JobTestCase):
+
+    def setUp(self):
+        super().setUp()
+        if os.path.exists("/etc/p2p/p2p.conf"):
+            self.skipTest("/etc/p2p/p2p.conf exists: not an unconfigured "
+                          "machine")
+        home = self.c.path("emptyhome")
+        os.mkdir(home, 0o700)
+        self.env = {"HOME": home, "P2P_CONF": None,
+                    "XDG_CONFIG_HOME": None, "XDG_STATE_HOME": None}
+
+    def build(self, name, source):
+        prog = self.c.path(name)
+        subprocess.run([harness.binary("p2pcc"), "-O2", "-o", prog, source],
+                       check=True)
+        os.chmod(prog, 0o755)
+        return prog
+
+    def run_local(self, args, timeout):
+        run = self.c.start_p2prun(args, conf=None, env=self.env,
+                                  cwd=self.c.dir)
+        if run.wait(timeout) is None:
+            run.kill()
+            raise AssertionError("p2prun still running after %d s:\n%s"
+                                 % (timeout, run.describe()))
+        return run
+
+    def assert_no_failure_named(self, run):
+        for line in run.stderr_lines():
+            if line.startswith("p2prun: no supernode configured"):
+                continue
+            self.assertFalse(any(w in line for w in FAILURE_WORDS),
+                             "a failure named: %r\n%s"
+                             % (line, run.describe()))
+
+    def test_ring_connects_on_demand(self):
+        n = 64
+        prog = self.build("mpi_ring", os.path.join(HERE, "mpi_ring.c"))
+        run = self.run_local(["-n", str(n), "-x", "P2P_MPI_STATS=1", prog,
+                              "3"], 240)
+        self.assert_rc(run, 0)
+        self.assertEqual(sorted(run.stdout.splitlines()),
+                         sorted("rank %d ring ok" % r for r in range(n)),
+                         run.describe())
+        made = accepted = 0
+        ranks = set()
+        for line in run.stderr_lines():
+            m = STATS.match(line)
+            if m:
+                ranks.add(int(m.group(1)))
+                made += int(m.group(2))
+                accepted += int(m.group(3))
+        self.assertEqual(ranks, set(range(n)), run.describe())
+        # Each neighbour pair connects once (two ranks reaching for each
+        # other at once still end with one): n connections, 2n ends.
+        # The full mesh was n (n - 1) / 2 = 2,016 connections.
+        self.assertEqual(made, accepted, run.describe())
+        self.assertEqual(made, n, run.describe())
+        figure("ring of %d ranks: %d connections (%d ends); a full mesh "
+               "has %d" % (n, made, made + accepted, n * (n - 1) // 2))
+
+    def test_512_processes(self):
+        n = 512
+        prog = self.build("mpi_launch",
+                          os.path.join(SOURCE, "bench", "mpi_launch.c"))
+        run = self.run_local(["-n", str(n), "--timeout", "300", prog], 330)
+        self.assert_rc(run, 0)
+        self.assertEqual(run.stdout.splitlines(), ["launch %d ok" % n],
+                         run.describe())
+        self.assert_no_failure_named(run)
+        figure("%d-process hello with an Allreduce on the embedded "
+               "cluster: %.2f s" % (n, run.elapsed))
+
+    def test_table_beyond_2048(self):
+        # 2,100 processes: more than one control message could carry.
+        # Each needs the whole table to pass MPI_Init; none talks to
+        # another (on demand, no connection at all), so this stays light.
+        n = 2100
+        prog = self.build("mpi_hello",
+                          os.path.join(SOURCE, "bench", "mpi_hello.c"))
+        run = self.run_local(["-n", str(n), "--timeout", "300", prog], 330)
+        self.assert_rc(run, 0)
+        self.assertEqual(sorted(run.stdout.splitlines()),
+                         sorted("hello from rank %d of %d" % (r, n)
+                                for r in range(n)),
+                         run.describe())
+        self.assert_no_failure_named(run)
+        figure("%d-process job (address table streamed in %d parts): "
+               "%.2f s" % (n, (n + 255) // 256, run.elapsed))
+
+    def test_overloaded_peer_named_so(self):
+        """A peer whose machine still acknowledges every byte but whose
+        peerd does not answer (here: stopped) is lost after a lease, and
+        the message says it is overloaded, not silent."""
+        sn, peers = self.start_jobnet(2, slots=1, lease_ms=1500)
+        mark = harness.unique_sleep(60)
+        run = self.start_p2prun(["-n", "2", "sleep", mark])
+        wait_until(lambda: len(harness.processes_with_argv(["sleep", mark]))
+                   == 2 or not run.alive(), 30, "both processes to run")
+        peers[0].signal(signal.SIGSTOP)
+        try:
+            wait_until(lambda: "lost peer" in run.stderr or not run.alive(),
+                       30, "p2prun to give the peer up")
+            self.assertIn("lost peer %s (overloaded" % peers[0].label,
+                          run.stderr, run.describe())
+        finally:
+            peers[0].signal(signal.SIGCONT)
+        self.assertIsNotNone(run.wait(30), run.describe())
+        self.assertNotEqual(run.rc, 0, run.describe())
+
+
+if __name__ == "__main__":
+    harness.main()

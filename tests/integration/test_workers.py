@@ -1,0 +1,368 @@
+#!/usr/bin/env python3
+"""Persistent workers: p2prun --each --worker, tried as users would.
+
+The Python worker of examples/ end to end (results in input order, one
+worker per slot, not one per task; a task that raises fails with its
+message); a worker killed mid-task (the task's result still exactly once);
+a task that crashes its worker (the signal reported after three workers,
+the farm goes on with fresh ones); a malformed frame and stray stdout from
+a worker (a clear error naming the task and the worker, a fresh worker, the
+farm goes on); a peer killed mid-farm.  And the C task API (p2p_task.h)
+through p2prun --workers: p2p_map over 10,000 inputs checked in order,
+submit and wait-any, a task that crashes its worker, a task that fails
+with a code and a message.  After each, nothing is left running and
+every slot is free."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+sys.dont_write_bytecode = True
+import harness  # noqa: E402
+from harness import wait_until  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.join(HERE, "..", "..", "examples")
+
+# A worker written against the protocol directly (not examples/worker.py,
+# so that it can break the protocol on purpose).  What it does depends on
+# the input line; a misbehaviour ending "-once" happens only the first
+# time (a marker file in OUT), so that a fresh worker then answers.
+RAW_WORKER = r'''
+import os, signal, struct, sys, time
+OUT = %r
+inp = sys.stdin.buffer
+def once(name):
+    path = os.path.join(OUT, name)
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+        return True
+    except FileExistsError:
+        return False
+def answer(task, status, data):
+    sys.stdout.buffer.write(struct.pack("<4sIQi", b"P2PR", len(data), task,
+                                        status) + data)
+    sys.stdout.buffer.flush()
+while True:
+    hdr = inp.read(16)
+    if len(hdr) < 16:
+        break
+    magic, n, task = struct.unpack("<4sIQ", hdr)
+    line = inp.read(n).decode()
+    sys.stderr.write("err %%s\n" %% line)
+    sys.stderr.flush()
+    if line == "crash":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if line == "sleep" or (line == "sleep-once" and once("sleep")):
+        with open(os.path.join(OUT, "pid"), "w") as f:
+            f.write(str(os.getpid()))
+        time.sleep(60)
+    if line == "junk-once" and once("junk"):
+        sys.stdout.buffer.write(b"hello from a stray print\n")
+        sys.stdout.buffer.flush()
+        time.sleep(60)
+    if line == "badframe-once" and once("badframe"):
+        sys.stdout.buffer.write(b"P2PR\xff\xff\xff\xff" + bytes(12))
+        sys.stdout.buffer.flush()
+        time.sleep(60)
+    if line == "wrongtask-once" and once("wrongtask"):
+        answer(task + 1000, 0, b"not yours\n")
+        time.sleep(60)
+    if line == "fail":
+        answer(task, 3, b"it went wrong")
+        continue
+    answer(task, 0, ("ok %%s %%d\n" %% (line, os.getpid())).encode())
+'''
+
+
+class TestWorkers(harness.JobTestCase):
+
+    def inputs(self, name, lines):
+        path = self.c.path(name)
+        with open(path, "w") as f:
+            f.write("".join(l + "\n" for l in lines))
+        return path
+
+    def raw_worker(self):
+        path = self.c.path("raw.py")
+        with open(path, "w") as f:
+            f.write(RAW_WORKER % self.outdir)
+        return path
+
+    def worker_starts(self, peers):
+        return sum(p.count_log("worker [0-9]+ started") for p in peers)
+
+    def oks(self, out):
+        """The ok lines' inputs, in order, without the worker's pid."""
+        return [l.split()[1] for l in out.splitlines() if l.startswith("ok ")]
+
+    def test_python_worker_end_to_end(self):
+        sn, peers = self.start_jobnet(2, slots=2)
+        inp = self.inputs("in", [str(i) for i in range(1, 1001)])
+        r = self.p2prun(["--each", inp, "--worker", "-l",
+                         os.path.join(EXAMPLES, "worker.py"), "--",
+                         "python3", "worker.py"], timeout=120)
+        self.assert_rc(r, 0)
+        self.assertEqual(r.stdout, "".join("%d\n" % (i * i)
+                                           for i in range(1, 1001)))
+        # One Python per slot (4), not one per task.
+        starts = self.worker_starts(peers)
+        self.assertGreaterEqual(starts, 1)
+        self.assertLessEqual(starts, 4, "workers started: %d" % starts)
+        self.assert_job_over(sn, peers, timeout=10)
+        # A task that raises fails with its message; the others are fine.
+        script = self.c.path("mine.py")
+        with open(script, "w") as f:
+            f.write("import worker\n"
+                    "def f(data):\n"
+                    "    if len(data) > 1000:\n"
+                    "        return '%d long\\n' % len(data)\n"
+                    "    print('working on', data.decode())\n"
+                    "    return '%d\\n' % (10 // int(data))\n"
+                    "worker.serve(f)\n")
+        inp = self.inputs("in2", ["1", "0", "5"])
+        # And a line of 300 KB (its input goes in pieces).
+        with open(inp, "a") as f:
+            f.write("7" * 300000 + "\n")
+        res = self.c.path("results.json")
+        r = self.p2prun(["--each", inp, "--worker", "--results", res, "-l",
+                         os.path.join(EXAMPLES, "worker.py"), "-l", script,
+                         "--", "python3", "mine.py"], timeout=60)
+        self.assert_rc(r, 1)
+        self.assertEqual(r.stdout, "10\n2\n300000 long\n")
+        self.assertIn("working on 0", r.stderr)
+        self.assertIn("ZeroDivisionError", r.stderr)
+        self.assertIn("1 of 4 tasks failed", r.stderr)
+        self.assertIn("task 2 (0): status 1", r.stderr)
+        with open(res) as f:
+            rows = [json.loads(l) for l in f]
+        self.assertEqual([(x["task"], x["status"], x["stdout"])
+                          for x in rows],
+                         [(1, 0, "10\n"), (2, 1, ""), (3, 0, "2\n"),
+                          (4, 0, "300000 long\n")])
+        self.assertIn("ZeroDivisionError", rows[1]["stderr"])
+        # The memory fit learns from the worker's peak (its cgroup).
+        if re.search(r"jobs are contained by .*memory", peers[0].log()):
+            self.assertGreater(rows[0]["mem_peak"], 1 << 20, rows[0])
+        self.assert_job_over(sn, peers, timeout=10)
+
+    def test_errors_stderr_and_bad_workers(self):
+        sn, peers = self.start_jobnet(2, slots=1)
+        raw = self.raw_worker()
+        lines = ["a", "fail", "junk-once", "b", "badframe-once",
+                 "wrongtask-once", "c"]
+        inp = self.inputs("in", lines)
+        r = self.p2prun(["--each", inp, "--worker", "--", "python3", raw],
+                        timeout=120)
+        self.assert_rc(r, 1)
+        # Every good task answered once, in order; the misbehaving ones
+        # ran again on a fresh worker.
+        self.assertEqual(self.oks(r.stdout), ["a", "junk-once", "b",
+                                              "badframe-once",
+                                              "wrongtask-once", "c"])
+        # A failed task: its status and message.
+        self.assertIn("task 2 (fail): status 3", r.stderr)
+        self.assertIn("it went wrong", r.stderr)
+        # Each task's stderr is its own.
+        self.assertIn("err a\n", r.stderr)
+        # Clear errors naming the task and the worker.
+        self.assertRegex(r.stderr, r"task 3: worker \d+ on host\d broke the "
+                         r"protocol during task 3: not a result frame "
+                         r"\(bad magic\) \(\"hello")
+        self.assertRegex(r.stderr, r"task 5: worker \d+ on host\d broke the "
+                         r"protocol during task 5: frame longer than the "
+                         r"limit")
+        self.assertRegex(r.stderr, r"task 6: worker \d+ on host\d broke the "
+                         r"protocol during task 6: an answer to task 1006")
+        self.assert_job_over(sn, peers, timeout=10)
+
+    def test_worker_killed_mid_task(self):
+        sn, peers = self.start_jobnet(2, slots=1)
+        raw = self.raw_worker()
+        inp = self.inputs("in", ["a", "b", "sleep-once", "c", "d"])
+        run = self.start_p2prun(["--each", inp, "--worker", "--", "python3",
+                                 raw])
+        pidfile = os.path.join(self.outdir, "pid")
+        wait_until(lambda: os.path.exists(pidfile) and
+                   open(pidfile).read().strip() != "", 30,
+                   "the worker holding the sleeping task")
+        os.kill(int(open(pidfile).read()), signal.SIGKILL)
+        self.assertEqual(run.wait(60), 0, run.describe())
+        self.assertEqual(self.oks(run.stdout),
+                         ["a", "b", "sleep-once", "c", "d"])
+        self.assertRegex(run.stderr, r"task 3: worker \d+ on host\d died of "
+                         r"signal 9 .*running it again")
+        self.assert_job_over(sn, peers, timeout=10)
+
+    def test_crashing_task(self):
+        sn, peers = self.start_jobnet(2, slots=1)
+        raw = self.raw_worker()
+        inp = self.inputs("in", ["a", "crash", "b", "c"])
+        r = self.p2prun(["--each", inp, "--worker", "--", "python3", raw],
+                        timeout=120)
+        self.assert_rc(r, 1)
+        self.assertEqual(self.oks(r.stdout), ["a", "b", "c"])
+        # Three workers died under it: failed with the signal.
+        self.assertIn("task 2 (crash): signal 11", r.stderr)
+        self.assertIn("3 workers were lost under it", r.stderr)
+        # And workers were restarted for it and the rest.
+        self.assertGreaterEqual(self.worker_starts(peers), 4)
+        self.assert_job_over(sn, peers, timeout=10)
+
+    def test_peer_killed_mid_farm(self):
+        sn, peers = self.start_jobnet(3, slots=1)
+        script = self.c.path("slow.py")
+        with open(script, "w") as f:
+            f.write("import time, worker\n"
+                    "def f(data):\n"
+                    "    time.sleep(0.1)\n"
+                    "    return 'done %s\\n' % data.decode()\n"
+                    "worker.serve(f)\n")
+        inp = self.inputs("in", [str(i) for i in range(1, 61)])
+        run = self.start_p2prun(["--each", inp, "--worker", "-l",
+                                 os.path.join(EXAMPLES, "worker.py"), "-l",
+                                 script, "--", "python3", "slow.py"])
+        wait_until(lambda: run.stdout.count("done") >= 6, 30, "six tasks")
+        self.kill_peer_and_jobs(peers[0])
+        self.assertEqual(run.wait(90), 0, run.describe())
+        self.assertEqual(run.stdout, "".join("done %d\n" % i
+                                             for i in range(1, 61)))
+        self.assertIn("lost peer host2", run.stderr)
+        self.assert_job_over(sn, peers[1:], timeout=10)
+
+
+    def test_fair_share_between_worker_farms(self):
+        # One slot.  User A's farm of 15 tasks of 0.3 s is running on its
+        # worker when user B's farm of 5 short tasks arrives: B goes
+        # first (its usage is lower), though A's worker is idle between
+        # two of A's tasks: that worker gives its slot back.
+        sn, peers = self.start_jobnet(1, slots=1)
+        bkey, _ = self.c.user_key("bob")
+        bconf = self.c.job_config("bob.conf", [sn], user_key=bkey)
+        script = self.c.path("nap.py")
+        with open(script, "w") as f:
+            f.write("import time, worker\n"
+                    "def f(data):\n"
+                    "    time.sleep(float(data))\n"
+                    "    return 'slept %s\\n' % data.decode()\n"
+                    "worker.serve(f)\n")
+        common = ["--worker", "-l", os.path.join(EXAMPLES, "worker.py"),
+                  "-l", script, "--", "python3", "nap.py"]
+        a = self.start_p2prun(["--each", self.inputs("a", ["0.3"] * 15)]
+                              + common)
+        wait_until(lambda: a.stdout.count("slept") >= 2, 30, "A running")
+        b = self.start_p2prun(["--each", self.inputs("b", ["0.01"] * 5)]
+                              + common, conf=bconf)
+
+        def both_ended():
+            # Both polled each time: a Run's end is taken when reaped.
+            ended = [r.poll() is not None for r in (a, b)]
+            return all(ended)
+
+        wait_until(both_ended, 90, "both farms to end", interval=0.01)
+        self.assertEqual(a.rc, 0, a.describe())
+        self.assertEqual(b.rc, 0, b.describe())
+        self.assertEqual(b.stdout, "slept 0.01\n" * 5)
+        # B ended while A still had most of its tasks to run.
+        self.assertLess(b.t0 + b.elapsed, a.t0 + a.elapsed,
+                        "B waited for A: A %s, B %s"
+                        % (a.describe(), b.describe()))
+        self.assertGreaterEqual(peers[0].count_log(
+            "stops: another farm waits for its slot"), 1)
+        self.assert_job_over(sn, peers, timeout=10)
+
+    # -- the C task API ------------------------------------------------------
+
+    def task_api(self):
+        prog = self.c.path("task_api")
+        subprocess.run([harness.binary("p2pcc"), "-O2", "-o", prog,
+                        os.path.join(HERE, "task_api.c")], check=True)
+        return prog
+
+    def test_c_map_and_wait_any(self):
+        sn, peers = self.start_jobnet(2, slots=2)
+        prog = self.task_api()
+        r = self.p2prun(["--workers", "0", prog, "map", "10000"],
+                        timeout=120)
+        self.assert_rc(r, 0)
+        self.assertEqual(r.stdout, "map 10000: 0 wrong\n")
+        # The same program served as the workers: one per slot.
+        starts = self.worker_starts(peers)
+        self.assertGreaterEqual(starts, 1)
+        self.assertLessEqual(starts, 4, "workers started: %d" % starts)
+        self.assert_job_over(sn, peers, timeout=10)
+        r = self.p2prun(["--workers", "3", prog, "async", "12"], timeout=60)
+        self.assert_rc(r, 0)
+        self.assertEqual(r.stdout,
+                         "async 12: 0 wrong, then no task outstanding\n")
+        self.assert_job_over(sn, peers, timeout=10)
+        # A failing task: its code and its message, to the caller.
+        r = self.p2prun(["--workers", "0", prog, "fail"], timeout=60)
+        self.assert_rc(r, 0)
+        self.assertEqual(r.stdout, 'fail: success, status 7, signal 0, '
+                         'message "bad input x1", 0 bytes\n')
+        self.assertIn("bad input x1\n", r.stderr)
+        # Inputs up to 4 MiB, in pieces, come back whole.
+        r = self.p2prun(["--workers", "0", prog, "big"], timeout=120)
+        self.assert_rc(r, 0)
+        self.assertEqual(r.stdout, "big: success, 0 wrong; one more byte: "
+                         "input too long\n")
+        # The program's exit status is p2prun's.
+        r = self.p2prun(["--workers", "0", prog, "nosuchmode"], timeout=60)
+        self.assert_rc(r, 2)
+        self.assert_job_over(sn, peers, timeout=10)
+
+    def test_c_idle_workers_free_their_slots(self):
+        sn, peers = self.start_jobnet(2, slots=1)
+        prog = self.task_api()
+        run = self.start_p2prun(["--workers", "0", prog, "pause", "120"])
+        wait_until(lambda: "map 20: 0 wrong" in run.stdout, 30, "a map")
+        # The caller pauses: its workers stop after 10 s idle, and every
+        # slot is free again while the farm stays open.
+        wait_until(lambda: sum(p.count_log("stops: idle") for p in peers)
+                   >= 2, 40, "idle workers to stop")
+        self.wait_all_free(sn, peers, 10)
+        self.assertTrue(run.alive())
+        # SIGTERM on p2prun reaches the program too.
+        run.signal(signal.SIGTERM)
+        self.assertEqual(run.wait(20), 128 + signal.SIGTERM, run.describe())
+        self.assertEqual(harness.processes_with_argv([prog, "pause", "120"]),
+                         [])
+        self.assert_job_over(sn, peers, timeout=10)
+
+    def test_c_peer_killed_mid_map(self):
+        sn, peers = self.start_jobnet(3, slots=1)
+        prog = self.task_api()
+        run = self.start_p2prun(["--workers", "0", prog, "slow", "60"])
+        wait_until(lambda: sum(p.count_log("worker [0-9]+ started")
+                               for p in peers) >= 3, 30, "three workers")
+        time.sleep(0.5)
+        self.kill_peer_and_jobs(peers[0])
+        self.assertEqual(run.wait(90), 0, run.describe())
+        self.assertEqual(run.stdout, "map 60: 0 wrong\n")
+        self.assertIn("lost peer host2", run.stderr)
+        self.assert_job_over(sn, peers[1:], timeout=10)
+
+    def test_c_crashing_task(self):
+        sn, peers = self.start_jobnet(2, slots=1)
+        prog = self.task_api()
+        r = self.p2prun(["--workers", "0", prog, "crash"], timeout=120)
+        self.assert_rc(r, 0)
+        self.assertIn("crash: a task failed; statuses 0 139 0; fine a fine b\n",
+                      r.stdout)
+        self.assertRegex(r.stdout, r"message: call 1: 3 workers were lost "
+                         r"under it, the last: worker \d+ on host\d died of "
+                         r"signal 11")
+        self.assertIn("map 20: 0 wrong\n", r.stdout)
+        self.assertIn("about to crash", r.stderr)
+        # Workers were restarted for the crash and the calls after it.
+        self.assertGreaterEqual(self.worker_starts(peers), 4)
+        self.assert_job_over(sn, peers, timeout=10)
+
+
+if __name__ == "__main__":
+    harness.main()
