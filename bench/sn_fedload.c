@@ -21,7 +21,8 @@
  * and all_back_ms (CLOCK_MONOTONIC, comparable between shards),
  * never_registered, kill_ms (when SIGUSR1 said a supernode was killed),
  * lost_since_kill, complete_ms (the last time every peer was registered;
- * 0 if some are not at the end), and "end_on K N".  A peer's label is "sK-I": K the supernode
+ * 0 if some are not at the end), "end_on K N", and "lost_reason N WHY"
+ * (why registrations were lost, by count).  A peer's label is "sK-I": K the supernode
  * it registered with, I its index, so that a query can tell where the
  * entries it gets come from.
  */
@@ -75,6 +76,29 @@ static uint64_t kill_ms, complete_ms;
 static int lost_before_kill;
 
 static void sim_connect(struct sim *);
+
+/* Why registered peers lost their supernode, the first few reasons. */
+#define MAX_REASONS 8
+static struct {
+    char text[96];
+    int n;
+} reasons[MAX_REASONS];
+
+static void
+reason_count(const char *why)
+{
+    int i;
+
+    for (i = 0; i < MAX_REASONS && reasons[i].n > 0; i++)
+        if (strcmp(reasons[i].text, why) == 0) {
+            reasons[i].n++;
+            return;
+        }
+    if (i < MAX_REASONS) {
+        snprintf(reasons[i].text, sizeof reasons[i].text, "%s", why);
+        reasons[i].n = 1;
+    }
+}
 
 static const char *
 sn_name(int k)
@@ -217,6 +241,7 @@ sim_close(struct channel *ch, const char *reason, int fault, void *arg)
         /* Its supernode went away: find another at once. */
         s->registered = 0;
         nregistered--;
+        reason_count(reason);
         if (nlost_now++ == 0 && first_loss_ms == 0)
             first_loss_ms = monotime_ms();
         nlost_total++;
@@ -430,6 +455,8 @@ main(int argc, char **argv)
     printf("complete_ms %llu\n",
            (unsigned long long)(nregistered == npeers ? complete_ms : 0));
     print_spread("end_on");
+    for (i = 0; i < MAX_REASONS && reasons[i].n > 0; i++)
+        printf("lost_reason %d %s\n", reasons[i].n, reasons[i].text);
     fflush(stdout);
 
     for (i = 0; i < npeers; i++)

@@ -196,6 +196,8 @@ cat "$dir"/shard*.out | awk '
         else
             print "NOT every peer registered again by the end of the run"
     }'
+cat "$dir"/shard*.out | awk '$1 == "lost_reason" { n = $2; $1 = $2 = ""; r[substr($0, 3)] += n }
+    END { for (k in r) printf "  %d lost: %s\n", r[k], k }'
 echo "after the kill:"
 for k in 1 2 3 4; do
     [ "$k" = "$victim" ] && continue
