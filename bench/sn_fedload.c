@@ -12,7 +12,7 @@
  *              federation's order) --peers N [--first I] [--seconds S]
  *              [--heartbeat-ms MS] [--inflight N]
  *
- * It registers its peers (at most --inflight handshakes at a time, so
+ * It registers its peers (at most --inflight not yet registered at a time, so
  * that admission control is not what is measured), heartbeats each one
  * every period for --seconds, and prints "key value" lines: at once when
  * every peer is registered, all_registered_s and "on K N" (N peers on
@@ -21,7 +21,8 @@
  * and all_back_ms (CLOCK_MONOTONIC, comparable between shards),
  * never_registered, kill_ms (when SIGUSR1 said a supernode was killed),
  * lost_since_kill, complete_ms (the last time every peer was registered;
- * 0 if some are not at the end), and "end_on K N".  A peer's label is "sK-I": K the supernode
+ * 0 if some are not at the end), "end_on K N", and "lost_reason N WHY"
+ * (why registrations were lost, by count).  A peer's label is "sK-I": K the supernode
  * it registered with, I its index, so that a query can tell where the
  * entries it gets come from.
  */
@@ -53,6 +54,7 @@ struct sim {
     int target;             /* supernode index tried or registered with */
     int registered;
     int ever;               /* registered at least once */
+    int fails;              /* turned away in a row by its target */
     int backoff_ms;
     uint32_t slots_free;
     struct netaddr from;
@@ -74,6 +76,29 @@ static uint64_t kill_ms, complete_ms;
 static int lost_before_kill;
 
 static void sim_connect(struct sim *);
+
+/* Why registered peers lost their supernode, the first few reasons. */
+#define MAX_REASONS 8
+static struct {
+    char text[96];
+    int n;
+} reasons[MAX_REASONS];
+
+static void
+reason_count(const char *why)
+{
+    int i;
+
+    for (i = 0; i < MAX_REASONS && reasons[i].n > 0; i++)
+        if (strcmp(reasons[i].text, why) == 0) {
+            reasons[i].n++;
+            return;
+        }
+    if (i < MAX_REASONS) {
+        snprintf(reasons[i].text, sizeof reasons[i].text, "%s", why);
+        reasons[i].n = 1;
+    }
+}
 
 static const char *
 sn_name(int k)
@@ -118,7 +143,9 @@ sim_retry(struct sim *s)
     event_base_once(base, -1, EV_TIMEOUT, sim_retry_cb, s, &tv);
 }
 
-/* Start handshakes while fewer than max_inflight are under way. */
+/* Start peers while fewer than max_inflight of those started are not
+ * yet registered (retries included: a bound on retries as well, or a
+ * busy supernode's refusals would grow the load that made it refuse). */
 static void
 ramp(void)
 {
@@ -178,7 +205,7 @@ sim_msg(struct channel *ch, const struct msg *m, void *arg)
             break;
         s->registered = 1;
         s->backoff_ms = 200;
-        s->pos = 0;
+        s->fails = 0;
         nregistered++;
         if (!s->ever) {
             s->ever = 1;
@@ -214,6 +241,7 @@ sim_close(struct channel *ch, const char *reason, int fault, void *arg)
         /* Its supernode went away: find another at once. */
         s->registered = 0;
         nregistered--;
+        reason_count(reason);
         if (nlost_now++ == 0 && first_loss_ms == 0)
             first_loss_ms = monotime_ms();
         nlost_total++;
@@ -232,10 +260,13 @@ sim_close(struct channel *ch, const char *reason, int fault, void *arg)
         sim_connect(s);
         return;
     }
-    /* Turned away (busy, full, too slow): the next in its order, as
-     * peerd's directory passes over a failing supernode; after a whole
-     * round, back to the first choice. */
-    s->pos = (s->pos + 1) % nsn;
+    /* Turned away (busy, full, too slow) three times in a row: the next
+     * in its order, as peerd's directory passes over a failing
+     * supernode; after a whole round, back to the first choice. */
+    if (++s->fails >= 3) {
+        s->fails = 0;
+        s->pos = (s->pos + 1) % nsn;
+    }
     sim_retry(s);
 }
 
@@ -424,6 +455,8 @@ main(int argc, char **argv)
     printf("complete_ms %llu\n",
            (unsigned long long)(nregistered == npeers ? complete_ms : 0));
     print_spread("end_on");
+    for (i = 0; i < MAX_REASONS && reasons[i].n > 0; i++)
+        printf("lost_reason %d %s\n", reasons[i].n, reasons[i].text);
     fflush(stdout);
 
     for (i = 0; i < npeers; i++)

@@ -41,7 +41,7 @@ peers=$want
 if [ "$peers" -gt "$cap" ]; then
     echo "note: $want peers asked; with $nofile descriptors per process a" \
          "supernode holds $per_sn, and three must hold them all after the" \
-         "kill: running $cap" >&2
+         "kill, with 5 % to spare: running $cap" >&2
     peers=$cap
 fi
 shard_max=$((nofile - 500))
@@ -174,8 +174,11 @@ done
 victim=$(cat "$dir"/shard*.out | awk '$1 == "on" { n[$2] += $3 } END { m = -1; for (k in n) if (n[k] > m) { m = n[k]; v = k } print v + 1 }')
 vp=$(snpid "$victim")
 echo "killing supernode $victim (SIGKILL)"
-kill -9 "$vp"
+# The load and the queries hear of it first, so that what they count
+# from now on is the kill's doing.
 for p in $qpid $shardpids; do kill -USR1 "$p" 2>/dev/null || true; done
+sleep 0.1
+kill -9 "$vp"
 mark
 
 wait "$qpid" || true
@@ -193,6 +196,8 @@ cat "$dir"/shard*.out | awk '
         else
             print "NOT every peer registered again by the end of the run"
     }'
+cat "$dir"/shard*.out | awk '$1 == "lost_reason" { n = $2; $1 = $2 = ""; r[substr($0, 3)] += n }
+    END { for (k in r) printf "  %d lost: %s\n", r[k], k }'
 echo "after the kill:"
 for k in 1 2 3 4; do
     [ "$k" = "$victim" ] && continue
