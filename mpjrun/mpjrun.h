@@ -188,6 +188,15 @@ int coord_run(const struct p2p_config *, const struct p2p_group *,
               const uint8_t user_pk[SEC_SIGN_PK_LEN],
               const uint8_t user_sk[SEC_SIGN_SK_LEN], const struct job_spec *);
 
+/* taskprog.c: is this a program that defines tasks (P2P_TASK)? */
+/* 1 if the ELF file at path has a non-empty p2p_tasks section, which
+ * P2P_TASK puts in every program that defines a task; 0 for any other
+ * file, unreadable, truncated or not ELF. */
+int taskprog_is_task_program(const char *path);
+/* Where prog is, as execvp would find it: a name with a slash as is,
+ * else the first executable on PATH, in path.  0, or -1 if none. */
+int taskprog_find(const char *prog, char *path, size_t pathlen);
+
 /* each.c: p2prun --each, a bag of tasks */
 /* Run one task per line of js->each on the network; p2prun's status. */
 int each_run(const struct p2p_config *, const struct p2p_group *,

@@ -4,6 +4,7 @@
  * with its output on this terminal and its exit status as ours.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,10 @@ usage(FILE *f)
             "tasks at a time\n"
             "                        (0: every slot); the exit status is "
             "PROGRAM's\n"
+            "                        A PROGRAM that defines tasks "
+            "(P2P_TASK) run with -n 1\n"
+            "                        (the default) is run so, as with "
+            "--workers 0\n"
             "\n"
             "With no supernode configured, the job runs on an embedded "
             "cluster on\n"
@@ -226,7 +231,8 @@ main(int argc, char **argv)
     uint8_t pk[SEC_SIGN_PK_LEN], sk[SEC_SIGN_SK_LEN];
     char err[1024], *x;
     int ch, nsn = 0, verbose = 0, status, created, npeers, slots;
-    int no_encrypt = 0;
+    int no_encrypt = 0, task_program = 0;
+    char progpath[PATH_MAX];
 
     /* Our own messages say what went wrong in one line each; the log
      * lines behind them (connections, peers) only with -v. */
@@ -345,11 +351,22 @@ main(int argc, char **argv)
     }
     js.argv = argv + optind;
     js.argc = argc - optind;
+    /* A program that defines tasks (P2P_TASK), started as one rank, is
+     * the caller of a farm whose workers are itself: as --workers 0. */
+    if (!js.caller && js.each == NULL && js.n == 1 && js.r == 1 &&
+        taskprog_find(js.argv[0], progpath, sizeof progpath) == 0 &&
+        taskprog_is_task_program(progpath)) {
+        js.caller = 1;
+        js.workers_max = 0;
+        task_program = 1;
+    }
     if (js.caller && (js.each != NULL || js.worker || js.unordered ||
                       js.results)) {
-        fprintf(stderr, "p2prun: --workers runs a program that calls tasks: "
+        fprintf(stderr, "p2prun: %s runs a program that calls tasks: "
                         "not with --each, --worker, --unordered or "
-                        "--results\n");
+                        "--results\n",
+                task_program ? "-n 1 of a task program (P2P_TASK)"
+                             : "--workers");
         spec_free(&js);
         return 2;
     }
@@ -376,6 +393,10 @@ main(int argc, char **argv)
     }
     log_set_verbosity(verbose > 0 ? P2P_LOG_INFO + verbose - 1
                                   : P2P_LOG_QUIET);
+    if (task_program)
+        log_info("%s defines tasks (P2P_TASK): farming its calls out as "
+                 "with --workers 0",
+                 progpath);
 
     if (config_load(&cfg, conf, err, sizeof err) == -1) {
         fprintf(stderr, "p2prun: %s\n", err);

@@ -72,7 +72,14 @@ typedef int (*p2p_task_fn)(const char *in, size_t inlen, p2p_result *res);
  * a bad or duplicate name. */
 int p2p_task_register(const char *name, p2p_task_fn fn);
 
+/* The ELF section in which P2P_TASK leaves each task's name: p2prun
+ * reads it to know a program that defines tasks, and runs it as
+ * `--workers 0` when started as `p2prun -n 1 ./prog` (docs/tasks.md). */
+#define P2P_TASK_SECTION "p2p_tasks"
+
 #define P2P_TASK(name)                                                       \
+    __attribute__((section(P2P_TASK_SECTION), used)) static const char      \
+        p2p_task_mark_##name[] = #name;                                      \
     static int p2p_task_body_##name(const char *, size_t, p2p_result *);    \
     __attribute__((constructor)) static void p2p_task_init_##name(void)     \
     {                                                                        \

@@ -16,6 +16,7 @@ every slot is free."""
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -328,6 +329,57 @@ class TestWorkers(harness.JobTestCase):
         # The program's exit status is p2prun's.
         r = self.p2prun(["--workers", "0", prog, "nosuchmode"], timeout=60)
         self.assert_rc(r, 2)
+        self.assert_job_over(sn, peers, timeout=10)
+
+    def test_c_task_program_with_n1(self):
+        # A program that defines tasks (P2P_TASK), started as one rank,
+        # farms its calls out exactly as --workers 0: square fails if it
+        # runs outside a worker.
+        sn, peers = self.start_jobnet(2, slots=2)
+        prog = self.task_api()
+        r = self.p2prun(["-v", "-n", "1", prog, "map", "2000"], timeout=120)
+        self.assert_rc(r, 0)
+        self.assertEqual(r.stdout, "map 2000: 0 wrong\n")
+        self.assertIn("defines tasks (P2P_TASK): farming its calls out",
+                      r.stderr)
+        starts = self.worker_starts(peers)
+        self.assertGreaterEqual(starts, 1)
+        self.assertLessEqual(starts, 4, "workers started: %d" % starts)
+        self.assert_job_over(sn, peers, timeout=10)
+        # -n 1 is the default; a stripped copy keeps its mark.
+        stripped = self.c.path("task_api_stripped")
+        shutil.copy(prog, stripped)
+        if shutil.which("strip"):
+            subprocess.run(["strip", stripped], check=True)
+        r = self.p2prun([stripped, "async", "12"], timeout=60)
+        self.assert_rc(r, 0)
+        self.assertEqual(r.stdout,
+                         "async 12: 0 wrong, then no task outstanding\n")
+        self.assert_job_over(sn, peers, timeout=10)
+        # A bare name is recognised on PATH here, as execvp finds it, and
+        # its workers are looked up on the peers' PATH (not staged), as
+        # with --workers: these peers have no task_api on theirs.
+        r = self.p2prun(["task_api", "map", "10"], timeout=60,
+                        env={"PATH": os.path.dirname(prog) + ":"
+                             + os.environ.get("PATH", "")})
+        self.assert_rc(r, 1)
+        self.assertEqual(r.stdout, "map 10: 10 wrong\n")
+        self.assertIn("command not found: task_api on host", r.stderr)
+        self.assert_job_over(sn, peers, timeout=10)
+        # An ordinary program with -n 1 is still a job of one rank, and a
+        # task program with -r 2 too (its calls then run in the rank).
+        before = self.worker_starts(peers)
+        r = self.p2prun(["-n", "1", "echo", "plain"], timeout=60)
+        self.assert_rc(r, 0)
+        self.assertEqual(r.stdout, "plain\n")
+        r = self.p2prun(["-r", "2", prog, "fail"], timeout=60)
+        self.assert_rc(r, 0)
+        self.assertIn("status 7", r.stdout)
+        self.assertEqual(self.worker_starts(peers), before)
+        # --unordered belongs to --each, not to a task program.
+        r = self.p2prun(["--unordered", prog, "map", "10"], timeout=30)
+        self.assert_rc(r, 2)
+        self.assertIn("not with --each, --worker, --unordered", r.stderr)
         self.assert_job_over(sn, peers, timeout=10)
 
     def test_c_idle_workers_free_their_slots(self):
