@@ -10,7 +10,8 @@ a worker (a clear error naming the task and the worker, a fresh worker, the
 farm goes on); a peer killed mid-farm.  And the C task API (p2p_task.h)
 through p2prun --workers: p2p_map over 10,000 inputs checked in order,
 submit and wait-any, a task that crashes its worker, a task that fails
-with a code and a message.  After each, nothing is left running and
+with a code and a message; and `p2prun -n 1` of a program that defines
+tasks farming it out as --workers 0, while any other -n 1 stays a job.  After each, nothing is left running and
 every slot is free."""
 
 import json
