@@ -236,12 +236,12 @@ worker_break(struct worker *w, const char *what, const uint8_t *p, size_t n)
         job_kill(w->job, "it broke the worker protocol");
 }
 
-/* An answer from the worker: the head task's result. */
-static void
-worker_answer(struct worker *w, struct taskframe *f)
+/* Does an answer (or the first piece of one) fit the head task?  If
+ * not, the worker is broken. */
+static int
+worker_answer_fits(struct worker *w, const struct taskframe *f)
 {
-    struct wtask *t = w->head;
-    struct msg m;
+    const struct wtask *t = w->head;
     char what[96];
 
     if (t == NULL || f->task != t->task) {
@@ -249,22 +249,44 @@ worker_answer(struct worker *w, struct taskframe *f)
                  (unsigned long long)f->task,
                  t ? (unsigned long long)t->task : 0ULL);
         worker_break(w, what, f->data, f->len);
-        return;
+        return 0;
     }
     if (f->status < 0 || f->status > 255) {
         snprintf(what, sizeof what, "status %d out of 0..255",
                  (int)f->status);
         worker_break(w, what, f->data, f->len);
-        return;
+        return 0;
     }
     /* What it said on stderr before the answer is this task's. */
     if (w->job != NULL)
         job_drain_stderr(w->job);
+    return 1;
+}
+
+/* Bytes of the head task's answer, as its output: a failed task's answer
+ * is its error message, a line of its stderr. */
+static void
+worker_answer_bytes(struct worker *w, int32_t status, const uint8_t *p,
+                    size_t n)
+{
+    if (!w->head->cancelled)
+        worker_send_output(w, w->head, status != 0 ? 2 : 1, p, n);
+}
+
+/* The head task's answer is complete: its end to the coordinator (with
+ * its result when it is small and not sent already), the next task. */
+static void
+worker_answer_end(struct worker *w, int32_t status, const uint8_t *out,
+                  size_t outlen, int ends_line)
+{
+    struct wtask *t = w->head;
+    struct msg m;
+
     if (!t->cancelled) {
         memset(&m, 0, sizeof m);
         m.type = MSG_PROC_EXIT;
         memcpy(m.u.exit.job, t->id, WIRE_JOB_ID_LEN);
-        m.u.exit.code = (uint32_t)f->status;
+        m.u.exit.code = (uint32_t)status;
         /* The worker's peak so far bounds its tasks' need: the memory
          * fit learns from it as from a task's own process. */
         if (w->job != NULL &&
@@ -273,22 +295,41 @@ worker_answer(struct worker *w, struct taskframe *f)
             w->mem_read_ms = monotime_ms();
         }
         m.u.exit.mem_peak = w->mem_peak;
-        if (f->status != 0) {
-            /* A failed task's answer is its error message: a line of
-             * its stderr. */
-            worker_send_output(w, t, 2, f->data, f->len);
-            if (f->len > 0 && f->data[f->len - 1] != '\n')
-                worker_send_output(w, t, 2, (const uint8_t *)"\n", 1);
-        }
-        else if (f->len > WIRE_MAX_CHUNK)
-            worker_send_output(w, t, 1, f->data, f->len);
-        else {
-            m.u.exit.out = f->data;
-            m.u.exit.out_len = f->len;
-        }
+        if (status != 0 && !ends_line)
+            worker_send_output(w, t, 2, (const uint8_t *)"\n", 1);
+        m.u.exit.out = (uint8_t *)(uintptr_t)out;
+        m.u.exit.out_len = out != NULL ? outlen : 0;
         svc_conn_send(w->owner, &m);
     }
     worker_pop(w);
+}
+
+/* An answer from the worker, whole: the head task's result. */
+static void
+worker_answer(struct worker *w, struct taskframe *f)
+{
+    if (!worker_answer_fits(w, f))
+        return;
+    if (f->status != 0 || f->len > WIRE_MAX_CHUNK) {
+        worker_answer_bytes(w, f->status, f->data, f->len);
+        worker_answer_end(w, f->status, NULL, 0,
+                          f->len == 0 || f->data[f->len - 1] == '\n');
+    } else
+        worker_answer_end(w, 0, f->data, f->len, 1);
+}
+
+/* A piece of an answer too long to hold here (over WIRE_MAX_CHUNK): on
+ * to the coordinator as it comes; peerd stops reading the worker while
+ * the coordinator's backlog is long (job.c), so none of it piles up. */
+static void
+worker_answer_piece(struct worker *w, struct taskframe *f)
+{
+    if (f->first && !worker_answer_fits(w, f))
+        return;
+    worker_answer_bytes(w, f->status, f->data, f->len);
+    if (f->last)
+        worker_answer_end(w, f->status, NULL, 0,
+                          f->data[f->len - 1] == '\n');
 }
 
 void
@@ -309,7 +350,8 @@ worker_stdout(struct worker *w, const uint8_t *p, size_t n)
         if (rc == 1) {
             worker_answer(w, &f);
             free(f.data);
-        }
+        } else if (rc == 2)
+            worker_answer_piece(w, &f);
     }
     /* An answer may have freed room: the farm's next task. */
     farm_kick(w->pd);
@@ -473,6 +515,7 @@ worker_start(struct peerd *pd, struct svc_conn *c, struct box *box,
     w->tail = &w->head;
     w->in = evbuffer_new();
     taskframe_dec_init(&w->dec, TASKFRAME_RESULT, WORKER_ANSWER_MAX);
+    taskframe_dec_stream(&w->dec, WIRE_MAX_CHUNK);
     wl = *l;
     memcpy(wl.job, w->id, WIRE_JOB_ID_LEN);
     wl.input = NULL;

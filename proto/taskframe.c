@@ -3,6 +3,7 @@
  * (little-endian whatever the host), payloads bounded before they are
  * allocated.  See taskframe.h for the layout.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +58,12 @@ taskframe_dec_init(struct taskframe_dec *d, enum taskframe_kind kind,
 }
 
 void
+taskframe_dec_stream(struct taskframe_dec *d, uint32_t over)
+{
+    d->stream_over = over;
+}
+
+void
 taskframe_dec_free(struct taskframe_dec *d)
 {
     free(d->f.data);
@@ -66,7 +73,7 @@ taskframe_dec_free(struct taskframe_dec *d)
 int
 taskframe_dec_idle(const struct taskframe_dec *d)
 {
-    return d->hlen == 0 && d->f.data == NULL;
+    return d->hlen == 0 && !d->inframe;
 }
 
 static int
@@ -75,6 +82,16 @@ taskframe_fail(struct taskframe_dec *d, const char *why)
     d->failed = 1;
     strncpy(d->why, why, sizeof d->why - 1);
     return -1;
+}
+
+/* Between frames again. */
+static void
+taskframe_reset(struct taskframe_dec *d)
+{
+    memset(&d->f, 0, sizeof d->f);
+    d->hlen = 0;
+    d->got = 0;
+    d->inframe = 0;
 }
 
 /* A complete header: check it and make room for the payload. */
@@ -98,10 +115,14 @@ taskframe_header(struct taskframe_dec *d)
     d->f.status = d->kind == TASKFRAME_RESULT ? (int32_t)get_u32(d->hdr + 16)
                                               : 0;
     d->f.len = len;
+    d->got = 0;
+    d->inframe = 1;
+    /* Long enough to stream: never held here. */
+    if (d->stream_over > 0 && len > d->stream_over)
+        return 0;
     /* One more byte: a NUL after the payload, for text's sake. */
     if ((d->f.data = malloc((size_t)len + 1)) == NULL)
         return taskframe_fail(d, "out of memory for a frame");
-    d->got = 0;
     return 0;
 }
 
@@ -115,7 +136,7 @@ taskframe_feed(struct taskframe_dec *d, const uint8_t *p, size_t n,
     if (d->failed)
         return -1;
     while (off < n) {
-        if (d->f.data == NULL) {
+        if (!d->inframe) {
             k = d->need - d->hlen;
             if (k > n - off)
                 k = n - off;
@@ -144,15 +165,29 @@ taskframe_feed(struct taskframe_dec *d, const uint8_t *p, size_t n,
         k = d->f.len - d->got;
         if (k > n - off)
             k = n - off;
+        if (d->f.data == NULL && d->f.len > 0) {
+            if (k == 0)
+                break; /* the header ended the bytes: no piece yet */
+            /* A piece of a streamed frame, as it came. */
+            *out = d->f;
+            out->data = (uint8_t *)(uintptr_t)(p + off);
+            out->len = k;
+            out->first = d->got == 0;
+            d->got += k;
+            off += k;
+            out->last = d->got == d->f.len;
+            if (out->last)
+                taskframe_reset(d);
+            *used = off;
+            return 2;
+        }
         memcpy(d->f.data + d->got, p + off, k);
         d->got += k;
         off += k;
         if (d->got == d->f.len) {
             d->f.data[d->f.len] = 0;
             *out = d->f;
-            memset(&d->f, 0, sizeof d->f);
-            d->hlen = 0;
-            d->got = 0;
+            taskframe_reset(d);
             *used = off;
             return 1;
         }

@@ -46,8 +46,11 @@ struct taskframe {
     uint64_t task;
     int32_t status; /* result frames */
     uint8_t *data;  /* malloc'd (never NULL once complete), followed by a
-                     * NUL not counted in len; the caller's */
+                     * NUL not counted in len; the caller's.  In a piece
+                     * (taskframe_feed returned 2): bytes of the buffer
+                     * fed, neither NUL-ended nor the caller's */
     size_t len;
+    int first, last; /* a piece: the frame's first, its last */
 };
 
 /* An incremental decoder of one direction's frames. */
@@ -58,6 +61,8 @@ struct taskframe_dec {
     size_t hlen, need; /* header bytes so far, of need */
     struct taskframe f; /* the frame being read */
     size_t got;         /* payload bytes so far */
+    uint32_t stream_over; /* longer frames come in pieces (0: never) */
+    int inframe;          /* the header is read: payload bytes follow */
     int failed;         /* a malformed frame was seen: nothing more */
     char why[128];      /* what was wrong */
 };
@@ -65,10 +70,15 @@ struct taskframe_dec {
 /* Start a decoder of kind's frames with a payload limit (0: default). */
 void taskframe_dec_init(struct taskframe_dec *, enum taskframe_kind,
                         uint32_t max);
+/* Frames whose payload is longer than over bytes are not held whole:
+ * taskframe_feed gives their payload in pieces as it comes (0: never). */
+void taskframe_dec_stream(struct taskframe_dec *, uint32_t over);
 /* Free what a decoder holds (a partial frame). */
 void taskframe_dec_free(struct taskframe_dec *);
 /* Feed bytes.  Returns 1 with a complete frame in *out (its data now the
- * caller's) and *used the bytes taken (feed the rest again), 0 when every
+ * caller's) and *used the bytes taken (feed the rest again), 2 with a
+ * piece of a frame longer than the stream limit in *out (task, status,
+ * first, last; data points into p: use it before feeding on), 0 when every
  * byte was taken and no frame is complete yet, -1 on a malformed frame
  * (bad magic, too long, no memory) with dec->why set; the decoder then
  * refuses everything.  Whatever the outcome, *used is set. */

@@ -25,7 +25,7 @@ import time
 
 sys.dont_write_bytecode = True
 import harness  # noqa: E402
-from harness import wait_until  # noqa: E402
+from harness import figure, wait_until  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(HERE, "..", "..", "examples")
@@ -79,6 +79,35 @@ while True:
         continue
     answer(task, 0, ("ok %%s %%d\n" %% (line, os.getpid())).encode())
 '''
+
+
+# A worker whose answer to "N" is N MiB (a pattern from N), written in
+# 1 MiB writes: peerd passes a long answer on as it comes.
+BIG_WORKER = r'''
+import struct, sys
+inp = sys.stdin.buffer
+while True:
+    hdr = inp.read(16)
+    if len(hdr) < 16:
+        break
+    magic, n, task = struct.unpack("<4sIQ", hdr)
+    mib = int(inp.read(n).decode())
+    block = bytes((mib + i) % 251 for i in range(1 << 20))
+    sys.stdout.buffer.write(struct.pack("<4sIQi", b"P2PR", mib << 20, task,
+                                        0))
+    for _ in range(mib):
+        sys.stdout.buffer.write(block)
+    sys.stdout.buffer.flush()
+'''
+
+
+def vmhwm_kb(pid):
+    """A process's peak resident set (VmHWM), in KiB."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmHWM for pid %d" % pid)
 
 
 class TestWorkers(harness.JobTestCase):
@@ -289,6 +318,33 @@ class TestWorkers(harness.JobTestCase):
                         % (a.describe(), b.describe()))
         self.assertGreaterEqual(peers[0].count_log(
             "stops: another farm waits for its slot"), 1)
+        self.assert_job_over(sn, peers, timeout=10)
+
+    def test_large_answers_stream_through_peerd(self):
+        # Answers of 48 MiB: each reaches p2prun whole and right, and no
+        # peerd ever holds one (it passes the pieces on as they come).
+        sn, peers = self.start_jobnet(2, slots=1)
+        path = self.c.path("big.py")
+        with open(path, "w") as f:
+            f.write(BIG_WORKER)
+        before = {p.pid: vmhwm_kb(p.pid) for p in peers}
+        inp = self.inputs("in", ["48", "47"])
+        r = self.p2prun(["--each", inp, "--worker", "--", "python3", path],
+                        timeout=170)
+        self.assert_rc(r, 0)
+        want = b"".join(bytes((m + i) % 251 for i in range(1 << 20)) * m
+                        for m in (48, 47))
+        with open(r.out_path, "rb") as f:
+            got = f.read()
+        self.assertEqual(len(got), len(want))
+        self.assertTrue(got == want, "the answers came back changed")
+        for p in peers:
+            hwm = vmhwm_kb(p.pid)
+            figure("peerd %s peak resident set after 48 MiB answers: %d KiB "
+                   "(%d KiB before)" % (p.label, hwm, before[p.pid]))
+            self.assertLess(hwm - before[p.pid], 24 * 1024,
+                            "peerd %s grew by %d KiB"
+                            % (p.label, hwm - before[p.pid]))
         self.assert_job_over(sn, peers, timeout=10)
 
     # -- the C task API ------------------------------------------------------

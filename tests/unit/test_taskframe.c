@@ -166,7 +166,61 @@ t_limits(void)
     taskframe_dec_free(&d);
 }
 
+/* Over the stream limit, a frame comes in the pieces it was fed in,
+ * never held; at or under it, whole as before; and the two mix. */
+static void
+t_streamed(void)
+{
+    uint8_t buf[256];
+    struct taskframe_dec d;
+    struct taskframe f;
+    size_t n, used, off = 0;
+    char got[64] = "";
+
+    n = result_frame(buf, 4, 3, "0123456789abcdef");
+    n += result_frame(buf + n, 5, 0, "small");
+    taskframe_dec_init(&d, TASKFRAME_RESULT, 100);
+    taskframe_dec_stream(&d, 8);
+    /* The header and 6 payload bytes: the first piece. */
+    CHECK_EQ_INT(taskframe_feed(&d, buf, TASKFRAME_RESULT_HDR + 6, &used, &f),
+                 2);
+    CHECK_EQ_INT((int)used, TASKFRAME_RESULT_HDR + 6);
+    CHECK_EQ_INT((int)f.task, 4);
+    CHECK_EQ_INT(f.status, 3);
+    CHECK(f.first && !f.last);
+    CHECK(f.data == buf + TASKFRAME_RESULT_HDR);
+    strncat(got, (const char *)f.data, f.len);
+    CHECK(!taskframe_dec_idle(&d));
+    off = used;
+    /* The rest and the next frame at once: the last piece, then the
+     * small frame whole. */
+    CHECK_EQ_INT(taskframe_feed(&d, buf + off, n - off, &used, &f), 2);
+    CHECK(!f.first && f.last);
+    strncat(got, (const char *)f.data, f.len);
+    CHECK_EQ_STR(got, "0123456789abcdef");
+    CHECK(taskframe_dec_idle(&d));
+    off += used;
+    CHECK_EQ_INT(taskframe_feed(&d, buf + off, n - off, &used, &f), 1);
+    CHECK_EQ_INT((int)f.task, 5);
+    CHECK_EQ_STR((const char *)f.data, "small");
+    free(f.data);
+    CHECK_EQ_INT((int)(off + used), (int)n);
+    /* A header that ends the bytes fed gives no empty piece. */
+    n = result_frame(buf, 6, 0, "0123456789");
+    CHECK_EQ_INT(taskframe_feed(&d, buf, TASKFRAME_RESULT_HDR, &used, &f), 0);
+    CHECK_EQ_INT(taskframe_feed(&d, buf + TASKFRAME_RESULT_HDR,
+                                n - TASKFRAME_RESULT_HDR, &used, &f),
+                 2);
+    CHECK(f.first && f.last && f.len == 10);
+    /* The limit still holds for streamed frames. */
+    taskframe_result_header(buf, 7, 0, 101);
+    CHECK_EQ_INT(taskframe_feed(&d, buf, TASKFRAME_RESULT_HDR, &used, &f),
+                 -1);
+    taskframe_dec_free(&d);
+}
+
 static const struct test_case cases[] = {
+    {"streamed", t_streamed},
     {"layout", t_layout},       {"pieces", t_pieces},
     {"partial", t_partial},     {"bad_magic", t_bad_magic},
     {"limits", t_limits},
