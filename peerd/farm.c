@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,11 +37,19 @@
  * p2prun keeps a peer's queue at its slots plus two, so this is room for
  * a dozen of the longest inputs. */
 #define FARM_QUEUED_INPUT_MAX (64u * 1024 * 1024)
+/* A worker task's input longer than this goes to an unlinked file in the
+ * state directory as its pieces arrive, and from there to the worker's
+ * stdin as its pipe takes it: peerd never holds it whole. */
+#define FARM_SPOOL_OVER (256u * 1024)
+/* Spooled input per farm, queued or being received. */
+#define FARM_SPOOLED_INPUT_MAX (8ull * 1024 * 1024 * 1024)
 /* A refusal that says "not here, not now": the task goes elsewhere. */
 #define FARM_NOT_NOW WIRE_NOT_NOW
 
 struct task {
     struct msg_launch l; /* owned copy */
+    int input_fd;        /* a long input spooled (l.input unused), or -1 */
+    size_t mem_input;    /* its input's bytes held in memory */
     struct task *next;
 };
 
@@ -65,6 +74,8 @@ struct farm {
     uint8_t *pend;
     size_t pend_len;
     int pend_bad;
+    int pend_fd; /* the pieces so far spooled (a long input), or -1 */
+    uint64_t spooled_input; /* bytes of spooled inputs, queued or not */
     struct running *running;
     uint64_t last_pick; /* for ties: the longest waiting goes first */
     double done_secs;   /* its tasks that ended here: total time, */
@@ -98,6 +109,18 @@ static void launch_free(struct msg_launch *l)
     m.type = MSG_LAUNCH;
     m.u.launch = *l;
     codec_msg_free(&m);
+}
+
+/* Forget a queued task (its spooled input too, unless a worker took it). */
+static void
+task_free(struct farm *f, struct task *t)
+{
+    if (t->input_fd != -1) {
+        close(t->input_fd);
+        f->spooled_input -= t->l.input_len;
+    }
+    launch_free(&t->l);
+    free(t);
 }
 
 /* A deep copy of a decoded launch. */
@@ -259,10 +282,11 @@ farm_free(struct peerd *pd, struct farm *f)
     /* Running tasks hold their own reference to the box. */
     box_unref(pd, f->box);
     free(f->pend);
+    if (f->pend_fd != -1)
+        close(f->pend_fd);
     while ((t = f->head) != NULL) {
         f->head = t->next;
-        launch_free(&t->l);
-        free(t);
+        task_free(f, t);
     }
     while ((r = f->running) != NULL) {
         f->running = r->next;
@@ -331,6 +355,7 @@ farm_open(struct peerd *pd, struct svc_conn *c, const struct msg_farm *m,
             ? m->lease_ms
             : (uint32_t)pd->cfg->max_lease_ms;
     f->tail = &f->head;
+    f->pend_fd = -1;
     f->next = pd->farms->list;
     pd->farms->list = f;
     log_info("farm %02x%02x%02x%02x opened by %s", m->farm[0], m->farm[1],
@@ -355,22 +380,83 @@ farm_pend_reset(struct farm *f, const uint8_t job[WIRE_JOB_ID_LEN], int bad)
 {
     free(f->pend);
     f->pend = NULL;
+    if (f->pend_fd != -1) {
+        close(f->pend_fd);
+        f->spooled_input -= f->pend_len;
+    }
+    f->pend_fd = -1;
     f->pend_len = 0;
     f->pend_bad = bad;
     memcpy(f->pend_job, job, WIRE_JOB_ID_LEN);
 }
 
-/* A piece of a worker task's input (l->input_more set, or the last piece
- * of a task whose earlier pieces are held): kept until the last.  Returns
- * 1 when l completes an input now in *input (the caller's), 0 when the
- * piece is kept or dropped, -1 with why when the task is refused. */
+/* Write all of n bytes to a spool; -1 with errno. */
 static int
-farm_input_piece(struct farm *f, const struct msg_launch *l,
-                 uint8_t **input, size_t *len, char *why, size_t whylen)
+farm_spool_write(int fd, const uint8_t *p, size_t n)
+{
+    ssize_t k;
+
+    while (n > 0) {
+        k = write(fd, p, n);
+        if (k == -1 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* An unlinked file in the state directory for a long input; -1 (logged)
+ * if none can be made. */
+static int
+farm_spool_open(const struct peerd *pd)
+{
+    char *path;
+    int fd;
+
+    fd = open(pd->state_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd != -1 || (errno != EOPNOTSUPP && errno != EISDIR &&
+                     errno != ENOENT))
+        goto done;
+    /* No O_TMPFILE here: a named file, unlinked at once. */
+    xasprintf(&path, "%s/input.XXXXXX", pd->state_dir);
+    if ((fd = mkostemp(path, O_CLOEXEC)) != -1)
+        unlink(path);
+    free(path);
+done:
+    if (fd == -1)
+        log_warn("spooling a task input in %s", pd->state_dir);
+    return fd;
+}
+
+/* An input completed by farm_input_piece that will not be queued. */
+static void
+farm_input_drop(struct farm *f, uint8_t *input, int fd, size_t len)
+{
+    free(input);
+    if (fd != -1) {
+        close(fd);
+        f->spooled_input -= len;
+    }
+}
+
+/* A piece of a worker task's input (l->input_more set, or the last piece
+ * of a task whose earlier pieces are held): kept until the last, in
+ * memory or, past FARM_SPOOL_OVER, in a spool file.  Returns 1 when l
+ * completes an input, now in *input or, spooled, in *fd (the caller's
+ * either way), of *len bytes; 0 when the piece is kept or dropped, -1
+ * with why when the task is refused. */
+static int
+farm_input_piece(const struct peerd *pd, struct farm *f,
+                 const struct msg_launch *l, uint8_t **input, int *fd,
+                 size_t *len, char *why, size_t whylen)
 {
     int ours = f->pend_len > 0 || f->pend_bad
                    ? memcmp(f->pend_job, l->job, WIRE_JOB_ID_LEN) == 0
                    : 0;
+    size_t after = f->pend_len + l->input_len;
 
     if (ours && f->pend_bad) {
         if (!l->input_more)
@@ -379,27 +465,59 @@ farm_input_piece(struct farm *f, const struct msg_launch *l,
     }
     if (!ours)
         farm_pend_reset(f, l->job, 0); /* a new task (an old one gave up) */
-    if (f->pend_len + l->input_len > WIRE_MAX_TASK_INPUT ||
-        f->queued_input + f->pend_len + l->input_len >
-            FARM_QUEUED_INPUT_MAX) {
+    if (after > WIRE_MAX_TASK_INPUT ||
+        (after <= FARM_SPOOL_OVER
+             ? f->queued_input + after > FARM_QUEUED_INPUT_MAX
+             : f->spooled_input + l->input_len +
+                       (f->pend_fd == -1 ? f->pend_len : 0) >
+                   FARM_SPOOLED_INPUT_MAX)) {
         snprintf(why, whylen,
                  "a task input over %d bytes, or the farm's queue here is "
-                 "full (%u bytes of input)",
-                 WIRE_MAX_TASK_INPUT, FARM_QUEUED_INPUT_MAX);
+                 "full (%u bytes of input in memory, %llu spooled)",
+                 WIRE_MAX_TASK_INPUT, FARM_QUEUED_INPUT_MAX,
+                 (unsigned long long)FARM_SPOOLED_INPUT_MAX);
         farm_pend_reset(f, l->job, l->input_more);
         return -1;
     }
-    f->pend = xreallocarray(f->pend, f->pend_len + l->input_len + 1, 1);
-    if (l->input_len > 0)
-        memcpy(f->pend + f->pend_len, l->input, l->input_len);
-    f->pend_len += l->input_len;
+    if (f->pend_fd == -1 && after > FARM_SPOOL_OVER) {
+        /* Long: what came so far, and the rest, to a file. */
+        if ((f->pend_fd = farm_spool_open(pd)) == -1)
+            goto spool_failed;
+        /* Counted from now: farm_pend_reset uncounts it. */
+        f->spooled_input += f->pend_len;
+        if (farm_spool_write(f->pend_fd, f->pend, f->pend_len) == -1)
+            goto spool_failed;
+        free(f->pend);
+        f->pend = NULL;
+    }
+    if (f->pend_fd != -1) {
+        if (farm_spool_write(f->pend_fd, l->input, l->input_len) == -1)
+            goto spool_failed;
+        f->spooled_input += l->input_len;
+    } else {
+        f->pend = xreallocarray(f->pend, after + 1, 1);
+        if (l->input_len > 0)
+            memcpy(f->pend + f->pend_len, l->input, l->input_len);
+    }
+    f->pend_len = after;
     if (l->input_more)
         return 0;
     *input = f->pend;
+    *fd = f->pend_fd;
     *len = f->pend_len;
+    /* The completed input is the caller's; a spooled one stays counted
+     * in spooled_input until it is queued and dropped (task_free) or
+     * dropped at once (farm_input_drop). */
     f->pend = NULL;
+    f->pend_fd = -1;
     farm_pend_reset(f, l->job, 0);
     return 1;
+
+spool_failed:
+    snprintf(why, whylen, "a task input could not be spooled here: %s",
+             strerror(errno));
+    farm_pend_reset(f, l->job, l->input_more);
+    return -1;
 }
 
 int
@@ -409,35 +527,38 @@ farm_task(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
     struct farm *f = farm_find(pd, c, l->farm);
     struct task *t;
     uint8_t *input = NULL;
-    size_t input_len = 0;
-    int rc;
+    size_t input_len = 0, mem_input;
+    int rc, input_fd = -1, assembled = 0;
 
     if (f == NULL) {
         snprintf(why, whylen, "no such farm here");
         return -1;
     }
-    if (l->worker && (l->input_more || f->pend_len > 0 || f->pend_bad) &&
-        (rc = farm_input_piece(f, l, &input, &input_len, why, whylen)) !=
-            1)
-        return rc;
+    if (l->worker && (l->input_more || f->pend_len > 0 || f->pend_bad)) {
+        if ((rc = farm_input_piece(pd, f, l, &input, &input_fd, &input_len,
+                                   why, whylen)) != 1)
+            return rc;
+        assembled = 1;
+    }
+    /* Bytes of its input that the queue would hold in memory. */
+    mem_input = !assembled ? l->input_len : input_fd == -1 ? input_len : 0;
     /* Not now: the coordinator sends it elsewhere. */
     if (!owner_welcome(pd, why + strlen(FARM_NOT_NOW),
                        whylen - strlen(FARM_NOT_NOW))) {
         memcpy(why, FARM_NOT_NOW, strlen(FARM_NOT_NOW));
-        free(input);
+        farm_input_drop(f, input, input_fd, input_len);
         return -1;
     }
     if (f->nqueued >= FARM_QUEUE_MAX ||
-        f->queued_input + (input != NULL ? input_len : l->input_len) >
-            FARM_QUEUED_INPUT_MAX) {
+        f->queued_input + mem_input > FARM_QUEUED_INPUT_MAX) {
         snprintf(why, whylen, "the farm's queue here is full (%d tasks)",
                  FARM_QUEUE_MAX);
-        free(input);
+        farm_input_drop(f, input, input_fd, input_len);
         return -1;
     }
     if (job_find(pd, l->job) != NULL || reserve_find(pd, l->job) != NULL) {
         snprintf(why, whylen, "job id already in use");
-        free(input);
+        farm_input_drop(f, input, input_fd, input_len);
         return -1;
     }
     if (f->cmd[0] == '\0')
@@ -446,14 +567,16 @@ farm_task(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
                                                   : l->argv[0]);
     t = xcalloc(1, sizeof *t);
     launch_dup(&t->l, l);
-    if (input != NULL) {
-        /* The input assembled from its pieces. */
+    t->input_fd = input_fd;
+    if (assembled) {
+        /* The input assembled from its pieces (or in a spool file). */
         free(t->l.input);
         t->l.input = input;
         t->l.input_len = input_len;
     }
     t->l.input_more = 0;
-    f->queued_input += t->l.input_len;
+    t->mem_input = mem_input;
+    f->queued_input += mem_input;
     if (t->l.lease_ms == 0)
         t->l.lease_ms = f->lease_ms;
     *f->tail = t;
@@ -479,9 +602,8 @@ farm_cancel(struct peerd *pd, struct svc_conn *c, const uint8_t job[16])
                 if (f->tail == &t->next)
                     f->tail = tp;
                 f->nqueued--;
-                f->queued_input -= t->l.input_len;
-                launch_free(&t->l);
-                free(t);
+                f->queued_input -= t->mem_input;
+                task_free(f, t);
                 return 1;
             }
     }
@@ -501,15 +623,14 @@ farm_refuse_all(struct peerd *pd, const char *why)
         while ((t = f->head) != NULL) {
             f->head = t->next;
             f->nqueued--;
-            f->queued_input -= t->l.input_len;
+            f->queued_input -= t->mem_input;
             memset(&m, 0, sizeof m);
             m.type = MSG_LAUNCH_REPLY;
             memcpy(m.u.reply.job, t->l.job, WIRE_JOB_ID_LEN);
             snprintf(m.u.reply.reason, sizeof m.u.reply.reason, "%s%s on %s",
                      FARM_NOT_NOW, why, pd->host_label);
             svc_conn_send(f->owner, &m);
-            launch_free(&t->l);
-            free(t);
+            task_free(f, t);
         }
     for (f = pd->farms->list; f != NULL; f = f->next)
         f->tail = &f->head;
@@ -607,22 +728,25 @@ farm_start(struct peerd *pd, struct farm *f, uint64_t now_ms)
     if (f->head == NULL)
         f->tail = &f->head;
     f->nqueued--;
-    f->queued_input -= t->l.input_len;
+    f->queued_input -= t->mem_input;
     f->last_pick = ++pd->farms->picks;
     memset(&m, 0, sizeof m);
     if (f->box == NULL)
         f->box = box_new(pd, why, sizeof why);
     if (f->box != NULL && t->l.worker) {
         /* The worker says when it starts the task. */
-        if (worker_give(pd, f->owner, f->box, &t->l, why, sizeof why) ==
-            0) {
+        if (worker_give(pd, f->owner, f->box, &t->l, t->input_fd, why,
+                        sizeof why) == 0) {
+            /* The worker has the spool now. */
+            if (t->input_fd != -1)
+                f->spooled_input -= t->l.input_len;
+            t->input_fd = -1;
             r = xcalloc(1, sizeof *r);
             memcpy(r->job, t->l.job, WIRE_JOB_ID_LEN);
             r->started_ms = now_ms;
             r->next = f->running;
             f->running = r;
-            launch_free(&t->l);
-            free(t);
+            task_free(f, t);
             return;
         }
         m.type = MSG_LAUNCH_REPLY;
@@ -646,8 +770,7 @@ farm_start(struct peerd *pd, struct farm *f, uint64_t now_ms)
         memcpy(m.u.job, t->l.job, WIRE_JOB_ID_LEN);
     }
     svc_conn_send(f->owner, &m);
-    launch_free(&t->l);
-    free(t);
+    task_free(f, t);
 }
 
 void

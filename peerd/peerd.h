@@ -503,9 +503,12 @@ void worker_fini(struct peerd *);
 int worker_can_take(struct peerd *, const struct svc_conn *,
                     const uint8_t farm[WIRE_JOB_ID_LEN]);
 /* Give a worker task to an idle worker of its farm, or to a new one in a
- * free slot (box: the farm's); -1 with why if it cannot start. */
+ * free slot (box: the farm's); -1 with why if it cannot start.  input_fd:
+ * its input spooled to a file (l->input_len bytes, l->input unused),
+ * which the worker takes on success, or -1. */
 int worker_give(struct peerd *, struct svc_conn *, struct box *,
-                const struct msg_launch *, char *why, size_t whylen);
+                const struct msg_launch *, int input_fd, char *why,
+                size_t whylen);
 /* Is this attempt in a worker's hands? */
 int worker_has_task(struct peerd *, const uint8_t id[WIRE_JOB_ID_LEN]);
 /* The coordinator cancels an attempt; 1 if a worker had it. */

@@ -45,6 +45,8 @@
 /* A worker's peak memory, given with each answer for the memory fit, is
  * read from its cgroup at most this often. */
 #define WORKER_MEM_READ_MS 100
+/* A spooled input goes to the worker's pipe this much at a time. */
+#define WORKER_REFILL (64 * 1024)
 
 enum wt_state {
     WT_WAITING, /* written to the worker, behind another task */
@@ -68,6 +70,10 @@ struct worker {
     struct job *job;             /* NULL once it exited */
     int in_fd;
     struct evbuffer *in;  /* task frames not yet written */
+    /* A long input spooled by the farm (farm.c): read back into in as the
+     * pipe takes it, never whole in memory.  -1: none. */
+    int src_fd;
+    uint64_t src_off, src_left;
     struct event *ev_in;  /* the pipe has room again */
     struct taskframe_dec dec;
     struct wtask *head, **tail;
@@ -106,6 +112,8 @@ worker_free(struct worker *w)
         evbuffer_free(w->in);
     if (w->in_fd != -1)
         close(w->in_fd);
+    if (w->src_fd != -1)
+        close(w->src_fd);
     taskframe_dec_free(&w->dec);
     free(w);
 }
@@ -423,13 +431,55 @@ worker_exited(struct worker *w, int status, uint64_t mem_peak)
 
 /* --- to the worker ------------------------------------------------------ */
 
+/* Done with a spooled input (all written, or the worker is gone). */
+static void
+worker_src_close(struct worker *w)
+{
+    if (w->src_fd != -1)
+        close(w->src_fd);
+    w->src_fd = -1;
+    w->src_left = 0;
+}
+
+/* The next stretch of a spooled input into the pipe's buffer; -1 if the
+ * spool cannot be read (the worker then cannot get its task). */
+static int
+worker_src_refill(struct worker *w)
+{
+    uint8_t buf[WORKER_REFILL];
+    size_t k = w->src_left > sizeof buf ? sizeof buf : (size_t)w->src_left;
+    ssize_t n;
+
+    do
+        n = pread(w->src_fd, buf, k, (off_t)w->src_off);
+    while (n == -1 && errno == EINTR);
+    if (n <= 0) {
+        log_warn("worker %u: reading back a spooled input", w->num);
+        worker_src_close(w);
+        return -1;
+    }
+    evbuffer_add(w->in, buf, (size_t)n);
+    w->src_off += (uint64_t)n;
+    w->src_left -= (uint64_t)n;
+    if (w->src_left == 0)
+        worker_src_close(w);
+    return 0;
+}
+
 static void
 worker_flush(struct worker *w)
 {
     if (w->in_fd == -1)
         return;
-    while (evbuffer_get_length(w->in) > 0) {
-        int n = evbuffer_write(w->in, w->in_fd);
+    while (evbuffer_get_length(w->in) > 0 || w->src_left > 0) {
+        int n;
+
+        if (evbuffer_get_length(w->in) == 0 && worker_src_refill(w) == -1) {
+            worker_break(w, "its task's input could not be read back here",
+                         NULL, 0);
+            return;
+        }
+        n = evbuffer_write(w->in, w->in_fd);
 
         if (n > 0)
             continue;
@@ -439,6 +489,7 @@ worker_flush(struct worker *w)
         }
         /* It closed its stdin: it is ending; its exit tells the rest. */
         evbuffer_drain(w->in, evbuffer_get_length(w->in));
+        worker_src_close(w);
         return;
     }
 }
@@ -450,7 +501,7 @@ worker_writable(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
-worker_push(struct worker *w, const struct msg_launch *l)
+worker_push(struct worker *w, const struct msg_launch *l, int input_fd)
 {
     uint8_t hdr[TASKFRAME_TASK_HDR];
     struct wtask *t;
@@ -463,7 +514,13 @@ worker_push(struct worker *w, const struct msg_launch *l)
     w->ntasks++;
     taskframe_task_header(hdr, l->task, (uint32_t)l->input_len);
     evbuffer_add(w->in, hdr, sizeof hdr);
-    if (l->input_len > 0)
+    if (input_fd != -1) {
+        /* One task in hand at a time: no other spooled input is on. */
+        worker_src_close(w);
+        w->src_fd = input_fd;
+        w->src_off = 0;
+        w->src_left = l->input_len;
+    } else if (l->input_len > 0)
         evbuffer_add(w->in, l->input, l->input_len);
     if (w->head == t)
         worker_send_started(w, t);
@@ -508,6 +565,7 @@ worker_start(struct peerd *pd, struct svc_conn *c, struct box *box,
     w->pd = pd;
     w->owner = c;
     w->in_fd = -1;
+    w->src_fd = -1;
     memcpy(w->farm, l->farm, WIRE_JOB_ID_LEN);
     sec_random(w->id, sizeof w->id);
     w->num = ++pd->workers->seq;
@@ -551,7 +609,8 @@ worker_start(struct peerd *pd, struct svc_conn *c, struct box *box,
 
 int
 worker_give(struct peerd *pd, struct svc_conn *c, struct box *box,
-            const struct msg_launch *l, char *why, size_t whylen)
+            const struct msg_launch *l, int input_fd, char *why,
+            size_t whylen)
 {
     struct worker *w;
 
@@ -562,7 +621,7 @@ worker_give(struct peerd *pd, struct svc_conn *c, struct box *box,
     if ((w = worker_idle(pd, c, l->farm)) == NULL &&
         (w = worker_start(pd, c, box, l, why, whylen)) == NULL)
         return -1;
-    worker_push(w, l);
+    worker_push(w, l, input_fd);
     return 0;
 }
 

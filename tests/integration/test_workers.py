@@ -14,6 +14,7 @@ with a code and a message; and `p2prun -n 1` of a program that defines
 tasks farming it out as --workers 0, while any other -n 1 stays a job.  After each, nothing is left running and
 every slot is free."""
 
+import hashlib
 import json
 import os
 import re
@@ -82,16 +83,24 @@ while True:
 
 
 # A worker whose answer to "N" is N MiB (a pattern from N), written in
-# 1 MiB writes: peerd passes a long answer on as it comes.
+# 1 MiB writes: peerd passes a long answer on as it comes.  To a longer
+# input, its length and SHA-256.
 BIG_WORKER = r'''
-import struct, sys
+import hashlib, struct, sys
 inp = sys.stdin.buffer
 while True:
     hdr = inp.read(16)
     if len(hdr) < 16:
         break
     magic, n, task = struct.unpack("<4sIQ", hdr)
-    mib = int(inp.read(n).decode())
+    data = inp.read(n)
+    if n > 100:
+        out = ("%d %s\n" % (n, hashlib.sha256(data).hexdigest())).encode()
+        sys.stdout.buffer.write(struct.pack("<4sIQi", b"P2PR", len(out),
+                                            task, 0) + out)
+        sys.stdout.buffer.flush()
+        continue
+    mib = int(data.decode())
     block = bytes((mib + i) % 251 for i in range(1 << 20))
     sys.stdout.buffer.write(struct.pack("<4sIQi", b"P2PR", mib << 20, task,
                                         0))
@@ -343,6 +352,33 @@ class TestWorkers(harness.JobTestCase):
             figure("peerd %s peak resident set after 48 MiB answers: %d KiB "
                    "(%d KiB before)" % (p.label, hwm, before[p.pid]))
             self.assertLess(hwm - before[p.pid], 24 * 1024,
+                            "peerd %s grew by %d KiB"
+                            % (p.label, hwm - before[p.pid]))
+        self.assert_job_over(sn, peers, timeout=10)
+
+    def test_long_inputs_spooled_by_peerd(self):
+        # Inputs of 4 MB (the longest a call takes), six of them on two
+        # one-slot peers, each queueing three: each reaches its worker
+        # whole and right, and no peerd holds them (a spool file each,
+        # read into the worker's pipe as it drains).
+        sn, peers = self.start_jobnet(2, slots=1)
+        path = self.c.path("big.py")
+        with open(path, "w") as f:
+            f.write(BIG_WORKER)
+        lines = [("%d" % i) * 4000000 for i in range(1, 7)]
+        inp = self.inputs("in", lines)
+        before = {p.pid: vmhwm_kb(p.pid) for p in peers}
+        r = self.p2prun(["--each", inp, "--worker", "--", "python3", path],
+                        timeout=170)
+        self.assert_rc(r, 0)
+        self.assertEqual(r.stdout, "".join(
+            "%d %s\n" % (len(l), hashlib.sha256(l.encode()).hexdigest())
+            for l in lines))
+        for p in peers:
+            hwm = vmhwm_kb(p.pid)
+            figure("peerd %s peak resident set after six 4 MB inputs: %d KiB "
+                   "(%d KiB before)" % (p.label, hwm, before[p.pid]))
+            self.assertLess(hwm - before[p.pid], 4 * 1024,
                             "peerd %s grew by %d KiB"
                             % (p.label, hwm - before[p.pid]))
         self.assert_job_over(sn, peers, timeout=10)
