@@ -329,13 +329,27 @@ class TestWorkers(harness.JobTestCase):
             "stops: another farm waits for its slot"), 1)
         self.assert_job_over(sn, peers, timeout=10)
 
+    def big_worker(self):
+        path = self.c.path("big.py")
+        with open(path, "w") as f:
+            f.write(BIG_WORKER)
+        return path
+
+    def assert_peerd_peaks(self, peers, before, limit_kib, what):
+        """No peerd's peak resident set grew by limit_kib since before."""
+        for p in peers:
+            hwm = vmhwm_kb(p.pid)
+            figure("peerd %s peak resident set after %s: %d KiB (%d KiB "
+                   "before)" % (p.label, what, hwm, before[p.pid]))
+            self.assertLess(hwm - before[p.pid], limit_kib,
+                            "peerd %s grew by %d KiB"
+                            % (p.label, hwm - before[p.pid]))
+
     def test_large_answers_stream_through_peerd(self):
         # Answers of 48 MiB: each reaches p2prun whole and right, and no
         # peerd ever holds one (it passes the pieces on as they come).
         sn, peers = self.start_jobnet(2, slots=1)
-        path = self.c.path("big.py")
-        with open(path, "w") as f:
-            f.write(BIG_WORKER)
+        path = self.big_worker()
         before = {p.pid: vmhwm_kb(p.pid) for p in peers}
         inp = self.inputs("in", ["48", "47"])
         r = self.p2prun(["--each", inp, "--worker", "--", "python3", path],
@@ -347,13 +361,7 @@ class TestWorkers(harness.JobTestCase):
             got = f.read()
         self.assertEqual(len(got), len(want))
         self.assertTrue(got == want, "the answers came back changed")
-        for p in peers:
-            hwm = vmhwm_kb(p.pid)
-            figure("peerd %s peak resident set after 48 MiB answers: %d KiB "
-                   "(%d KiB before)" % (p.label, hwm, before[p.pid]))
-            self.assertLess(hwm - before[p.pid], 24 * 1024,
-                            "peerd %s grew by %d KiB"
-                            % (p.label, hwm - before[p.pid]))
+        self.assert_peerd_peaks(peers, before, 12 * 1024, "48 MiB answers")
         self.assert_job_over(sn, peers, timeout=10)
 
     def test_long_inputs_spooled_by_peerd(self):
@@ -362,9 +370,7 @@ class TestWorkers(harness.JobTestCase):
         # whole and right, and no peerd holds them (a spool file each,
         # read into the worker's pipe as it drains).
         sn, peers = self.start_jobnet(2, slots=1)
-        path = self.c.path("big.py")
-        with open(path, "w") as f:
-            f.write(BIG_WORKER)
+        path = self.big_worker()
         lines = [("%d" % i) * 4000000 for i in range(1, 7)]
         inp = self.inputs("in", lines)
         before = {p.pid: vmhwm_kb(p.pid) for p in peers}
@@ -374,13 +380,7 @@ class TestWorkers(harness.JobTestCase):
         self.assertEqual(r.stdout, "".join(
             "%d %s\n" % (len(l), hashlib.sha256(l.encode()).hexdigest())
             for l in lines))
-        for p in peers:
-            hwm = vmhwm_kb(p.pid)
-            figure("peerd %s peak resident set after six 4 MB inputs: %d KiB "
-                   "(%d KiB before)" % (p.label, hwm, before[p.pid]))
-            self.assertLess(hwm - before[p.pid], 4 * 1024,
-                            "peerd %s grew by %d KiB"
-                            % (p.label, hwm - before[p.pid]))
+        self.assert_peerd_peaks(peers, before, 4 * 1024, "six 4 MB inputs")
         self.assert_job_over(sn, peers, timeout=10)
 
     # -- the C task API ------------------------------------------------------
