@@ -485,13 +485,15 @@ each_report(struct each *e, struct etask *t)
         /* The caller has the result and the status; the terminal the
          * task's stderr. */
         each_emit(e, STDERR_FILENO, t, &t->err);
-        if (t->status == 0)
+        if (t->status == 0) {
+            /* The result goes as it is: the link frees it. */
             farmlink_result(e->link, t->num, 0, 0, t->out.p, t->out.len);
-        else {
+            memset(&t->out, 0, sizeof t->out);
+        } else {
             if (t->why[0] == '\0')
                 each_last_line(&t->err, t->why, sizeof t->why);
-            farmlink_result(e->link, t->num, t->status, t->signaled, t->why,
-                            strlen(t->why));
+            farmlink_result(e->link, t->num, t->status, t->signaled,
+                            xstrdup(t->why), strlen(t->why));
         }
         return;
     }

@@ -181,23 +181,41 @@ farmlink_pause(struct farmlink *fl, int pause)
         event_add(fl->ev_read, NULL);
 }
 
+/* A result written from where it was: freed once the buffer is done. */
+static void
+farmlink_free_result(const void *data, size_t len, void *arg)
+{
+    (void)len;
+    (void)arg;
+    free((void *)(uintptr_t)data);
+}
+
 void
 farmlink_result(struct farmlink *fl, uint64_t task, int status, int signaled,
-                const void *data, size_t len)
+                void *data, size_t len)
 {
     uint8_t hdr[TASKFRAME_RESULT_HDR];
 
-    if (fl->gone)
-        return;
-    if (len > UINT32_MAX)
+    if (fl->gone || len == 0 || len > UINT32_MAX) {
+        free(data);
+        data = NULL;
         len = 0;
+        if (fl->gone)
+            return;
+    }
     taskframe_result_header(hdr, task,
                             signaled ? TASKFRAME_LINK_SIGNALED | (status - 128)
                                      : status,
                             (uint32_t)len);
     evbuffer_add(fl->out, hdr, sizeof hdr);
-    if (len > 0)
-        evbuffer_add(fl->out, data, len);
+    /* A long result is not copied: the buffer points at it. */
+    if (len > 0 &&
+        evbuffer_add_reference(fl->out, data, len, farmlink_free_result,
+                               NULL) == -1) {
+        free(data);
+        fl->gone = 1;
+        return;
+    }
     farmlink_flush(fl);
 }
 

@@ -227,9 +227,10 @@ struct farmlink *farmlink_start(struct event_base *, char **argv,
 /* Stop (or resume) taking calls: the coordinator holds enough. */
 void farmlink_pause(struct farmlink *, int pause);
 /* Send an outcome: status (128+N and signaled for signal N) and the
- * result, or the message of a failure. */
+ * result, or the message of a failure, in data (malloc'd or NULL, taken:
+ * written from where it is, not copied, then freed). */
 void farmlink_result(struct farmlink *, uint64_t task, int status,
-                     int signaled, const void *data, size_t len);
+                     int signaled, void *data, size_t len);
 /* Pass a signal on to the program. */
 void farmlink_signal(struct farmlink *, int sig);
 /* The farm is over: write what is left, close, wait for the program to
