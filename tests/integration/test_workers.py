@@ -368,6 +368,9 @@ class TestWorkers(harness.JobTestCase):
         self.assertEqual(len(got), len(want))
         self.assertTrue(got == want, "the answers came back changed")
         self.assert_peerd_peaks(peers, before, 12 * 1024, "48 MiB answers")
+        # p2prun itself still holds each answer whole (docs/tasks.md).
+        figure("p2prun peak resident set for 48 + 47 MiB answers: %d KiB"
+               % r.maxrss_kb)
         self.assert_job_over(sn, peers, timeout=10)
 
     def test_long_inputs_spooled_by_peerd(self):
