@@ -29,8 +29,8 @@
 #include "netaddr.h"
 #include "sec.h"
 #include "test.h"
+#include "test_loop.h"
 
-#define GUARD_MS 5000
 #define GROUP "test-group"
 #define NCONN 32
 
@@ -42,7 +42,6 @@ struct conn {
     char reason[300];
 };
 
-static struct event_base *base;
 static int lfd = -1;
 static struct sockaddr_in laddr;
 static uint8_t key[SEC_KEY_LEN];
@@ -50,33 +49,6 @@ static struct channel_params params;
 static struct conn conns[NCONN];
 static int nconns;
 static int ndropwarn, nsummary; /* detail lines, summaries */
-
-static double
-now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
-}
-
-static void
-pump(int ms)
-{
-    struct timeval tv = {0, ms * 1000};
-
-    event_base_loopexit(base, &tv);
-    event_base_dispatch(base);
-}
-
-#define WAIT_FOR(expr)                                                         \
-    do {                                                                       \
-        double t0_ = now_ms();                                                 \
-        while (!(expr) && now_ms() - t0_ < GUARD_MS)                           \
-            pump(5);                                                           \
-        if (!(expr))                                                           \
-            test_fail(__FILE__, __LINE__, "timed out waiting for %s", #expr);  \
-    } while (0)
 
 static void
 log_sink(int level, const char *line)

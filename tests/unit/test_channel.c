@@ -28,8 +28,8 @@
 #include "netaddr.h"
 #include "sec.h"
 #include "test.h"
+#include "test_loop.h"
 
-#define GUARD_MS 5000
 #define GROUP "test-group"
 #define WELCOME "p2pmpi welcome"
 
@@ -46,7 +46,6 @@ struct side {
     int extra_callbacks;   /* callbacks after close: must stay 0 */
 };
 
-static struct event_base *base;
 static struct event *accept_ev;
 static int lfd = -1;
 static struct netaddr laddr;
@@ -58,35 +57,7 @@ static int raw_server_fd = -1;
 static int nwarn;
 static char lastwarn[512];
 
-/* --- plumbing ------------------------------------------------------------ */
-
-static double
-now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
-}
-
-/* Run the loop for about ms milliseconds. */
-static void
-pump(int ms)
-{
-    struct timeval tv = {0, ms * 1000};
-
-    event_base_loopexit(base, &tv);
-    event_base_dispatch(base);
-}
-
-#define WAIT_FOR(expr)                                                         \
-    do {                                                                       \
-        double t0_ = now_ms();                                                 \
-        while (!(expr) && now_ms() - t0_ < GUARD_MS)                           \
-            pump(5);                                                           \
-        if (!(expr))                                                           \
-            test_fail(__FILE__, __LINE__, "timed out waiting for %s", #expr);  \
-    } while (0)
+/* --- plumbing (the loop itself: test_loop.h) ------------------------ */
 
 static void
 log_sink(int level, const char *line)
