@@ -182,8 +182,8 @@ api_jobs(struct server *srv, uint64_t now_ms)
 }
 
 char *
-api_supernodes(struct server *srv, const char *const *known, int nknown,
-               const char *self_addr)
+api_supernodes(struct server *srv, const char *const *known,
+               const char *const *source, int nknown, const char *self_addr)
 {
     json_t *root = json_object(), *arr = json_array(), *self = json_object();
     int i;
@@ -195,9 +195,12 @@ api_supernodes(struct server *srv, const char *const *known, int nknown,
     json_object_set_new(
         self, "jobs",
         json_integer((json_int_t)jobview_count(server_jobview(srv))));
+    json_object_set_new(
+        self, "federated_peers",
+        json_integer((json_int_t)server_remote_peer_count(srv)));
     for (i = 0; i < nknown; i++)
-        json_array_append_new(
-            arr, json_pack("{s:s,s:s}", "addr", known[i], "source", "config"));
+        json_array_append_new(arr, json_pack("{s:s,s:s}", "addr", known[i],
+                                             "source", source[i]));
     json_object_set_new(root, "self", self);
     json_object_set_new(root, "known", arr);
     return api_dump(root);

@@ -67,6 +67,7 @@ struct http {
     struct evhttp *evh;
     char *token;
     char **known;
+    const char **source; /* of each known supernode: config, federation */
     int nknown;
     char *self_addr;
     char addr[NETADDR_STRLEN];
@@ -279,7 +280,7 @@ http_json(struct http *h, enum http_api which)
         break;
     case API_SUPERNODES:
         c->json = api_supernodes(h->srv, (const char *const *)h->known,
-                                 h->nknown, h->self_addr);
+                                 h->source, h->nknown, h->self_addr);
         break;
     case API_HISTORY:
     default:
@@ -452,10 +453,17 @@ http_new(struct event_base *base, struct server *srv,
     h->base = base;
     h->srv = srv;
     h->token = p->token != NULL ? xstrdup(p->token) : NULL;
-    h->nknown = p->nknown;
-    h->known = xcalloc((size_t)p->nknown + 1, sizeof *h->known);
-    for (i = 0; i < p->nknown; i++)
+    h->nknown = p->nknown + p->nfederation;
+    h->known = xcalloc((size_t)h->nknown + 1, sizeof *h->known);
+    h->source = xcalloc((size_t)h->nknown + 1, sizeof *h->source);
+    for (i = 0; i < p->nknown; i++) {
         h->known[i] = xstrdup(p->known[i]);
+        h->source[i] = "config";
+    }
+    for (i = 0; i < p->nfederation; i++) {
+        h->known[p->nknown + i] = xstrdup(p->federation[i]);
+        h->source[p->nknown + i] = "federation";
+    }
     h->self_addr = xstrdup(p->self_addr);
     snprintf(h->addr, sizeof h->addr, "%s", bound_addr);
     h->max_conns = p->max_conns > 0 ? p->max_conns : 64;
@@ -497,6 +505,7 @@ http_free(struct http *h)
     for (i = 0; i < h->nknown; i++)
         free(h->known[i]);
     free(h->known);
+    free(h->source);
     free(h->conns);
     free(h->self_addr);
     if (h->token != NULL) {

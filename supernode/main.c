@@ -241,6 +241,8 @@ main(int argc, char **argv)
         hp.token = token;
         hp.known = (const char *const *)cfg.supernodes;
         hp.nknown = cfg.nsupernodes;
+        hp.federation = (const char *const *)cfg.sn_federation.v;
+        hp.nfederation = cfg.sn_federation.n;
         hp.self_addr = na.text;
         hp.max_conns = 64;
         if ((http_fd = http_bind(&hp, http_addr_s, sizeof http_addr_s, err,

@@ -643,6 +643,12 @@ server_peer_count(const struct server *srv)
     return registry_count(srv->reg);
 }
 
+size_t
+server_remote_peer_count(const struct server *srv)
+{
+    return federation_remote_count(srv->fed);
+}
+
 struct registry *
 server_registry(const struct server *srv)
 {

@@ -151,6 +151,8 @@ void server_cron(struct server *, uint64_t now_ms);
 /* Close every connection and free; NULL is fine. */
 void server_free(struct server *);
 size_t server_peer_count(const struct server *);
+/* Peers the other members of its federation summarised (listed once). */
+size_t server_remote_peer_count(const struct server *);
 /* For the dashboard (http.c, api.c). */
 struct registry *server_registry(const struct server *);
 struct jobview *server_jobview(const struct server *);
@@ -218,7 +220,9 @@ size_t history_gone(const struct history *, const struct registry *,
 /* api.c: the dashboard's JSON; each returns a string to free() */
 char *api_peers(struct server *, uint64_t now_ms);
 char *api_jobs(struct server *, uint64_t now_ms);
-char *api_supernodes(struct server *, const char *const *known, int nknown,
+/* known[i] came from source[i] ("config" or "federation"). */
+char *api_supernodes(struct server *, const char *const *known,
+                     const char *const *source, int nknown,
                      const char *self_addr);
 char *api_history(struct server *);
 
@@ -247,6 +251,8 @@ struct http_params {
     const char *token;           /* NULL: none (loopback only) */
     const char *const *known;    /* other supernodes, from the config */
     int nknown;
+    const char *const *federation; /* the members of its federation */
+    int nfederation;
     const char *self_addr;       /* where peers reach this supernode */
     int max_conns;
 };

@@ -8,6 +8,7 @@ the next supernode in their own order within seconds, and queries keep
 working through the others.  A member that sends summaries breaking the
 rules is dropped and logged, and the supernode goes on."""
 
+import http.client
 import json
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from harness import binary, figure, free_port, wait_until  # noqa: E402
 
 class FederationCase(harness.ClusterTestCase):
 
-    def federation(self, n=3, expire=10, per_peer=1):
+    def federation(self, n=3, expire=10, per_peer=1, http=False):
         """n supernodes on fixed ports, each configured with all n (itself
         included: it must skip itself), and a configuration for peers and
         tools naming all n with [peer] supernodes_per_peer = per_peer.
@@ -33,9 +34,14 @@ class FederationCase(harness.ClusterTestCase):
             heartbeat_ms=self.c.heartbeat_ms,
             extra="[supernode]\nfederation = %s\n"
                   "federation_interval_ms = 200\n" % ", ".join(addrs))
+        extra = ("--http", "127.0.0.1:0") if http else ()
         sns = [self.c.start_supernode(port=p, expire=expire, conf=snconf,
-                                      name="supernode%d" % i)
+                                      name="supernode%d" % i, extra=extra)
                for i, p in enumerate(ports)]
+        for sn in sns if http else ():
+            m = sn.wait_log(r"dashboard on http://(127\.0\.0\.1):(\d+)/",
+                            what="the dashboard to listen")
+            sn.http = (m.group(1), int(m.group(2)))
         self.peerconf = self.c.job_config(
             "peer.conf", sns, peer={"supernodes_per_peer": per_peer})
         return sns
@@ -49,7 +55,7 @@ class FederationCase(harness.ClusterTestCase):
         return {e["id"] for e in json.loads(r.stdout)}
 
     def test_query_through_any_lists_all(self):
-        sns = self.federation(3)
+        sns = self.federation(3, http=True)
         # Two peers per supernode, each told of that one supernode only.
         peers = [self.c.start_peer(2 + i, [sns[i % 3]], slots=1 + i % 2)
                  for i in range(6)]
@@ -71,6 +77,23 @@ class FederationCase(harness.ClusterTestCase):
             ids = {e["id"] for e in entries[0]
                    if e["addr"] in {p.addr for p in peers[i::3]}}
             self.assertEqual(local, ids)
+        # The dashboard names the members and counts what they summarised.
+        for i, sn in enumerate(sns):
+            def api_sns(sn=sn):
+                conn = http.client.HTTPConnection(*sn.http, timeout=10)
+                try:
+                    conn.request("GET", "/api/supernodes")
+                    return json.loads(conn.getresponse().read())
+                finally:
+                    conn.close()
+            got = wait_until(
+                lambda: (lambda d: d if d["self"]["federated_peers"] == 4
+                         else None)(api_sns()), 15,
+                "supernode%d's dashboard to count the 4 others' peers" % i)
+            self.assertEqual(got["self"]["peers"], 2)
+            fed = sorted(k["addr"] for k in got["known"]
+                         if k["source"] == "federation")
+            self.assertEqual(fed, sorted(s.addr for s in sns))
         # A member found itself in its list and skipped it.
         for sn in sns:
             sn.wait_log(r"is this supernode itself; skipped", timeout=10)
