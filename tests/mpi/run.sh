@@ -1,5 +1,5 @@
 #!/bin/sh
-# run.sh MODE NAME NPROCS P2PRUN PROGRAM TMPDIR [REPLICAS]
+# run.sh MODE NAME NPROCS P2PRUN PROGRAM TMPDIR [REPLICAS [P2PRUN OPTION]]
 #
 # Runs PROGRAM on NPROCS ranks through the real launcher on the embedded
 # local cluster (a fresh, empty HOME under TMPDIR and no P2P_CONF, so
@@ -8,7 +8,7 @@
 #   MODE fail  a non-zero exit status, promptly (the job must not wait
 #              for its timeout: MPI_Abort, a crashed rank)
 set -u
-mode=$1 name=$2 np=$3 p2prun=$4 prog=$5 tmp=$6 r=${7:-1}
+mode=$1 name=$2 np=$3 p2prun=$4 prog=$5 tmp=$6 r=${7:-1} opt=${8:-}
 limit=${P2P_TEST_FAIL_LIMIT:-20}
 
 mkdir -p "$tmp" || exit 1
@@ -18,7 +18,7 @@ trap 'rm -rf "$home" "$out"' EXIT
 
 start=$(date +%s)
 HOME=$home P2P_CONF= timeout -k 5 100 \
-    "$p2prun" -n "$np" -r "$r" --timeout 60 "$prog" >"$out" 2>&1
+    "$p2prun" -n "$np" -r "$r" --timeout 60 ${opt:+"$opt"} "$prog" >"$out" 2>&1
 rc=$?
 elapsed=$(( $(date +%s) - start ))
 cat "$out"
