@@ -47,6 +47,10 @@
 #define CO_REFUSALS_SHOWN 4 /* peers named in a final refusal */
 #define CO_CONTENTION_RETRIES 4 /* back off this often when others hold slots */
 #define CO_STOP_MS 2000 /* stopping waits this long for the exits */
+/* An MPI_Abort waits this long before it stops the job: a rank that
+ * crashed makes its partners abort ("a peer process may be gone"), and
+ * the crash, not the abort it caused, is what the user must be told. */
+#define CO_ABORT_GRACE_MS 1000
 #define CO_TICK_MS 100
 
 enum co_phase {
@@ -112,6 +116,9 @@ struct coord {
     int unusable; /* peers found unreachable or unproved while reserving */
     int status; /* -1 until decided */
     uint64_t started_ms, stop_by_ms;
+    uint64_t abort_due_ms; /* an MPI_Abort waits for its grace; 0 none */
+    int abort_status;
+    char abort_said[160];
     uint64_t stage_total, staged;
     int progress; /* a progress line is on the terminal */
     uint8_t key[SEC_KEY_LEN]; /* authenticates the job's processes */
@@ -134,6 +141,7 @@ static void co_probe_arm(struct coord *);
 static void pc_lost_in_reserve(struct pconn *, const char *);
 static void co_stop(struct coord *, int status);
 static void co_check_stopped(struct coord *);
+static void co_abort_now(struct coord *);
 static void co_maybe_send_table(struct coord *);
 static void co_send_view(struct coord *, int force);
 
@@ -832,7 +840,11 @@ co_replica_end(struct coord *co, int rank, int replica, int status)
     }
     output_rank_done(co->out, rank);
     co->ranks_left--;
-    if (!ok && co->status == -1) {
+    if (!ok && co->status == -1 && co->abort_due_ms != 0 && status < 128 &&
+        co->phase != PH_STOP) {
+        /* An exit while an MPI_Abort waits (the aborting process itself,
+         * most likely): a crash may still come, and is the cause. */
+    } else if (!ok && co->status == -1) {
         /* A rank fails with its last replica: the job stops. */
         co->status = status;
         if (co->phase != PH_STOP) {
@@ -1037,6 +1049,11 @@ co_maybe_done(struct coord *co)
 
     if (co->ranks_left > 0)
         return;
+    if (co->abort_due_ms != 0) {
+        co_abort_now(co); /* nobody left to crash: the abort stands */
+        co_check_stopped(co);
+        return;
+    }
     if (co->status == -1)
         co->status = 0;
     for (i = 0; i < co->npeers; i++)
@@ -1159,10 +1176,30 @@ pc_job_abort(struct pconn *pc, const struct msg_proc_addr *a)
         co->plan.slots[a->p.rank * (uint32_t)co->js->r + a->p.replica] !=
             pc->idx)
         return;
-    co_say(co, "rank %u (replica %u on %s) called MPI_Abort with %d: "
-               "stopping the job",
-           a->p.rank, a->p.replica, pc_host(pc), (int)a->status);
-    co_stop(co, status != 0 ? status : 1);
+    /* The first abort counts; it stops the job after its grace unless a
+     * crash, its likely cause, is reported first. */
+    if (co->phase == PH_STOP || co->abort_due_ms != 0)
+        return;
+    snprintf(co->abort_said, sizeof co->abort_said,
+             "rank %u (replica %u on %s) called MPI_Abort with %d: "
+             "stopping the job",
+             a->p.rank, a->p.replica, pc_host(pc), (int)a->status);
+    co->abort_status = status != 0 ? status : 1;
+    co->abort_due_ms = monotime_ms() + CO_ABORT_GRACE_MS;
+}
+
+/* The grace of an MPI_Abort is over (or nothing is left to wait for):
+ * it stops the job, unless a crash already did. */
+static void
+co_abort_now(struct coord *co)
+{
+    if (co->abort_due_ms == 0)
+        return;
+    co->abort_due_ms = 0;
+    if (co->phase == PH_STOP || co->phase == PH_DONE)
+        return;
+    co_say(co, "%s", co->abort_said);
+    co_stop(co, co->abort_status);
 }
 
 static void
@@ -1350,6 +1387,8 @@ co_tick(evutil_socket_t fd, short what, void *arg)
         progress_restart(co->pg, now);
     }
     last_tick = now;
+    if (co->abort_due_ms != 0 && now >= co->abort_due_ms)
+        co_abort_now(co);
     co_check_suspects(co, now);
     co_check_progress(co, now);
 

@@ -44,6 +44,14 @@ fail)
              "expected to end within ${limit}s"
         exit 1
     fi
+    # A crash makes the other ranks abort ("a peer process may be
+    # gone"): the user must be told of the crash, its first cause.
+    if [ "$name" = crash ] && { ! grep -q "killed by signal 11" "$out" ||
+        grep -q "called MPI_Abort" "$out"; }; then
+        echo "run.sh: crash on $np ranks: the crash is not what p2prun" \
+             "reported"
+        exit 1
+    fi
     echo "run.sh: $name on $np ranks failed as expected (status $rc," \
          "${elapsed}s)"
     ;;
