@@ -23,12 +23,9 @@
 
 #include <event2/event.h>
 
-#include "channel.h"
-#include "config.h"
-#include "group.h"
 #include "log.h"
 #include "monotime.h"
-#include "netaddr.h"
+#include "simpeer.h"
 #include "xmalloc.h"
 
 struct sim {
@@ -84,28 +81,25 @@ proc_cpu_ticks(int pid)
     return (long)(ut + st);
 }
 
+/* What every simulated peer offers. */
+static void
+sim_resources(struct resources *r)
+{
+    simpeer_resources(r, 4, 16ull << 30, 8ull << 30, 4, 4);
+}
+
 static void
 sim_ready(struct channel *ch, void *arg)
 {
     struct sim *s = arg;
-    struct msg m;
-    uint8_t buf[16 + SEC_HASH_LEN];
+    struct resources res;
+    char label[32], addr[32];
 
-    memset(&m, 0, sizeof m);
-    m.type = MSG_REGISTER;
-    memcpy(m.u.reg.node_key, s->pk, sizeof s->pk);
-    memcpy(buf, "p2p-register\0\0\0\0", 16);
-    memcpy(buf + 16, channel_session_id(ch), SEC_HASH_LEN);
-    sec_sign(m.u.reg.signature, buf, sizeof buf, s->sk);
-    snprintf(m.u.reg.host_label, sizeof m.u.reg.host_label, "sim%d", s->idx);
-    snprintf(m.u.reg.addr, sizeof m.u.reg.addr, "127.1.%d.%d:9897",
-             s->idx / 250, s->idx % 250 + 1);
-    m.u.reg.res.cores = 4;
-    m.u.reg.res.mem_total = 16ull << 30;
-    m.u.reg.res.mem_free = 8ull << 30;
-    m.u.reg.res.slots_total = m.u.reg.res.slots_free = 4;
-    m.u.reg.res.state = PEER_STATE_AVAILABLE;
-    channel_send(ch, &m);
+    snprintf(label, sizeof label, "sim%d", s->idx);
+    snprintf(addr, sizeof addr, "127.1.%d.%d:9897", s->idx / 250,
+             s->idx % 250 + 1);
+    sim_resources(&res);
+    simpeer_register(ch, s->pk, s->sk, label, addr, NULL, &res);
 }
 
 static void
@@ -197,23 +191,13 @@ hb_tick(evutil_socket_t fd, short what, void *arg)
 
     memset(&m, 0, sizeof m);
     m.type = MSG_HEARTBEAT;
-    m.u.heartbeat.cores = 4;
-    m.u.heartbeat.mem_total = 16ull << 30;
-    m.u.heartbeat.mem_free = 8ull << 30;
-    m.u.heartbeat.slots_total = m.u.heartbeat.slots_free = 4;
-    m.u.heartbeat.state = PEER_STATE_AVAILABLE;
+    sim_resources(&m.u.heartbeat);
     for (; due > 0; due--, hb_next = (hb_next + 1) % npeers)
         if (sims[hb_next].ch != NULL) {
             channel_send(sims[hb_next].ch, &m);
             if (job_reports)
                 send_job_report(&sims[hb_next]);
         }
-}
-
-static void
-stop(evutil_socket_t fd, short what, void *arg)
-{
-    event_base_loopbreak(base);
 }
 
 int
@@ -231,9 +215,7 @@ main(int argc, char **argv)
     };
     const char *conf = NULL, *sn = NULL;
     int pid = 0, seconds = 10, ch, i;
-    struct p2p_config cfg;
-    struct p2p_group g;
-    struct channel_params cp;
+    struct simpeer_group sg;
     struct netaddr to, from;
     char err[512];
     long rss0, rss1, rss2, cpu0, cpu1, hz = sysconf(_SC_CLK_TCK);
@@ -277,14 +259,11 @@ main(int argc, char **argv)
     }
     log_init("sn_load", 1, P2P_LOG_WARN);
     net_raise_nofile();
-    if (sec_init() == -1 || config_load(&cfg, conf, err, sizeof err) == -1 ||
-        group_load(&cfg, &g, err, sizeof err) == -1 ||
-        netaddr_parse(sn, 9700, &to, err, sizeof err) == -1)
-        fatalx("%s", err);
+    simpeer_group_load(&sg, conf, FRAME_MAX_REQUEST);
+    simpeer_supernode_addr(sn, &to);
     base = event_base_new();
     sims = xcalloc((size_t)npeers, sizeof *sims);
-    group_params(&g, FRAME_MAX_REQUEST, 0, &cp);
-    cp.handshake_ms = 60000;
+    sg.cp.handshake_ms = 60000;
 
     rss0 = proc_rss_kb(pid);
     t0 = monotime_us();
@@ -297,7 +276,7 @@ main(int argc, char **argv)
          * out of ephemeral ports long before 10,000 peers. */
         snprintf(a, sizeof a, "127.1.%d.%d:0", i / 250, i % 250 + 1);
         netaddr_parse(a, 0, &from, err, sizeof err);
-        sims[i].ch = channel_connect(base, &to, &from, &cp, &sim_cbs, &sims[i]);
+        sims[i].ch = channel_connect(base, &to, &from, &sg.cp, &sim_cbs, &sims[i]);
         if (sims[i].ch == NULL)
             fatal("socket for peer %d", i);
         /* Keep the accept queue from overflowing during the ramp. */
@@ -320,7 +299,7 @@ main(int argc, char **argv)
     /* Settle for two periods, then measure. */
     window.tv_sec = 2 * hb_ms / 1000;
     window.tv_usec = (2 * hb_ms % 1000) * 1000;
-    ev_stop = evtimer_new(base, stop, NULL);
+    ev_stop = evtimer_new(base, simpeer_loopbreak, base);
     evtimer_add(ev_stop, &window);
     event_base_dispatch(base);
 
@@ -350,6 +329,6 @@ main(int argc, char **argv)
     event_base_loop(base, EVLOOP_NONBLOCK);
     event_base_free(base);
     free(sims);
-    config_free(&cfg);
+    simpeer_group_free(&sg);
     return 0;
 }

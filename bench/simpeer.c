@@ -1,0 +1,78 @@
+/* simpeer: what the simulated peers of bench/ and tests/integration
+ * share; see simpeer.h. */
+#include "simpeer.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+
+void
+simpeer_group_load(struct simpeer_group *sg, const char *conf,
+                   size_t frame_max)
+{
+    char err[512];
+
+    if (sec_init() == -1 || config_load(&sg->cfg, conf, err, sizeof err) == -1 ||
+        group_load(&sg->cfg, &sg->g, err, sizeof err) == -1)
+        fatalx("%s", err);
+    group_params(&sg->g, frame_max, 0, &sg->cp);
+}
+
+void
+simpeer_group_free(struct simpeer_group *sg)
+{
+    group_wipe(&sg->g);
+    config_free(&sg->cfg);
+}
+
+void
+simpeer_supernode_addr(const char *name, struct netaddr *to)
+{
+    char err[512];
+
+    if (netaddr_parse(name, 9700, to, err, sizeof err) == -1)
+        fatalx("%s", err);
+}
+
+void
+simpeer_resources(struct resources *r, uint32_t cores, uint64_t mem_total,
+                  uint64_t mem_free, uint32_t slots_total, uint32_t slots_free)
+{
+    memset(r, 0, sizeof *r);
+    r->cores = cores;
+    r->mem_total = mem_total;
+    r->mem_free = mem_free;
+    r->slots_total = slots_total;
+    r->slots_free = slots_free;
+    r->state = PEER_STATE_AVAILABLE;
+}
+
+void
+simpeer_register(struct channel *ch, const uint8_t *pk, const uint8_t *sk,
+                 const char *label, const char *addr, const char *version,
+                 const struct resources *res)
+{
+    struct msg m;
+    uint8_t buf[16 + SEC_HASH_LEN];
+
+    memset(&m, 0, sizeof m);
+    m.type = MSG_REGISTER;
+    memcpy(m.u.reg.node_key, pk, SEC_SIGN_PK_LEN);
+    /* The signature binds the node key to this channel's session. */
+    memcpy(buf, "p2p-register\0\0\0\0", 16);
+    memcpy(buf + 16, channel_session_id(ch), SEC_HASH_LEN);
+    sec_sign(m.u.reg.signature, buf, sizeof buf, sk);
+    snprintf(m.u.reg.host_label, sizeof m.u.reg.host_label, "%s", label);
+    snprintf(m.u.reg.addr, sizeof m.u.reg.addr, "%s", addr);
+    if (version != NULL)
+        snprintf(m.u.reg.version, sizeof m.u.reg.version, "%s", version);
+    m.u.reg.res = *res;
+    channel_send(ch, &m);
+}
+
+void
+simpeer_loopbreak(evutil_socket_t fd, short what, void *arg)
+{
+    event_base_loopbreak(arg);
+}
