@@ -71,6 +71,48 @@ simpeer_register(struct channel *ch, const uint8_t *pk, const uint8_t *sk,
     channel_send(ch, &m);
 }
 
+uint64_t
+simpeer_pace_tick(struct simpeer_pace *p, int n)
+{
+    uint64_t due = ++p->ticks * (uint64_t)n / 100 - p->sent;
+
+    p->sent += due;
+    return due;
+}
+
+int
+simpeer_pace_next(struct simpeer_pace *p, int n)
+{
+    int i = p->next;
+
+    p->next = (p->next + 1) % n;
+    return i;
+}
+
+int
+simpeer_pong(struct channel *ch, const struct msg *m)
+{
+    if (m->type != MSG_PING)
+        return 0;
+    channel_pong(ch, m);
+    return 1;
+}
+
+struct event *
+simpeer_timer(struct event_base *base, int persist, uint64_t us,
+              event_callback_fn cb, void *arg)
+{
+    struct event *ev;
+    struct timeval tv;
+
+    tv.tv_sec = (time_t)(us / 1000000);
+    tv.tv_usec = (suseconds_t)(us % 1000000);
+    ev = event_new(base, -1, persist ? EV_PERSIST : 0, cb, arg);
+    if (ev == NULL || evtimer_add(ev, &tv) == -1)
+        fatalx("simpeer: cannot set a timer");
+    return ev;
+}
+
 void
 simpeer_loopbreak(evutil_socket_t fd, short what, void *arg)
 {

@@ -49,6 +49,28 @@ void simpeer_register(struct channel *ch, const uint8_t *pk,
                       const uint8_t *sk, const char *label, const char *addr,
                       const char *version, const struct resources *res);
 
+/* Heartbeats of n simulated peers, one per peer per period, spread
+ * evenly over 100 ticks of the period: exactly n per 100 ticks, whatever
+ * the rounding, the peers in turn.  Zero it to start. */
+struct simpeer_pace {
+    uint64_t ticks, sent;
+    int next;
+};
+
+/* How many heartbeats are due at this tick. */
+uint64_t simpeer_pace_tick(struct simpeer_pace *p, int n);
+/* The peer (0 to n-1) whose turn it is next. */
+int simpeer_pace_next(struct simpeer_pace *p, int n);
+
+/* Answer m if it is the supernode's ping, as every peer must (an
+ * unanswered peer is dropped); 1 if it was one. */
+int simpeer_pong(struct channel *ch, const struct msg *m);
+
+/* A timer on base, added at once: after us microseconds, and again every
+ * us if persist; exits if libevent fails. */
+struct event *simpeer_timer(struct event_base *base, int persist, uint64_t us,
+                            event_callback_fn cb, void *arg);
+
 /* An event callback that ends the loop of the event_base in arg (a
  * timer's or a signal's). */
 void simpeer_loopbreak(evutil_socket_t fd, short what, void *arg);
