@@ -107,6 +107,8 @@ sim_msg(struct channel *ch, const struct msg *m, void *arg)
 {
     struct sim *s = arg;
 
+    if (simpeer_pong(ch, m))
+        return;
     switch (m->type) {
     case MSG_REGISTER_ACK:
         s->registered = 1;
@@ -116,9 +118,6 @@ sim_msg(struct channel *ch, const struct msg *m, void *arg)
         break;
     case MSG_HEARTBEAT_ACK:
         acks++;
-        break;
-    case MSG_PING:
-        channel_pong(ch, m);
         break;
     default:
         break;
@@ -176,28 +175,27 @@ send_job_report(struct sim *s)
 }
 
 /* One heartbeat per peer per period, spread evenly over the period. */
-static int hb_ms = 1000, hb_next;
+static int hb_ms = 1000;
+static struct simpeer_pace hb_pace;
 
 static void
 hb_tick(evutil_socket_t fd, short what, void *arg)
 {
-    static uint64_t ticks, sent;
     struct msg m;
     uint64_t due;
-
-    /* Exactly npeers heartbeats per 100 ticks, whatever the rounding. */
-    due = ++ticks * (uint64_t)npeers / 100 - sent;
-    sent += due;
+    struct sim *s;
 
     memset(&m, 0, sizeof m);
     m.type = MSG_HEARTBEAT;
     sim_resources(&m.u.heartbeat);
-    for (; due > 0; due--, hb_next = (hb_next + 1) % npeers)
-        if (sims[hb_next].ch != NULL) {
-            channel_send(sims[hb_next].ch, &m);
+    for (due = simpeer_pace_tick(&hb_pace, npeers); due > 0; due--) {
+        s = &sims[simpeer_pace_next(&hb_pace, npeers)];
+        if (s->ch != NULL) {
+            channel_send(s->ch, &m);
             if (job_reports)
-                send_job_report(&sims[hb_next]);
+                send_job_report(s);
         }
+    }
 }
 
 int
@@ -220,7 +218,7 @@ main(int argc, char **argv)
     char err[512];
     long rss0, rss1, rss2, cpu0, cpu1, hz = sysconf(_SC_CLK_TCK);
     uint64_t t0, t1, acks0;
-    struct timeval tick, window;
+    struct timeval window;
     struct event *ev_tick, *ev_stop;
 
     npeers = 1000;
@@ -292,15 +290,11 @@ main(int argc, char **argv)
            rss0, rss1,
            (double)(rss1 - rss0) * 1024.0 / (nregistered ? nregistered : 1));
 
-    tick.tv_sec = 0;
-    tick.tv_usec = hb_ms * 10; /* 100 ticks per heartbeat period */
-    ev_tick = event_new(base, -1, EV_PERSIST, hb_tick, NULL);
-    evtimer_add(ev_tick, &tick);
+    /* 100 ticks per heartbeat period. */
+    ev_tick = simpeer_timer(base, 1, (uint64_t)hb_ms * 10, hb_tick, NULL);
     /* Settle for two periods, then measure. */
-    window.tv_sec = 2 * hb_ms / 1000;
-    window.tv_usec = (2 * hb_ms % 1000) * 1000;
-    ev_stop = evtimer_new(base, simpeer_loopbreak, base);
-    evtimer_add(ev_stop, &window);
+    ev_stop = simpeer_timer(base, 0, (uint64_t)hb_ms * 2000,
+                            simpeer_loopbreak, base);
     event_base_dispatch(base);
 
     cpu0 = proc_cpu_ticks(pid);
