@@ -71,22 +71,35 @@ simpeer_register(struct channel *ch, const uint8_t *pk, const uint8_t *sk,
     channel_send(ch, &m);
 }
 
-uint64_t
-simpeer_pace_tick(struct simpeer_pace *p, int n)
+static void
+pace_tick(evutil_socket_t fd, short what, void *arg)
 {
-    uint64_t due = ++p->ticks * (uint64_t)n / 100 - p->sent;
+    struct simpeer_pace *p = arg;
+    uint64_t due = ++p->ticks * (uint64_t)p->n / 100 - p->sent;
 
     p->sent += due;
-    return due;
+    for (; due > 0; due--, p->next = (p->next + 1) % p->n)
+        p->beat(p->next, p->arg);
 }
 
-int
-simpeer_pace_next(struct simpeer_pace *p, int n)
+void
+simpeer_pace_start(struct simpeer_pace *p, struct event_base *base,
+                   int period_ms, int n, void (*beat)(int, void *), void *arg)
 {
-    int i = p->next;
+    memset(p, 0, sizeof *p);
+    p->n = n;
+    p->beat = beat;
+    p->arg = arg;
+    /* 100 ticks per period. */
+    p->ev = simpeer_timer(base, 1, (uint64_t)period_ms * 10, pace_tick, p);
+}
 
-    p->next = (p->next + 1) % n;
-    return i;
+void
+simpeer_pace_stop(struct simpeer_pace *p)
+{
+    if (p->ev != NULL)
+        event_free(p->ev);
+    p->ev = NULL;
 }
 
 int
@@ -111,6 +124,14 @@ simpeer_timer(struct event_base *base, int persist, uint64_t us,
     if (ev == NULL || evtimer_add(ev, &tv) == -1)
         fatalx("simpeer: cannot set a timer");
     return ev;
+}
+
+void
+simpeer_finish(struct event_base *base, struct simpeer_group *sg)
+{
+    event_base_loop(base, EVLOOP_NONBLOCK);
+    event_base_free(base);
+    simpeer_group_free(sg);
 }
 
 void

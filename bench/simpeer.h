@@ -50,26 +50,33 @@ void simpeer_register(struct channel *ch, const uint8_t *pk,
                       const char *version, const struct resources *res);
 
 /* Heartbeats of n simulated peers, one per peer per period, spread
- * evenly over 100 ticks of the period: exactly n per 100 ticks, whatever
- * the rounding, the peers in turn.  Zero it to start. */
+ * evenly over 100 ticks of the period (exactly n per 100 ticks, whatever
+ * the rounding): beat(i, arg) for each peer i in turn. */
 struct simpeer_pace {
+    struct event *ev;
     uint64_t ticks, sent;
-    int next;
+    int n, next;
+    void (*beat)(int i, void *arg);
+    void *arg;
 };
 
-/* How many heartbeats are due at this tick. */
-uint64_t simpeer_pace_tick(struct simpeer_pace *p, int n);
-/* The peer (0 to n-1) whose turn it is next. */
-int simpeer_pace_next(struct simpeer_pace *p, int n);
+void simpeer_pace_start(struct simpeer_pace *p, struct event_base *base,
+                        int period_ms, int n, void (*beat)(int, void *),
+                        void *arg);
+void simpeer_pace_stop(struct simpeer_pace *p);
 
-/* Answer m if it is the supernode's ping, as every peer must (an
- * unanswered peer is dropped); 1 if it was one. */
+/* Answer m if it is the supernode's ping, as every peer must; 1 if it
+ * was one. */
 int simpeer_pong(struct channel *ch, const struct msg *m);
 
 /* A timer on base, added at once: after us microseconds, and again every
  * us if persist; exits if libevent fails. */
 struct event *simpeer_timer(struct event_base *base, int persist, uint64_t us,
                             event_callback_fn cb, void *arg);
+
+/* The end of a simulated peer's run, its channels closed: let the loop
+ * send what they still hold, free base, wipe the group key. */
+void simpeer_finish(struct event_base *base, struct simpeer_group *sg);
 
 /* An event callback that ends the loop of the event_base in arg (a
  * timer's or a signal's). */

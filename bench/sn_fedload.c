@@ -284,21 +284,17 @@ static int hb_ms = 1000;
 static struct simpeer_pace hb_pace;
 
 static void
-hb_tick(evutil_socket_t fd, short what, void *arg)
+sim_beat(int i, void *arg)
 {
+    struct sim *s = &sims[i];
     struct msg m;
-    uint64_t due;
-    struct sim *s;
 
+    if (s->ch == NULL || !s->registered)
+        return;
     memset(&m, 0, sizeof m);
     m.type = MSG_HEARTBEAT;
-    for (due = simpeer_pace_tick(&hb_pace, npeers); due > 0; due--) {
-        s = &sims[simpeer_pace_next(&hb_pace, npeers)];
-        if (s->ch != NULL && s->registered) {
-            sim_resources(s, &m.u.heartbeat);
-            channel_send(s->ch, &m);
-        }
-    }
+    sim_resources(s, &m.u.heartbeat);
+    channel_send(s->ch, &m);
 }
 
 static void
@@ -324,7 +320,7 @@ main(int argc, char **argv)
     const char *conf = NULL;
     int first = 0, seconds = 60, ch, i, k;
     char err[512], a[64];
-    struct event *ev_tick, *ev_stop, *ev_usr1;
+    struct event *ev_stop, *ev_usr1;
     uint32_t r;
 
     npeers = 1000;
@@ -399,7 +395,7 @@ main(int argc, char **argv)
     never = npeers;
     t_start = monotime_us();
     ramp();
-    ev_tick = simpeer_timer(base, 1, (uint64_t)hb_ms * 10, hb_tick, NULL);
+    simpeer_pace_start(&hb_pace, base, hb_ms, npeers, sim_beat, NULL);
     ev_stop = simpeer_timer(base, 0, (uint64_t)seconds * 1000000,
                             simpeer_loopbreak, base);
     ev_usr1 = evsignal_new(base, SIGUSR1, on_usr1, NULL);
@@ -429,12 +425,10 @@ main(int argc, char **argv)
     for (i = 0; i < npeers; i++)
         if (sims[i].ch != NULL)
             channel_close(sims[i].ch);
-    event_free(ev_tick);
+    simpeer_pace_stop(&hb_pace);
     event_free(ev_stop);
     event_free(ev_usr1);
-    event_base_loop(base, EVLOOP_NONBLOCK);
-    event_base_free(base);
+    simpeer_finish(base, &sg);
     free(sims);
-    simpeer_group_free(&sg);
     return 0;
 }

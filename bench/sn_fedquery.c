@@ -237,8 +237,6 @@ main(int argc, char **argv)
     event_free(ev_tick);
     event_free(ev_stop);
     event_free(ev_usr1);
-    event_base_loop(base, EVLOOP_NONBLOCK);
-    event_base_free(base);
-    simpeer_group_free(&sg);
+    simpeer_finish(base, &sg);
     return 0;
 }

@@ -179,23 +179,19 @@ static int hb_ms = 1000;
 static struct simpeer_pace hb_pace;
 
 static void
-hb_tick(evutil_socket_t fd, short what, void *arg)
+sim_beat(int i, void *arg)
 {
+    struct sim *s = &sims[i];
     struct msg m;
-    uint64_t due;
-    struct sim *s;
 
+    if (s->ch == NULL)
+        return;
     memset(&m, 0, sizeof m);
     m.type = MSG_HEARTBEAT;
     sim_resources(&m.u.heartbeat);
-    for (due = simpeer_pace_tick(&hb_pace, npeers); due > 0; due--) {
-        s = &sims[simpeer_pace_next(&hb_pace, npeers)];
-        if (s->ch != NULL) {
-            channel_send(s->ch, &m);
-            if (job_reports)
-                send_job_report(s);
-        }
-    }
+    channel_send(s->ch, &m);
+    if (job_reports)
+        send_job_report(s);
 }
 
 int
@@ -219,7 +215,7 @@ main(int argc, char **argv)
     long rss0, rss1, rss2, cpu0, cpu1, hz = sysconf(_SC_CLK_TCK);
     uint64_t t0, t1, acks0;
     struct timeval window;
-    struct event *ev_tick, *ev_stop;
+    struct event *ev_stop;
 
     npeers = 1000;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -290,8 +286,7 @@ main(int argc, char **argv)
            rss0, rss1,
            (double)(rss1 - rss0) * 1024.0 / (nregistered ? nregistered : 1));
 
-    /* 100 ticks per heartbeat period. */
-    ev_tick = simpeer_timer(base, 1, (uint64_t)hb_ms * 10, hb_tick, NULL);
+    simpeer_pace_start(&hb_pace, base, hb_ms, npeers, sim_beat, NULL);
     /* Settle for two periods, then measure. */
     ev_stop = simpeer_timer(base, 0, (uint64_t)hb_ms * 2000,
                             simpeer_loopbreak, base);
@@ -318,11 +313,9 @@ main(int argc, char **argv)
     for (i = 0; i < npeers; i++)
         if (sims[i].ch != NULL)
             channel_close(sims[i].ch);
-    event_free(ev_tick);
+    simpeer_pace_stop(&hb_pace);
     event_free(ev_stop);
-    event_base_loop(base, EVLOOP_NONBLOCK);
-    event_base_free(base);
+    simpeer_finish(base, &sg);
     free(sims);
-    simpeer_group_free(&sg);
     return 0;
 }

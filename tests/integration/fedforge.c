@@ -203,9 +203,7 @@ main(int argc, char **argv)
     if (ev_keep != NULL)
         event_free(ev_keep);
     event_free(ev_hold);
-    event_base_loop(base, EVLOOP_NONBLOCK);
-    event_base_free(base);
+    simpeer_finish(base, &sg);
     free(peers);
-    simpeer_group_free(&sg);
     return 0;
 }

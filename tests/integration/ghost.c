@@ -243,9 +243,7 @@ main(int argc, char **argv)
     event_free(ev_tick);
     event_free(ev_term);
     event_free(ev_int);
-    event_base_loop(base, EVLOOP_NONBLOCK);
-    event_base_free(base);
+    simpeer_finish(base, &sg);
     free(ghosts);
-    simpeer_group_free(&sg);
     return 0;
 }
