@@ -34,13 +34,10 @@
 
 #include <event2/event.h>
 
-#include "channel.h"
-#include "config.h"
-#include "group.h"
 #include "log.h"
 #include "monotime.h"
-#include "netaddr.h"
 #include "rendezvous.h"
+#include "simpeer.h"
 #include "xmalloc.h"
 
 #define MAX_SN 16
@@ -68,7 +65,7 @@ static int nregistered, nlost_now, nlost_total, never;
 static char *sn_names[MAX_SN];
 static struct netaddr sn_addr[MAX_SN];
 static int sn_dead[MAX_SN];
-static struct channel_params cp;
+static struct simpeer_group sg;
 static uint64_t t_start, t_all_registered, first_loss_ms, all_back_ms;
 /* SIGUSR1 (the bench killed a supernode): when, and losses until then;
  * complete_ms: the last time every peer was registered. */
@@ -169,29 +166,23 @@ print_spread(const char *what)
     fflush(stdout);
 }
 
+/* What simulated peer s offers: eight slots, some of them taken. */
+static void
+sim_resources(const struct sim *s, struct resources *r)
+{
+    simpeer_resources(r, 8, 16ull << 30, 8ull << 30, 8, s->slots_free);
+}
+
 static void
 sim_ready(struct channel *ch, void *arg)
 {
     struct sim *s = arg;
-    struct msg m;
-    uint8_t buf[16 + SEC_HASH_LEN];
+    struct resources res;
+    char label[32];
 
-    memset(&m, 0, sizeof m);
-    m.type = MSG_REGISTER;
-    memcpy(m.u.reg.node_key, s->pk, sizeof s->pk);
-    memcpy(buf, "p2p-register\0\0\0\0", 16);
-    memcpy(buf + 16, channel_session_id(ch), SEC_HASH_LEN);
-    sec_sign(m.u.reg.signature, buf, sizeof buf, s->sk);
-    snprintf(m.u.reg.host_label, sizeof m.u.reg.host_label, "s%d-%d",
-             s->target, s->idx);
-    snprintf(m.u.reg.addr, sizeof m.u.reg.addr, "%s", s->announce);
-    m.u.reg.res.cores = 8;
-    m.u.reg.res.mem_total = 16ull << 30;
-    m.u.reg.res.mem_free = 8ull << 30;
-    m.u.reg.res.slots_total = 8;
-    m.u.reg.res.slots_free = s->slots_free;
-    m.u.reg.res.state = PEER_STATE_AVAILABLE;
-    channel_send(ch, &m);
+    snprintf(label, sizeof label, "s%d-%d", s->target, s->idx);
+    sim_resources(s, &res);
+    simpeer_register(ch, s->pk, s->sk, label, s->announce, NULL, &res);
 }
 
 static void
@@ -199,6 +190,8 @@ sim_msg(struct channel *ch, const struct msg *m, void *arg)
 {
     struct sim *s = arg;
 
+    if (simpeer_pong(ch, m))
+        return;
     switch (m->type) {
     case MSG_REGISTER_ACK:
         if (s->registered)
@@ -222,9 +215,6 @@ sim_msg(struct channel *ch, const struct msg *m, void *arg)
                    (double)(t_all_registered - t_start) / 1e6);
             print_spread("on");
         }
-        break;
-    case MSG_PING:
-        channel_pong(ch, m);
         break;
     default:
         break;
@@ -280,7 +270,7 @@ static void
 sim_connect(struct sim *s)
 {
     s->target = sim_choice(s);
-    s->ch = channel_connect(base, &sn_addr[s->target], &s->from, &cp, &sim_cbs,
+    s->ch = channel_connect(base, &sn_addr[s->target], &s->from, &sg.cp, &sim_cbs,
                             s);
     if (s->ch == NULL) {
         log_warn("socket for peer %d", s->idx);
@@ -290,29 +280,21 @@ sim_connect(struct sim *s)
 }
 
 /* One heartbeat per peer per period, spread over 100 ticks. */
-static int hb_ms = 1000, hb_next;
+static int hb_ms = 1000;
+static struct simpeer_pace hb_pace;
 
 static void
-hb_tick(evutil_socket_t fd, short what, void *arg)
+sim_beat(int i, void *arg)
 {
-    static uint64_t ticks, sent;
+    struct sim *s = &sims[i];
     struct msg m;
-    uint64_t due;
 
-    due = ++ticks * (uint64_t)npeers / 100 - sent;
-    sent += due;
+    if (s->ch == NULL || !s->registered)
+        return;
     memset(&m, 0, sizeof m);
     m.type = MSG_HEARTBEAT;
-    m.u.heartbeat.cores = 8;
-    m.u.heartbeat.mem_total = 16ull << 30;
-    m.u.heartbeat.mem_free = 8ull << 30;
-    m.u.heartbeat.slots_total = 8;
-    m.u.heartbeat.state = PEER_STATE_AVAILABLE;
-    for (; due > 0; due--, hb_next = (hb_next + 1) % npeers)
-        if (sims[hb_next].ch != NULL && sims[hb_next].registered) {
-            m.u.heartbeat.slots_free = sims[hb_next].slots_free;
-            channel_send(sims[hb_next].ch, &m);
-        }
+    sim_resources(s, &m.u.heartbeat);
+    channel_send(s->ch, &m);
 }
 
 static void
@@ -320,12 +302,6 @@ on_usr1(evutil_socket_t fd, short what, void *arg)
 {
     kill_ms = monotime_ms();
     lost_before_kill = nlost_total;
-}
-
-static void
-stop(evutil_socket_t fd, short what, void *arg)
-{
-    event_base_loopbreak(base);
 }
 
 int
@@ -343,11 +319,8 @@ main(int argc, char **argv)
     };
     const char *conf = NULL;
     int first = 0, seconds = 60, ch, i, k;
-    struct p2p_config cfg;
-    struct p2p_group g;
     char err[512], a[64];
-    struct timeval tick, window;
-    struct event *ev_tick, *ev_stop, *ev_usr1;
+    struct event *ev_stop, *ev_usr1;
     uint32_t r;
 
     npeers = 1000;
@@ -393,17 +366,12 @@ main(int argc, char **argv)
     if (net_raise_nofile() < npeers + 64)
         fatalx("%d peers need %d descriptors; the limit is %ld", npeers,
                npeers + 64, net_raise_nofile());
-    if (sec_init() == -1 || config_load(&cfg, conf, err, sizeof err) == -1 ||
-        group_load(&cfg, &g, err, sizeof err) == -1)
-        fatalx("%s", err);
+    simpeer_group_load(&sg, conf, FRAME_MAX_REQUEST);
     for (k = 0; k < nsn; k++)
-        if (netaddr_parse(sn_names[k], 9700, &sn_addr[k], err, sizeof err) ==
-            -1)
-            fatalx("%s", err);
+        simpeer_supernode_addr(sn_names[k], &sn_addr[k]);
     base = event_base_new();
     sims = xcalloc((size_t)npeers, sizeof *sims);
-    group_params(&g, FRAME_MAX_REQUEST, 0, &cp);
-    cp.handshake_ms = 60000;
+    sg.cp.handshake_ms = 60000;
     for (i = 0; i < npeers; i++) {
         struct sim *s = &sims[i];
         int gi = first + i;
@@ -427,14 +395,9 @@ main(int argc, char **argv)
     never = npeers;
     t_start = monotime_us();
     ramp();
-    tick.tv_sec = 0;
-    tick.tv_usec = hb_ms * 10;
-    ev_tick = event_new(base, -1, EV_PERSIST, hb_tick, NULL);
-    evtimer_add(ev_tick, &tick);
-    window.tv_sec = seconds;
-    window.tv_usec = 0;
-    ev_stop = evtimer_new(base, stop, NULL);
-    evtimer_add(ev_stop, &window);
+    simpeer_pace_start(&hb_pace, base, hb_ms, npeers, sim_beat, NULL);
+    ev_stop = simpeer_timer(base, 0, (uint64_t)seconds * 1000000,
+                            simpeer_loopbreak, base);
     ev_usr1 = evsignal_new(base, SIGUSR1, on_usr1, NULL);
     evsignal_add(ev_usr1, NULL);
     event_base_dispatch(base);
@@ -462,13 +425,10 @@ main(int argc, char **argv)
     for (i = 0; i < npeers; i++)
         if (sims[i].ch != NULL)
             channel_close(sims[i].ch);
-    event_free(ev_tick);
+    simpeer_pace_stop(&hb_pace);
     event_free(ev_stop);
     event_free(ev_usr1);
-    event_base_loop(base, EVLOOP_NONBLOCK);
-    event_base_free(base);
+    simpeer_finish(base, &sg);
     free(sims);
-    group_wipe(&g);
-    config_free(&cfg);
     return 0;
 }

@@ -24,12 +24,9 @@
 
 #include <event2/event.h>
 
-#include "channel.h"
-#include "config.h"
-#include "group.h"
 #include "log.h"
 #include "monotime.h"
-#include "netaddr.h"
+#include "simpeer.h"
 #include "xmalloc.h"
 
 #define MAX_SN 16
@@ -56,7 +53,7 @@ struct member {
 static struct event_base *base;
 static struct member sn[MAX_SN];
 static int nsn, phase; /* 0 before SIGUSR1 (a supernode killed), 1 after */
-static struct channel_params cp;
+static struct simpeer_group sg;
 
 static void
 q_ready(struct channel *ch, void *arg)
@@ -74,11 +71,7 @@ q_msg(struct channel *ch, const struct msg *msg, void *arg)
     size_t i;
     int k;
 
-    if (msg->type == MSG_PING) {
-        channel_pong(ch, msg);
-        return;
-    }
-    if (msg->type != MSG_LIST_REPLY || !m->waiting)
+    if (simpeer_pong(ch, msg) || msg->type != MSG_LIST_REPLY || !m->waiting)
         return;
     m->waiting = 0;
     if (p->n < MAX_SAMPLES)
@@ -112,7 +105,7 @@ static const struct channel_cbs q_cbs = {
 static void
 member_connect(struct member *m)
 {
-    m->ch = channel_connect(base, &m->addr, NULL, &cp, &q_cbs, m);
+    m->ch = channel_connect(base, &m->addr, NULL, &sg.cp, &q_cbs, m);
     if (m->ch == NULL) {
         log_warn("socket");
         m->retry_ms = monotime_ms() + 1000;
@@ -142,12 +135,6 @@ static void
 on_usr1(evutil_socket_t fd, short what, void *arg)
 {
     phase = 1;
-}
-
-static void
-stop(evutil_socket_t fd, short what, void *arg)
-{
-    event_base_loopbreak(base);
 }
 
 static int
@@ -191,10 +178,6 @@ main(int argc, char **argv)
     };
     const char *conf = NULL;
     int seconds = 60, every_ms = 200, ch, k;
-    struct p2p_config cfg;
-    struct p2p_group g;
-    char err[512];
-    struct timeval tick, window;
     struct event *ev_tick, *ev_stop, *ev_usr1;
 
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -225,27 +208,17 @@ main(int argc, char **argv)
     log_init("sn_fedquery", 1, P2P_LOG_WARN);
     /* A supernode that drops us must not kill us with SIGPIPE. */
     signal(SIGPIPE, SIG_IGN);
-    if (sec_init() == -1 || config_load(&cfg, conf, err, sizeof err) == -1 ||
-        group_load(&cfg, &g, err, sizeof err) == -1)
-        fatalx("%s", err);
+    simpeer_group_load(&sg, conf, FRAME_MAX_REPLY);
     base = event_base_new();
-    group_params(&g, FRAME_MAX_REPLY, 0, &cp);
     for (k = 0; k < nsn; k++) {
-        if (netaddr_parse(sn[k].name, 9700, &sn[k].addr, err, sizeof err) ==
-            -1)
-            fatalx("%s", err);
+        simpeer_supernode_addr(sn[k].name, &sn[k].addr);
         sn[k].ph[0].ms = xcalloc(MAX_SAMPLES, sizeof(double));
         sn[k].ph[1].ms = xcalloc(MAX_SAMPLES, sizeof(double));
         member_connect(&sn[k]);
     }
-    tick.tv_sec = every_ms / 1000;
-    tick.tv_usec = (every_ms % 1000) * 1000;
-    ev_tick = event_new(base, -1, EV_PERSIST, q_tick, NULL);
-    evtimer_add(ev_tick, &tick);
-    window.tv_sec = seconds;
-    window.tv_usec = 0;
-    ev_stop = evtimer_new(base, stop, NULL);
-    evtimer_add(ev_stop, &window);
+    ev_tick = simpeer_timer(base, 1, (uint64_t)every_ms * 1000, q_tick, NULL);
+    ev_stop = simpeer_timer(base, 0, (uint64_t)seconds * 1000000,
+                            simpeer_loopbreak, base);
     ev_usr1 = evsignal_new(base, SIGUSR1, on_usr1, NULL);
     evsignal_add(ev_usr1, NULL);
     event_base_dispatch(base);
@@ -264,9 +237,6 @@ main(int argc, char **argv)
     event_free(ev_tick);
     event_free(ev_stop);
     event_free(ev_usr1);
-    event_base_loop(base, EVLOOP_NONBLOCK);
-    event_base_free(base);
-    group_wipe(&g);
-    config_free(&cfg);
+    simpeer_finish(base, &sg);
     return 0;
 }

@@ -23,12 +23,9 @@
 
 #include <event2/event.h>
 
-#include "channel.h"
-#include "config.h"
-#include "group.h"
 #include "log.h"
 #include "monotime.h"
-#include "netaddr.h"
+#include "simpeer.h"
 #include "xmalloc.h"
 
 struct sim {
@@ -84,28 +81,25 @@ proc_cpu_ticks(int pid)
     return (long)(ut + st);
 }
 
+/* What every simulated peer offers. */
+static void
+sim_resources(struct resources *r)
+{
+    simpeer_resources(r, 4, 16ull << 30, 8ull << 30, 4, 4);
+}
+
 static void
 sim_ready(struct channel *ch, void *arg)
 {
     struct sim *s = arg;
-    struct msg m;
-    uint8_t buf[16 + SEC_HASH_LEN];
+    struct resources res;
+    char label[32], addr[32];
 
-    memset(&m, 0, sizeof m);
-    m.type = MSG_REGISTER;
-    memcpy(m.u.reg.node_key, s->pk, sizeof s->pk);
-    memcpy(buf, "p2p-register\0\0\0\0", 16);
-    memcpy(buf + 16, channel_session_id(ch), SEC_HASH_LEN);
-    sec_sign(m.u.reg.signature, buf, sizeof buf, s->sk);
-    snprintf(m.u.reg.host_label, sizeof m.u.reg.host_label, "sim%d", s->idx);
-    snprintf(m.u.reg.addr, sizeof m.u.reg.addr, "127.1.%d.%d:9897",
-             s->idx / 250, s->idx % 250 + 1);
-    m.u.reg.res.cores = 4;
-    m.u.reg.res.mem_total = 16ull << 30;
-    m.u.reg.res.mem_free = 8ull << 30;
-    m.u.reg.res.slots_total = m.u.reg.res.slots_free = 4;
-    m.u.reg.res.state = PEER_STATE_AVAILABLE;
-    channel_send(ch, &m);
+    snprintf(label, sizeof label, "sim%d", s->idx);
+    snprintf(addr, sizeof addr, "127.1.%d.%d:9897", s->idx / 250,
+             s->idx % 250 + 1);
+    sim_resources(&res);
+    simpeer_register(ch, s->pk, s->sk, label, addr, NULL, &res);
 }
 
 static void
@@ -113,6 +107,8 @@ sim_msg(struct channel *ch, const struct msg *m, void *arg)
 {
     struct sim *s = arg;
 
+    if (simpeer_pong(ch, m))
+        return;
     switch (m->type) {
     case MSG_REGISTER_ACK:
         s->registered = 1;
@@ -122,9 +118,6 @@ sim_msg(struct channel *ch, const struct msg *m, void *arg)
         break;
     case MSG_HEARTBEAT_ACK:
         acks++;
-        break;
-    case MSG_PING:
-        channel_pong(ch, m);
         break;
     default:
         break;
@@ -182,38 +175,23 @@ send_job_report(struct sim *s)
 }
 
 /* One heartbeat per peer per period, spread evenly over the period. */
-static int hb_ms = 1000, hb_next;
+static int hb_ms = 1000;
+static struct simpeer_pace hb_pace;
 
 static void
-hb_tick(evutil_socket_t fd, short what, void *arg)
+sim_beat(int i, void *arg)
 {
-    static uint64_t ticks, sent;
+    struct sim *s = &sims[i];
     struct msg m;
-    uint64_t due;
 
-    /* Exactly npeers heartbeats per 100 ticks, whatever the rounding. */
-    due = ++ticks * (uint64_t)npeers / 100 - sent;
-    sent += due;
-
+    if (s->ch == NULL)
+        return;
     memset(&m, 0, sizeof m);
     m.type = MSG_HEARTBEAT;
-    m.u.heartbeat.cores = 4;
-    m.u.heartbeat.mem_total = 16ull << 30;
-    m.u.heartbeat.mem_free = 8ull << 30;
-    m.u.heartbeat.slots_total = m.u.heartbeat.slots_free = 4;
-    m.u.heartbeat.state = PEER_STATE_AVAILABLE;
-    for (; due > 0; due--, hb_next = (hb_next + 1) % npeers)
-        if (sims[hb_next].ch != NULL) {
-            channel_send(sims[hb_next].ch, &m);
-            if (job_reports)
-                send_job_report(&sims[hb_next]);
-        }
-}
-
-static void
-stop(evutil_socket_t fd, short what, void *arg)
-{
-    event_base_loopbreak(base);
+    sim_resources(&m.u.heartbeat);
+    channel_send(s->ch, &m);
+    if (job_reports)
+        send_job_report(s);
 }
 
 int
@@ -231,15 +209,13 @@ main(int argc, char **argv)
     };
     const char *conf = NULL, *sn = NULL;
     int pid = 0, seconds = 10, ch, i;
-    struct p2p_config cfg;
-    struct p2p_group g;
-    struct channel_params cp;
+    struct simpeer_group sg;
     struct netaddr to, from;
     char err[512];
     long rss0, rss1, rss2, cpu0, cpu1, hz = sysconf(_SC_CLK_TCK);
     uint64_t t0, t1, acks0;
-    struct timeval tick, window;
-    struct event *ev_tick, *ev_stop;
+    struct timeval window;
+    struct event *ev_stop;
 
     npeers = 1000;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -277,14 +253,11 @@ main(int argc, char **argv)
     }
     log_init("sn_load", 1, P2P_LOG_WARN);
     net_raise_nofile();
-    if (sec_init() == -1 || config_load(&cfg, conf, err, sizeof err) == -1 ||
-        group_load(&cfg, &g, err, sizeof err) == -1 ||
-        netaddr_parse(sn, 9700, &to, err, sizeof err) == -1)
-        fatalx("%s", err);
+    simpeer_group_load(&sg, conf, FRAME_MAX_REQUEST);
+    simpeer_supernode_addr(sn, &to);
     base = event_base_new();
     sims = xcalloc((size_t)npeers, sizeof *sims);
-    group_params(&g, FRAME_MAX_REQUEST, 0, &cp);
-    cp.handshake_ms = 60000;
+    sg.cp.handshake_ms = 60000;
 
     rss0 = proc_rss_kb(pid);
     t0 = monotime_us();
@@ -297,7 +270,7 @@ main(int argc, char **argv)
          * out of ephemeral ports long before 10,000 peers. */
         snprintf(a, sizeof a, "127.1.%d.%d:0", i / 250, i % 250 + 1);
         netaddr_parse(a, 0, &from, err, sizeof err);
-        sims[i].ch = channel_connect(base, &to, &from, &cp, &sim_cbs, &sims[i]);
+        sims[i].ch = channel_connect(base, &to, &from, &sg.cp, &sim_cbs, &sims[i]);
         if (sims[i].ch == NULL)
             fatal("socket for peer %d", i);
         /* Keep the accept queue from overflowing during the ramp. */
@@ -313,15 +286,10 @@ main(int argc, char **argv)
            rss0, rss1,
            (double)(rss1 - rss0) * 1024.0 / (nregistered ? nregistered : 1));
 
-    tick.tv_sec = 0;
-    tick.tv_usec = hb_ms * 10; /* 100 ticks per heartbeat period */
-    ev_tick = event_new(base, -1, EV_PERSIST, hb_tick, NULL);
-    evtimer_add(ev_tick, &tick);
+    simpeer_pace_start(&hb_pace, base, hb_ms, npeers, sim_beat, NULL);
     /* Settle for two periods, then measure. */
-    window.tv_sec = 2 * hb_ms / 1000;
-    window.tv_usec = (2 * hb_ms % 1000) * 1000;
-    ev_stop = evtimer_new(base, stop, NULL);
-    evtimer_add(ev_stop, &window);
+    ev_stop = simpeer_timer(base, 0, (uint64_t)hb_ms * 2000,
+                            simpeer_loopbreak, base);
     event_base_dispatch(base);
 
     cpu0 = proc_cpu_ticks(pid);
@@ -345,11 +313,9 @@ main(int argc, char **argv)
     for (i = 0; i < npeers; i++)
         if (sims[i].ch != NULL)
             channel_close(sims[i].ch);
-    event_free(ev_tick);
+    simpeer_pace_stop(&hb_pace);
     event_free(ev_stop);
-    event_base_loop(base, EVLOOP_NONBLOCK);
-    event_base_free(base);
+    simpeer_finish(base, &sg);
     free(sims);
-    config_free(&cfg);
     return 0;
 }

@@ -20,11 +20,8 @@
 
 #include <event2/event.h>
 
-#include "channel.h"
-#include "config.h"
-#include "group.h"
 #include "log.h"
-#include "netaddr.h"
+#include "simpeer.h"
 #include "xmalloc.h"
 
 static struct event_base *base;
@@ -100,9 +97,7 @@ on_ready(struct channel *ch, void *arg)
 static void
 on_msg(struct channel *ch, const struct msg *m, void *arg)
 {
-    if (m->type == MSG_PING)
-        channel_pong(ch, m);
-    else if (m->type == MSG_ERROR) {
+    if (!simpeer_pong(ch, m) && m->type == MSG_ERROR) {
         printf("closed: %s\n", m->u.error.text);
         event_base_loopbreak(base);
     }
@@ -154,14 +149,10 @@ main(int argc, char **argv)
     };
     const char *conf = NULL, *sn = NULL;
     int ch, hold = 10;
-    struct p2p_config cfg;
-    struct p2p_group g;
-    struct channel_params cp;
+    struct simpeer_group sg;
     struct netaddr to;
     struct channel *c;
     struct event *ev_keep, *ev_hold;
-    struct timeval tv_keep = {1, 0}, tv_hold;
-    char err[512];
 
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (ch) {
@@ -192,34 +183,27 @@ main(int argc, char **argv)
     log_init("p2p_fedforge", 1, P2P_LOG_WARN);
     /* A supernode that drops us must not kill us with SIGPIPE. */
     signal(SIGPIPE, SIG_IGN);
-    if (sec_init() == -1 || config_load(&cfg, conf, err, sizeof err) == -1 ||
-        group_load(&cfg, &g, err, sizeof err) == -1 ||
-        netaddr_parse(sn, 9700, &to, err, sizeof err) == -1)
-        fatalx("%s", err);
+    simpeer_group_load(&sg, conf, FRAME_MAX_REQUEST);
+    simpeer_supernode_addr(sn, &to);
     sec_random(instance, sizeof instance);
     make_peers(strcmp(mode, "oversize") == 0 ? 300 : count);
     base = event_base_new();
-    group_params(&g, FRAME_MAX_REQUEST, 0, &cp);
-    c = channel_connect(base, &to, NULL, &cp, &cbs, &c);
+    c = channel_connect(base, &to, NULL, &sg.cp, &cbs, &c);
     if (c == NULL)
         fatal("socket");
-    ev_keep = event_new(base, -1, EV_PERSIST, keepalive, &c);
-    if (strcmp(mode, "valid") == 0)
-        evtimer_add(ev_keep, &tv_keep);
-    ev_hold = evtimer_new(base, held, NULL);
-    tv_hold.tv_sec = hold;
-    tv_hold.tv_usec = 0;
-    evtimer_add(ev_hold, &tv_hold);
+    /* Only a valid summary is kept alive, every second. */
+    ev_keep = strcmp(mode, "valid") == 0
+                  ? simpeer_timer(base, 1, 1000000, keepalive, &c)
+                  : NULL;
+    ev_hold = simpeer_timer(base, 0, (uint64_t)hold * 1000000, held, NULL);
     event_base_dispatch(base);
     fflush(stdout);
     if (c != NULL)
         channel_close(c);
-    event_free(ev_keep);
+    if (ev_keep != NULL)
+        event_free(ev_keep);
     event_free(ev_hold);
-    event_base_loop(base, EVLOOP_NONBLOCK);
-    event_base_free(base);
+    simpeer_finish(base, &sg);
     free(peers);
-    group_wipe(&g);
-    config_free(&cfg);
     return 0;
 }

@@ -20,11 +20,8 @@
 
 #include <event2/event.h>
 
-#include "channel.h"
-#include "config.h"
-#include "group.h"
 #include "log.h"
-#include "netaddr.h"
+#include "simpeer.h"
 #include "xmalloc.h"
 
 #define GHOST_MAX_ADDRS 64
@@ -43,7 +40,7 @@ struct ghost {
 
 static struct event_base *base;
 static struct ghost *ghosts;
-static struct channel_params cp;
+static struct simpeer_group sg;
 static struct netaddr to, from;
 static const char *source;
 static int started;
@@ -55,12 +52,8 @@ static int naddrs;
 static void
 ghost_res(struct resources *r)
 {
-    memset(r, 0, sizeof *r);
-    r->cores = 64;
-    r->mem_total = 64ull << 30;
-    r->mem_free = 63ull << 30;
-    r->slots_total = r->slots_free = (uint32_t)slots;
-    r->state = PEER_STATE_AVAILABLE;
+    simpeer_resources(r, 64, 64ull << 30, 63ull << 30, (uint32_t)slots,
+                      (uint32_t)slots);
 }
 
 static const struct channel_cbs ghost_cbs;
@@ -74,7 +67,7 @@ ghost_start_next(void)
     if (started == count)
         return;
     g = &ghosts[started++];
-    g->ch = channel_connect(base, &to, source ? &from : NULL, &cp, &ghost_cbs,
+    g->ch = channel_connect(base, &to, source ? &from : NULL, &sg.cp, &ghost_cbs,
                             g);
     if (g->ch == NULL)
         fatal("socket for ghost %d", g->idx);
@@ -96,21 +89,13 @@ static void
 ghost_ready(struct channel *ch, void *arg)
 {
     struct ghost *g = arg;
-    struct msg m;
-    uint8_t buf[16 + SEC_HASH_LEN];
+    struct resources res;
+    char host_label[WIRE_MAX_LABEL + 1];
 
-    memset(&m, 0, sizeof m);
-    m.type = MSG_REGISTER;
-    memcpy(m.u.reg.node_key, g->pk, sizeof g->pk);
-    memcpy(buf, "p2p-register\0\0\0\0", 16);
-    memcpy(buf + 16, channel_session_id(ch), SEC_HASH_LEN);
-    sec_sign(m.u.reg.signature, buf, sizeof buf, g->sk);
-    snprintf(m.u.reg.host_label, sizeof m.u.reg.host_label, "%s%d", label,
-             g->idx);
-    snprintf(m.u.reg.addr, sizeof m.u.reg.addr, "%s", addrs[g->idx % naddrs]);
-    snprintf(m.u.reg.version, sizeof m.u.reg.version, "ghost");
-    ghost_res(&m.u.reg.res);
-    channel_send(ch, &m);
+    snprintf(host_label, sizeof host_label, "%s%d", label, g->idx);
+    ghost_res(&res);
+    simpeer_register(ch, g->pk, g->sk, host_label, addrs[g->idx % naddrs],
+                     "ghost", &res);
     g->sent = 1;
     ghost_start_next();
 }
@@ -120,6 +105,8 @@ ghost_msg(struct channel *ch, const struct msg *m, void *arg)
 {
     struct ghost *g = arg;
 
+    if (simpeer_pong(ch, m))
+        return;
     switch (m->type) {
     case MSG_REGISTER_ACK:
         printf("registered %d\n", g->idx);
@@ -134,9 +121,6 @@ ghost_msg(struct channel *ch, const struct msg *m, void *arg)
         ghost_answered(g);
         channel_close(ch);
         g->ch = NULL;
-        break;
-    case MSG_PING:
-        channel_pong(ch, m);
         break;
     default:
         break;
@@ -180,12 +164,6 @@ ghost_tick(evutil_socket_t fd, short what, void *arg)
             channel_send(ghosts[i].ch, &m);
 }
 
-static void
-ghost_stop(evutil_socket_t sig, short what, void *arg)
-{
-    event_base_loopbreak(base);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -200,9 +178,6 @@ main(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *conf = NULL, *sn = NULL;
-    struct p2p_config cfg;
-    struct p2p_group g;
-    struct timeval tick = {0, 200000};
     struct event *ev_tick, *ev_term, *ev_int;
     char err[512];
     int ch, i;
@@ -243,26 +218,22 @@ main(int argc, char **argv)
     }
     log_init("p2p_ghost", 1, P2P_LOG_WARN);
     signal(SIGPIPE, SIG_IGN);
-    if (sec_init() == -1 || config_load(&cfg, conf, err, sizeof err) == -1 ||
-        group_load(&cfg, &g, err, sizeof err) == -1 ||
-        netaddr_parse(sn, 9700, &to, err, sizeof err) == -1)
-        fatalx("%s", err);
+    simpeer_group_load(&sg, conf, FRAME_MAX_REQUEST);
+    simpeer_supernode_addr(sn, &to);
     if (source != NULL && netaddr_parse(source, 0, &from, err, sizeof err) == -1)
         fatalx("--source: %s", err);
     base = event_base_new();
     ghosts = xcalloc((size_t)count, sizeof *ghosts);
-    group_params(&g, FRAME_MAX_REQUEST, 0, &cp);
-    cp.handshake_ms = 30000; /* the supernode's check may take a while */
+    sg.cp.handshake_ms = 30000; /* the supernode's check may take a while */
     for (i = 0; i < count; i++) {
         ghosts[i].idx = i;
         sec_sign_keypair(ghosts[i].pk, ghosts[i].sk);
     }
     for (i = 0; i < GHOST_PARALLEL; i++)
         ghost_start_next();
-    ev_tick = event_new(base, -1, EV_PERSIST, ghost_tick, NULL);
-    evtimer_add(ev_tick, &tick);
-    ev_term = evsignal_new(base, SIGTERM, ghost_stop, NULL);
-    ev_int = evsignal_new(base, SIGINT, ghost_stop, NULL);
+    ev_tick = simpeer_timer(base, 1, 200000, ghost_tick, NULL);
+    ev_term = evsignal_new(base, SIGTERM, simpeer_loopbreak, base);
+    ev_int = evsignal_new(base, SIGINT, simpeer_loopbreak, base);
     evsignal_add(ev_term, NULL);
     evsignal_add(ev_int, NULL);
     event_base_dispatch(base);
@@ -272,10 +243,7 @@ main(int argc, char **argv)
     event_free(ev_tick);
     event_free(ev_term);
     event_free(ev_int);
-    event_base_loop(base, EVLOOP_NONBLOCK);
-    event_base_free(base);
+    simpeer_finish(base, &sg);
     free(ghosts);
-    group_wipe(&g);
-    config_free(&cfg);
     return 0;
 }
