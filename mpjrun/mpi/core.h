@@ -1,7 +1,7 @@
 /*
  * What transport.c, match.c, request.c and p2p.c share: requests, the
- * frame header between ranks, unexpected messages.  Not for the rest of
- * the library (which uses the contracts in mpii.h).
+ * frame header between ranks (wireframe.h), unexpected messages.  Not for
+ * the rest of the library (which uses the contracts in mpii.h).
  */
 #ifndef P2PMPI_CORE_H
 #define P2PMPI_CORE_H
@@ -10,8 +10,9 @@
 #include <stdint.h>
 
 #include "mpii.h"
+#include "wireframe.h"
 
-#define MPII_EAGER_MAX (64 * 1024) /* larger messages use rendezvous */
+#define MPII_EAGER_MAX WF_EAGER_MAX /* larger messages use rendezvous */
 #define MPII_CTX_INTERNAL 0        /* finalize and communicator creation */
 
 /* --- requests (request.c) --- */
@@ -126,36 +127,7 @@ int mpii_bsend(const void *buf, int count, MPI_Datatype, int dest, int tag,
 
 /* --- frames between ranks (transport.c) --- */
 
-enum frame_type {
-    FR_EAGER = 1, /* header + whole message */
-    FR_RTS,       /* rendezvous: a message of total bytes waits (sid) */
-    FR_CTS,       /* rendezvous: send it (sid, rid) */
-    FR_DATA,      /* rendezvous payload at offset total (rid) */
-    FR_FIN,       /* finalize: no more messages from this rank */
-    FR_ACK,       /* replicas: every message up to total is in (cumulative) */
-    FR_TAKEOVER,  /* replicas: feed me, replaying from sequence total */
-    FR_DECIDE,    /* replicas: master to backup, decision total, values */
-    FR_DECIDE_ACK, /* replicas: backup to master, decision total known */
-};
-
-/* Every message carries (communicator context, source, destination,
- * sequence number): the replication layer needs all four to recognise
- * a message whichever replica sent it. */
-struct wire_hdr {
-    uint8_t type, flags;
-    uint16_t pad;
-    uint32_t ctx;
-    int32_t src; /* sender's rank in the communicator */
-    int32_t dst; /* receiver's rank in the communicator */
-    int32_t tag;
-    uint32_t pad2;
-    uint64_t seq; /* per connection, every frame */
-    uint64_t len; /* payload bytes in this frame */
-    uint64_t total; /* message size (EAGER, RTS) or offset (DATA) */
-    uint32_t sid, rid; /* sender's and receiver's request ids */
-    uint64_t lseq; /* replicas: per (source, destination) rank pair, over
-                      messages (EAGER, RTS, FIN); 0 without replicas */
-};
+/* enum frame_type and struct wire_hdr: wireframe.h. */
 
 struct conn;
 

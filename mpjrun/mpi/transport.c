@@ -12,11 +12,9 @@
  * and learns of a broken one at once: one connection per pair, made by
  * the lower index.  A connection starts with a handshake that proves both ends
  * hold the job's key (MACs over fresh nonces) and, unless the job turned
- * encryption off, derives a key for each direction; then frames flow:
- *
- *   plain:   struct wire_hdr, payload
- *   sealed:  u32 length, struct wire_hdr, ChaCha20-Poly1305(payload) with
- *            the header as associated data (authenticated, not hidden)
+ * encryption off, derives a key for each direction; then frames flow,
+ * plain or sealed.  The bytes of both (message layouts, checks, MACs,
+ * sealing) are wireframe.c's; this file moves them.
  *
  * Sockets are non-blocking; progress writes what is queued (sendmsg with
  * MSG_NOSIGNAL: a process whose peer died must not die of SIGPIPE; user
@@ -45,12 +43,10 @@
 #include "decide.h"
 #include "rep.h"
 #include "sec.h"
+#include "wireframe.h"
 
-#define HDR sizeof(struct wire_hdr)
+#define HDR WF_HDR_LEN
 #define RBUF_PLAIN (HDR + MPII_EAGER_MAX + 64 * 1024)
-#define SEAL_CHUNK (256 * 1024) /* payload per sealed frame */
-#define SEAL_MAX (HDR + SEAL_CHUNK + SEC_TAG_LEN)
-#define HS_MAGIC 0x4d345032u    /* "P2M4": bump when frames change */
 #define HS_TIMEOUT_MS 30000
 #define HS_PENDING_MS 10000 /* an accepted connection must prove itself */
 /* Connections waiting for accept: on demand, hundreds of ranks may reach
@@ -65,11 +61,6 @@ enum conn_state {
     CS_WAIT_PROOF, /* acceptor: waits for the connector's proof */
     CS_READY,
     CS_DEAD,
-};
-
-struct hello {
-    uint32_t magic, world, replica, flags;
-    uint8_t nonce[32];
 };
 
 struct txitem {
@@ -88,8 +79,8 @@ struct conn {
     int world; /* the other end's process index (rank * R + replica) */
     enum conn_state state;
     struct timespec since; /* accepted at: a handshake has a deadline */
-    uint8_t nonce_c[32], nonce_a[32];
-    uint8_t hs[64]; /* the largest handshake step: the acceptor's proof */
+    struct wf_hs hsk; /* nonces and indices the handshake's MACs cover */
+    uint8_t hs[WF_HS_MAX]; /* the handshake message being read */
     size_t hslen;
     /* receiving */
     uint8_t *rbuf;
@@ -262,10 +253,11 @@ conn_new(int fd)
         return NULL;
     c->fd = fd;
     c->world = -1;
+    c->hsk.key = tp.key;
     c->txt = &c->txh;
-    c->rcap = tp.sealed ? 4 + SEAL_MAX : RBUF_PLAIN;
+    c->rcap = tp.sealed ? 4 + WF_SEAL_MAX : RBUF_PLAIN;
     if ((c->rbuf = malloc(c->rcap)) == NULL ||
-        (tp.sealed && (c->plain = malloc(SEAL_MAX)) == NULL)) {
+        (tp.sealed && (c->plain = malloc(WF_SEAL_MAX)) == NULL)) {
         free(c->rbuf);
         free(c);
         return NULL;
@@ -274,36 +266,10 @@ conn_new(int fd)
     return c;
 }
 
-/* MAC over who | both nonces | both ranks | flags, keyed by the job key. */
-static void
-hs_mac(const char *who, const struct conn *c, int connector_world,
-       int acceptor_world, uint8_t out[SEC_MAC_LEN])
-{
-    struct sec_hasher h;
-    uint32_t v[3] = {(uint32_t)connector_world, (uint32_t)acceptor_world,
-                     (uint32_t)tp.sealed};
-
-    sec_hasher_init(&h, tp.key);
-    sec_hasher_update(&h, who, strlen(who) + 1);
-    sec_hasher_update(&h, c->nonce_c, 32);
-    sec_hasher_update(&h, c->nonce_a, 32);
-    sec_hasher_update(&h, v, sizeof v);
-    sec_hasher_final(&h, out);
-}
-
 static void
 hs_keys(struct conn *c, int connector)
 {
-    uint8_t c2a[SEC_MAC_LEN], a2c[SEC_MAC_LEN];
-    int cw = connector ? tp.me : c->world;
-    int aw = connector ? c->world : tp.me;
-
-    hs_mac("connector to acceptor", c, cw, aw, c2a);
-    hs_mac("acceptor to connector", c, cw, aw, a2c);
-    memcpy(c->ktx, connector ? c2a : a2c, SEC_KEY_LEN);
-    memcpy(c->krx, connector ? a2c : c2a, SEC_KEY_LEN);
-    sec_wipe(c2a, sizeof c2a);
-    sec_wipe(a2c, sizeof a2c);
+    wf_keys(&c->hsk, connector, c->ktx, c->krx);
     c->sealed = tp.sealed;
 }
 
@@ -319,7 +285,8 @@ conn_connect(const char *addr, int world)
 {
     char host[72], *colon, *port;
     struct addrinfo hints, *res;
-    struct hello h;
+    struct wf_hello h;
+    uint8_t hello[WF_HELLO_LEN];
     struct conn *c;
     int fd, rc;
 
@@ -348,14 +315,16 @@ conn_connect(const char *addr, int world)
         return -1;
     }
     c->world = world;
-    sec_random(c->nonce_c, sizeof c->nonce_c);
-    memset(&h, 0, sizeof h);
-    h.magic = HS_MAGIC;
+    c->hsk.connector = (uint32_t)tp.me;
+    c->hsk.acceptor = (uint32_t)world;
+    c->hsk.sealed = (uint32_t)tp.sealed;
+    sec_random(c->hsk.nonce_c, sizeof c->hsk.nonce_c);
     h.world = (uint32_t)tp.me;
     h.replica = (uint32_t)tp.replica;
     h.flags = (uint32_t)tp.sealed;
-    memcpy(h.nonce, c->nonce_c, sizeof h.nonce);
-    if (hs_write(fd, &h, sizeof h) == -1) {
+    memcpy(h.nonce, c->hsk.nonce_c, sizeof h.nonce);
+    wf_hello_build(hello, &h);
+    if (hs_write(fd, hello, sizeof hello) == -1) {
         close(fd);
         free(c->rbuf);
         free(c->plain);
@@ -374,7 +343,7 @@ hs_read(struct conn *c, size_t want)
 {
     ssize_t n;
 
-    _Static_assert(sizeof(struct hello) <= sizeof c->hs, "hello too big");
+    _Static_assert(WF_HELLO_LEN <= sizeof c->hs, "hello too big");
     if (want > sizeof c->hs) {
         conn_kill(c);
         return 0;
@@ -422,25 +391,34 @@ hs_may_replace(int w)
             old->state == CS_HELLO_SENT);
 }
 
+/* A handshake whose bytes are refused (not one that lost a race, which
+ * is routine on demand): why, in the log, and the connection ends. */
+static void
+hs_refuse(struct conn *c, const char *why)
+{
+    mpii_log("rank %d: handshake refused: %s", tp.world, why);
+    conn_kill(c);
+}
+
 /* One step of a handshake in progress. */
 static void
 hs_step(struct conn *c, struct conn **pending, int npending)
 {
-    uint8_t mac[SEC_MAC_LEN], reply[64];
-    struct hello h;
+    uint8_t msg[WF_HS_MAX];
+    struct wf_rules rules;
+    struct wf_hello h;
+    const char *why;
 
     switch (c->state) {
     case CS_HELLO_SENT: /* proof from the acceptor: nonce, MAC */
-        if (!hs_read(c, 64))
+        if (!hs_read(c, WF_PROOF_LEN))
             return;
-        memcpy(c->nonce_a, c->hs, 32);
-        hs_mac("acceptor", c, tp.me, c->world, mac);
-        if (!sec_equal(mac, c->hs + 32, SEC_MAC_LEN)) {
-            conn_kill(c);
+        if ((why = wf_proof_check(&c->hsk, c->hs)) != NULL) {
+            hs_refuse(c, why);
             return;
         }
-        hs_mac("connector", c, tp.me, c->world, mac);
-        if (hs_write(c->fd, mac, sizeof mac) == -1) {
+        wf_confirm_build(msg, &c->hsk);
+        if (hs_write(c->fd, msg, WF_CONFIRM_LEN) == -1) {
             conn_kill(c);
             return;
         }
@@ -448,38 +426,45 @@ hs_step(struct conn *c, struct conn **pending, int npending)
         c->state = CS_READY;
         return;
     case CS_WAIT_HELLO:
-        if (!hs_read(c, sizeof h))
+        if (!hs_read(c, WF_HELLO_LEN))
             return;
-        memcpy(&h, c->hs, sizeof h);
-        /* With replicas only a lower process index connects to us, once;
-         * on demand (R = 1) any other rank may, unless we already have
-         * a connection to it that wins. */
-        if (h.magic != HS_MAGIC || h.world >= (uint32_t)(tp.size * tp.nrep) ||
-            h.world == (uint32_t)tp.me ||
-            (!tp.ondemand && h.world >= (uint32_t)tp.me) ||
-            h.world % (uint32_t)tp.nrep != h.replica ||
-            (tp.nrep == 1 && h.replica != 0) || !hs_may_replace((int)h.world) ||
-            h.flags != (uint32_t)tp.sealed) {
+        rules.nproc = (uint32_t)(tp.size * tp.nrep);
+        rules.me = (uint32_t)tp.me;
+        rules.nrep = (uint32_t)tp.nrep;
+        rules.sealed = (uint32_t)tp.sealed;
+        rules.ondemand = tp.ondemand;
+        if ((why = wf_hello_check(c->hs, &rules, &h)) != NULL) {
+            hs_refuse(c, why);
+            return;
+        }
+        /* On demand, unless we already have a connection to it that
+         * wins. */
+        if (!hs_may_replace((int)h.world)) {
             conn_kill(c);
             return;
         }
         /* Several may claim the same rank; only proof decides (below). */
         c->world = (int)h.world;
-        memcpy(c->nonce_c, h.nonce, 32);
-        sec_random(c->nonce_a, 32);
-        memcpy(reply, c->nonce_a, 32);
-        hs_mac("acceptor", c, c->world, tp.me, reply + 32);
-        if (hs_write(c->fd, reply, sizeof reply) == -1) {
+        c->hsk.connector = h.world;
+        c->hsk.acceptor = (uint32_t)tp.me;
+        c->hsk.sealed = (uint32_t)tp.sealed;
+        memcpy(c->hsk.nonce_c, h.nonce, WF_NONCE_LEN);
+        sec_random(c->hsk.nonce_a, WF_NONCE_LEN);
+        wf_proof_build(msg, &c->hsk);
+        if (hs_write(c->fd, msg, WF_PROOF_LEN) == -1) {
             conn_kill(c);
             return;
         }
         c->state = CS_WAIT_PROOF;
         return;
     case CS_WAIT_PROOF:
-        if (!hs_read(c, SEC_MAC_LEN))
+        if (!hs_read(c, WF_CONFIRM_LEN))
             return;
-        hs_mac("connector", c, c->world, tp.me, mac);
-        if (!sec_equal(mac, c->hs, SEC_MAC_LEN) || !hs_may_replace(c->world)) {
+        if ((why = wf_confirm_check(&c->hsk, c->hs)) != NULL) {
+            hs_refuse(c, why);
+            return;
+        }
+        if (!hs_may_replace(c->world)) {
             conn_kill(c);
             return;
         }
@@ -920,18 +905,13 @@ conn_send_sealed(struct conn *c, const struct wire_hdr *h, const void *data,
                  size_t len, struct mpii_req *done)
 {
     struct txitem *t;
-    uint32_t flen = (uint32_t)(HDR + len + SEC_TAG_LEN);
 
     if ((t = calloc(1, sizeof *t)) == NULL ||
-        (t->head = malloc(4 + flen)) == NULL) {
+        (t->head = malloc(WF_SEALED_LEN(len))) == NULL) {
         free(t);
         return MPI_ERR_NO_MEM;
     }
-    memcpy(t->head, &flen, 4);
-    memcpy(t->head + 4, h, HDR);
-    sec_seal(t->head + 4 + HDR, data, len, t->head + 4, HDR, c->ctr_tx++,
-             c->ktx);
-    t->hlen = 4 + flen;
+    t->hlen = wf_seal(t->head, h, data, c->ctr_tx++, c->ktx);
     t->done = done;
     return conn_queue(c, t);
 }
@@ -953,7 +933,7 @@ conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
         /* Big payloads go in several frames, each at its offset. */
         off = 0;
         do {
-            chunk = len - off > SEAL_CHUNK ? SEAL_CHUNK : len - off;
+            chunk = len - off > WF_SEAL_CHUNK ? WF_SEAL_CHUNK : len - off;
             h->seq = c->seq_tx++;
             h->len = chunk;
             if (h->type == FR_DATA)
@@ -1016,10 +996,10 @@ conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
 /* --- receiving -------------------------------------------------------- */
 
 static void
-conn_protocol_error(struct conn *c)
+conn_protocol_error(struct conn *c, const char *why)
 {
-    mpii_log("rank %d: malformed frame from rank %d: connection closed",
-             tp.world, c->world);
+    mpii_log("rank %d: malformed frame from rank %d (%s): connection closed",
+             tp.world, c->world, why);
     conn_kill(c);
 }
 
@@ -1034,7 +1014,7 @@ conn_data(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
 
     if (r == NULL || r->kind != REQ_RECV || r->conn != c ||
         off > r->total || h->len > r->total - off) {
-        conn_protocol_error(c);
+        conn_protocol_error(c, "data for no such receive, or beyond it");
         return 0;
     }
     /* Bytes beyond the receive's capacity are read and dropped. */
@@ -1063,17 +1043,14 @@ conn_frame(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
            size_t avail)
 {
     struct mpii_req *r;
+    const char *why;
 
-    if (h->seq != c->seq_rx++) {
-        conn_protocol_error(c);
+    if ((why = wf_frame_check(h, c->seq_rx++, tp.nrep)) != NULL) {
+        conn_protocol_error(c, why);
         return 0;
     }
     switch (h->type) {
     case FR_EAGER:
-        if (h->len != h->total || h->len > MPII_EAGER_MAX) {
-            conn_protocol_error(c);
-            return 0;
-        }
         if (tp.nrep > 1)
             rep_incoming(c, h, payload);
         else
@@ -1083,11 +1060,6 @@ conn_frame(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
     case FR_FIN:
     case FR_ACK:
     case FR_TAKEOVER:
-        if (h->len != 0 || (tp.nrep == 1 && h->type != FR_RTS &&
-                            h->type != FR_FIN)) {
-            conn_protocol_error(c);
-            return 0;
-        }
         if (h->type == FR_FIN && tp.nrep == 1)
             c->fin_rx = 1;
         if (tp.nrep > 1)
@@ -1099,12 +1071,12 @@ conn_frame(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
         r = req_by_id(h->sid);
         /* With replicas, any replica of the destination rank may ask
          * (the request completes when every one has the message). */
-        if (r == NULL || r->kind != REQ_SEND || !r->active || h->len != 0 ||
+        if (r == NULL || r->kind != REQ_SEND || !r->active ||
             (tp.nrep == 1 ? r->conn != c
                           : r->comm == NULL ||
                                 r->comm->world[r->peer] !=
                                     c->world / tp.nrep)) {
-            conn_protocol_error(c);
+            conn_protocol_error(c, "clear-to-send for no such send");
             return 0;
         }
         mpii_test_point("rndv");
@@ -1122,15 +1094,9 @@ conn_frame(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
         return conn_data(c, h, payload, avail);
     case FR_DECIDE:
     case FR_DECIDE_ACK:
-        if (tp.nrep == 1 || h->len > MPII_EAGER_MAX ||
-            (h->type == FR_DECIDE_ACK && h->len != 0)) {
-            conn_protocol_error(c);
-            return 0;
-        }
         dec_incoming(c, h, payload);
         return h->len;
-    default:
-        conn_protocol_error(c);
+    default: /* refused by wf_frame_check */
         return 0;
     }
 }
@@ -1140,21 +1106,19 @@ static void
 conn_parse_plain(struct conn *c)
 {
     struct wire_hdr h;
+    const char *why = NULL;
     size_t avail;
+    enum wf_next next;
 
-    while (c->state == CS_READY && c->dreq == NULL && c->ddiscard == 0 &&
-           c->rlen - c->rpos >= HDR) {
-        memcpy(&h, c->rbuf + c->rpos, HDR);
-        avail = c->rlen - c->rpos - HDR;
-        if (h.type != FR_DATA && h.len > avail) {
-            if (h.len > MPII_EAGER_MAX) {
-                conn_protocol_error(c);
-                return;
-            }
-            break; /* wait for the rest of an eager message */
-        }
+    while (c->state == CS_READY && c->dreq == NULL && c->ddiscard == 0) {
+        avail = c->rlen - c->rpos;
+        next = wf_plain_next(c->rbuf + c->rpos, avail, &h, &why);
+        if (next == WF_BAD)
+            conn_protocol_error(c, why);
+        if (next != WF_FRAME)
+            return; /* or wait for the rest of an eager message */
         c->rpos += HDR;
-        c->rpos += conn_frame(c, &h, c->rbuf + c->rpos, avail);
+        c->rpos += conn_frame(c, &h, c->rbuf + c->rpos, avail - HDR);
     }
 }
 
@@ -1162,29 +1126,32 @@ conn_parse_plain(struct conn *c)
  * memory when it fits (libsodium verifies before it writes). */
 static void
 conn_sealed_data(struct conn *c, const struct wire_hdr *h,
-                 const uint8_t *sealed)
+                 const uint8_t *frame)
 {
     struct mpii_req *r = req_by_id(h->rid);
     size_t off = (size_t)h->total;
+    const char *why;
     int rc;
 
-    if (h->seq != c->seq_rx++ || r == NULL || r->kind != REQ_RECV ||
-        r->conn != c || off > r->total || h->len > r->total - off) {
-        conn_protocol_error(c);
+    if ((why = wf_frame_check(h, c->seq_rx++, tp.nrep)) != NULL) {
+        conn_protocol_error(c, why);
+        return;
+    }
+    if (r == NULL || r->kind != REQ_RECV || r->conn != c || off > r->total ||
+        h->len > r->total - off) {
+        conn_protocol_error(c, "data for no such receive, or beyond it");
         return;
     }
     if (off <= r->cap && h->len <= r->cap - off)
-        rc = sec_open(r->rbuf + off, sealed, h->len + SEC_TAG_LEN,
-                      (const uint8_t *)h, HDR, c->ctr_rx++, c->krx);
+        rc = wf_open(r->rbuf + off, frame, h->len, c->ctr_rx++, c->krx);
     else {
         /* Truncated receive: what fits is kept, the rest dropped. */
-        rc = sec_open(c->plain, sealed, h->len + SEC_TAG_LEN,
-                      (const uint8_t *)h, HDR, c->ctr_rx++, c->krx);
+        rc = wf_open(c->plain, frame, h->len, c->ctr_rx++, c->krx);
         if (rc == 0 && off < r->cap)
             memcpy(r->rbuf + off, c->plain, r->cap - off);
     }
     if (rc == -1) {
-        conn_protocol_error(c);
+        conn_protocol_error(c, "sealed payload does not verify");
         return;
     }
     r->got += h->len;
@@ -1198,30 +1165,25 @@ conn_parse_sealed(struct conn *c)
 {
     struct wire_hdr h;
     const uint8_t *frame;
-    uint32_t flen;
+    const char *why = NULL;
+    size_t used;
+    enum wf_next next;
 
-    while (c->state == CS_READY && c->rlen - c->rpos >= 4) {
-        memcpy(&flen, c->rbuf + c->rpos, 4);
-        if (flen < HDR + SEC_TAG_LEN || flen > SEAL_MAX) {
-            conn_protocol_error(c);
+    while (c->state == CS_READY) {
+        next = wf_sealed_next(c->rbuf + c->rpos, c->rlen - c->rpos, &h, &used,
+                              &why);
+        if (next == WF_BAD)
+            conn_protocol_error(c, why);
+        if (next != WF_FRAME)
             return;
-        }
-        if (c->rlen - c->rpos < 4 + (size_t)flen)
-            break;
         frame = c->rbuf + c->rpos + 4;
-        c->rpos += 4 + flen;
-        memcpy(&h, frame, HDR);
-        if (h.len != flen - HDR - SEC_TAG_LEN) {
-            conn_protocol_error(c);
-            return;
-        }
+        c->rpos += used;
         if (h.type == FR_DATA) {
-            conn_sealed_data(c, &h, frame + HDR);
+            conn_sealed_data(c, &h, frame);
             continue;
         }
-        if (sec_open(c->plain, frame + HDR, h.len + SEC_TAG_LEN, frame, HDR,
-                     c->ctr_rx++, c->krx) == -1) {
-            conn_protocol_error(c);
+        if (wf_open(c->plain, frame, h.len, c->ctr_rx++, c->krx) == -1) {
+            conn_protocol_error(c, "sealed payload does not verify");
             return;
         }
         conn_frame(c, &h, c->plain, h.len);

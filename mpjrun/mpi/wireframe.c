@@ -1,0 +1,212 @@
+/*
+ * Frames and handshake messages between the processes of a job, as
+ * bytes (wireframe.h).  No sockets, no global state.
+ */
+#include <string.h>
+
+#include "wireframe.h"
+
+_Static_assert(WF_SEAL_MAX <= UINT32_MAX, "sealed frame length is a u32");
+
+const char *
+wf_frame_check(const struct wire_hdr *h, uint64_t want_seq, int nrep)
+{
+    if (h->seq != want_seq)
+        return "frame out of sequence";
+    switch (h->type) {
+    case FR_EAGER:
+        if (h->len != h->total)
+            return "eager frame length is not its message size";
+        if (h->len > WF_EAGER_MAX)
+            return "eager frame too long";
+        return NULL;
+    case FR_ACK:
+    case FR_TAKEOVER:
+        if (nrep == 1)
+            return "replication frame in a job without replicas";
+        /* fall through */
+    case FR_RTS:
+    case FR_FIN:
+    case FR_CTS:
+        return h->len != 0 ? "control frame with a payload" : NULL;
+    case FR_DATA:
+        return NULL;
+    case FR_DECIDE:
+    case FR_DECIDE_ACK:
+        if (nrep == 1)
+            return "replication frame in a job without replicas";
+        if (h->len > WF_EAGER_MAX)
+            return "decision frame too long";
+        if (h->type == FR_DECIDE_ACK && h->len != 0)
+            return "control frame with a payload";
+        return NULL;
+    default:
+        return "unknown frame kind";
+    }
+}
+
+enum wf_next
+wf_plain_next(const uint8_t *buf, size_t avail, struct wire_hdr *h,
+              const char **why)
+{
+    if (avail < WF_HDR_LEN)
+        return WF_MORE;
+    memcpy(h, buf, WF_HDR_LEN);
+    if (h->type != FR_DATA && h->len > avail - WF_HDR_LEN) {
+        if (h->len > WF_EAGER_MAX) {
+            *why = "frame longer than the receive buffer";
+            return WF_BAD;
+        }
+        return WF_MORE; /* the rest of an eager message */
+    }
+    return WF_FRAME;
+}
+
+enum wf_next
+wf_sealed_next(const uint8_t *buf, size_t avail, struct wire_hdr *h,
+               size_t *used, const char **why)
+{
+    uint32_t flen;
+
+    if (avail < 4)
+        return WF_MORE;
+    memcpy(&flen, buf, 4);
+    if (flen < WF_HDR_LEN + SEC_TAG_LEN || flen > WF_SEAL_MAX) {
+        *why = "sealed frame length out of bounds";
+        return WF_BAD;
+    }
+    if (avail - 4 < (size_t)flen)
+        return WF_MORE;
+    memcpy(h, buf + 4, WF_HDR_LEN);
+    if (h->len != flen - WF_HDR_LEN - SEC_TAG_LEN) {
+        *why = "sealed frame length disagrees with its header";
+        return WF_BAD;
+    }
+    *used = 4 + (size_t)flen;
+    return WF_FRAME;
+}
+
+size_t
+wf_seal(uint8_t *out, const struct wire_hdr *h, const void *payload,
+        uint64_t counter, const uint8_t key[SEC_KEY_LEN])
+{
+    uint32_t flen = (uint32_t)(WF_HDR_LEN + h->len + SEC_TAG_LEN);
+
+    memcpy(out, &flen, 4);
+    memcpy(out + 4, h, WF_HDR_LEN);
+    sec_seal(out + 4 + WF_HDR_LEN, payload, (size_t)h->len, out + 4,
+             WF_HDR_LEN, counter, key);
+    return 4 + (size_t)flen;
+}
+
+int
+wf_open(uint8_t *out, const uint8_t *frame, uint64_t len, uint64_t counter,
+        const uint8_t key[SEC_KEY_LEN])
+{
+    return sec_open(out, frame + WF_HDR_LEN, (size_t)len + SEC_TAG_LEN, frame,
+                    WF_HDR_LEN, counter, key);
+}
+
+/* --- handshake -------------------------------------------------------- */
+
+void
+wf_hello_build(uint8_t out[WF_HELLO_LEN], const struct wf_hello *h)
+{
+    uint32_t v[4] = {WF_MAGIC, h->world, h->replica, h->flags};
+
+    memcpy(out, v, sizeof v);
+    memcpy(out + sizeof v, h->nonce, WF_NONCE_LEN);
+}
+
+const char *
+wf_hello_check(const uint8_t in[WF_HELLO_LEN], const struct wf_rules *r,
+               struct wf_hello *out)
+{
+    uint32_t v[4];
+
+    memcpy(v, in, sizeof v);
+    if (v[0] != WF_MAGIC)
+        return "not a hello of this version";
+    if (v[1] >= r->nproc || v[1] == r->me)
+        return "hello from an unknown process";
+    /* With replicas only a lower process index connects to us, once; on
+     * demand (R = 1) any other rank may. */
+    if (!r->ondemand && v[1] >= r->me)
+        return "hello from a process that should wait for us";
+    if (r->nrep == 0 || v[1] % r->nrep != v[2] ||
+        (r->nrep == 1 && v[2] != 0))
+        return "hello's replica disagrees with its process";
+    if (v[3] != r->sealed)
+        return "hello's sealing differs from the job's";
+    out->world = v[1];
+    out->replica = v[2];
+    out->flags = v[3];
+    memcpy(out->nonce, in + sizeof v, WF_NONCE_LEN);
+    return NULL;
+}
+
+/* MAC over who | both nonces | both process indices | sealing, keyed by
+ * the job key. */
+static void
+wf_mac(const struct wf_hs *s, const char *who, uint8_t out[SEC_MAC_LEN])
+{
+    struct sec_hasher h;
+    uint32_t v[3] = {s->connector, s->acceptor, s->sealed};
+
+    sec_hasher_init(&h, s->key);
+    sec_hasher_update(&h, who, strlen(who) + 1);
+    sec_hasher_update(&h, s->nonce_c, WF_NONCE_LEN);
+    sec_hasher_update(&h, s->nonce_a, WF_NONCE_LEN);
+    sec_hasher_update(&h, v, sizeof v);
+    sec_hasher_final(&h, out);
+}
+
+void
+wf_proof_build(uint8_t out[WF_PROOF_LEN], const struct wf_hs *s)
+{
+    memcpy(out, s->nonce_a, WF_NONCE_LEN);
+    wf_mac(s, "acceptor", out + WF_NONCE_LEN);
+}
+
+const char *
+wf_proof_check(struct wf_hs *s, const uint8_t in[WF_PROOF_LEN])
+{
+    uint8_t mac[SEC_MAC_LEN];
+
+    memcpy(s->nonce_a, in, WF_NONCE_LEN);
+    wf_mac(s, "acceptor", mac);
+    return sec_equal(mac, in + WF_NONCE_LEN, SEC_MAC_LEN)
+               ? NULL
+               : "acceptor's proof does not verify";
+}
+
+void
+wf_confirm_build(uint8_t out[WF_CONFIRM_LEN], const struct wf_hs *s)
+{
+    wf_mac(s, "connector", out);
+}
+
+const char *
+wf_confirm_check(const struct wf_hs *s, const uint8_t in[WF_CONFIRM_LEN])
+{
+    uint8_t mac[SEC_MAC_LEN];
+
+    wf_mac(s, "connector", mac);
+    return sec_equal(mac, in, SEC_MAC_LEN)
+               ? NULL
+               : "connector's proof does not verify";
+}
+
+void
+wf_keys(const struct wf_hs *s, int connector, uint8_t tx[SEC_KEY_LEN],
+        uint8_t rx[SEC_KEY_LEN])
+{
+    uint8_t c2a[SEC_MAC_LEN], a2c[SEC_MAC_LEN];
+
+    wf_mac(s, "connector to acceptor", c2a);
+    wf_mac(s, "acceptor to connector", a2c);
+    memcpy(tx, connector ? c2a : a2c, SEC_KEY_LEN);
+    memcpy(rx, connector ? a2c : c2a, SEC_KEY_LEN);
+    sec_wipe(c2a, sizeof c2a);
+    sec_wipe(a2c, sizeof a2c);
+}

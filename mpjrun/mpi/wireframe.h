@@ -1,0 +1,153 @@
+/*
+ * The bytes between two processes of a job, without the sockets: the
+ * frame header and its checks, the plain and sealed frame layouts, and
+ * the handshake's messages (hello, the acceptor's proof, the connector's
+ * confirmation) with the MACs that prove both ends hold the job's key.
+ * transport.c moves these bytes; everything here is computation on
+ * buffers the caller owns, with no global state, so that it can be
+ * tested and fuzzed alone (tests/unit/test_wireframe.c,
+ * tests/fuzz/fuzz_wireframe.c).
+ *
+ *   hello:    u32 magic, world, replica, flags; nonce[32]   (connector)
+ *   proof:    nonce[32], MAC("acceptor")                    (acceptor)
+ *   confirm:  MAC("connector")                              (connector)
+ *   plain frame:   struct wire_hdr, payload
+ *   sealed frame:  u32 length, struct wire_hdr,
+ *                  ChaCha20-Poly1305(payload) with the header as
+ *                  associated data
+ *
+ * Integers are in host order: every process of a job runs the same
+ * binary on the same kind of machine.  Checks return NULL when the bytes
+ * are acceptable, else a reason for the log.
+ */
+#ifndef P2PMPI_WIREFRAME_H
+#define P2PMPI_WIREFRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sec.h"
+
+#define WF_EAGER_MAX (64 * 1024)   /* larger messages use rendezvous */
+#define WF_SEAL_CHUNK (256 * 1024) /* payload per sealed frame */
+#define WF_MAGIC 0x4d345032u       /* "P2M4": bump when frames change */
+#define WF_NONCE_LEN 32
+#define WF_HELLO_LEN (16 + WF_NONCE_LEN)
+#define WF_PROOF_LEN (WF_NONCE_LEN + SEC_MAC_LEN)
+#define WF_CONFIRM_LEN SEC_MAC_LEN
+#define WF_HS_MAX WF_PROOF_LEN /* the largest handshake message */
+
+enum frame_type {
+    FR_EAGER = 1, /* header + whole message */
+    FR_RTS,       /* rendezvous: a message of total bytes waits (sid) */
+    FR_CTS,       /* rendezvous: send it (sid, rid) */
+    FR_DATA,      /* rendezvous payload at offset total (rid) */
+    FR_FIN,       /* finalize: no more messages from this rank */
+    FR_ACK,       /* replicas: every message up to total is in (cumulative) */
+    FR_TAKEOVER,  /* replicas: feed me, replaying from sequence total */
+    FR_DECIDE,    /* replicas: master to backup, decision total, values */
+    FR_DECIDE_ACK, /* replicas: backup to master, decision total known */
+};
+
+/* Every message carries (communicator context, source, destination,
+ * sequence number): the replication layer needs all four to recognise
+ * a message whichever replica sent it. */
+struct wire_hdr {
+    uint8_t type, flags;
+    uint16_t pad;
+    uint32_t ctx;
+    int32_t src; /* sender's rank in the communicator */
+    int32_t dst; /* receiver's rank in the communicator */
+    int32_t tag;
+    uint32_t pad2;
+    uint64_t seq; /* per connection, every frame */
+    uint64_t len; /* payload bytes in this frame */
+    uint64_t total; /* message size (EAGER, RTS) or offset (DATA) */
+    uint32_t sid, rid; /* sender's and receiver's request ids */
+    uint64_t lseq; /* replicas: per (source, destination) rank pair, over
+                      messages (EAGER, RTS, FIN); 0 without replicas */
+};
+
+#define WF_HDR_LEN sizeof(struct wire_hdr)
+#define WF_SEAL_MAX (WF_HDR_LEN + WF_SEAL_CHUNK + SEC_TAG_LEN)
+/* A sealed frame of len payload bytes, its length prefix included. */
+#define WF_SEALED_LEN(len) (4 + WF_HDR_LEN + (size_t)(len) + SEC_TAG_LEN)
+
+/* --- frames --- */
+
+enum wf_next {
+    WF_MORE,  /* not enough bytes yet */
+    WF_FRAME, /* a frame: its header in *h */
+    WF_BAD,   /* refused: the connection must end */
+};
+
+/* The header's own rules: the sequence number expected on this
+ * connection, and the payload length its kind allows.  nrep is the
+ * job's replicas per rank (kinds of the replication protocol only with
+ * nrep > 1).  Payload bounds that depend on a request are the caller's. */
+const char *wf_frame_check(const struct wire_hdr *h, uint64_t want_seq,
+                           int nrep);
+
+/* The next plain frame of the avail bytes at buf.  WF_FRAME when the
+ * header is at hand and, except for DATA (whose payload may be read
+ * straight into place), its whole payload after it. */
+enum wf_next wf_plain_next(const uint8_t *buf, size_t avail,
+                           struct wire_hdr *h, const char **why);
+
+/* The next sealed frame: WF_FRAME when it is whole, with *used the bytes
+ * it takes (length prefix included); the payload is still sealed. */
+enum wf_next wf_sealed_next(const uint8_t *buf, size_t avail,
+                            struct wire_hdr *h, size_t *used,
+                            const char **why);
+
+/* Seal h (h->len bytes of payload) into out, WF_SEALED_LEN(h->len)
+ * bytes, which it returns.  payload may be NULL when h->len is 0. */
+size_t wf_seal(uint8_t *out, const struct wire_hdr *h, const void *payload,
+               uint64_t counter, const uint8_t key[SEC_KEY_LEN]);
+/* Open the payload of a sealed frame (frame: its header, after the
+ * length prefix; len: the header's len) into out; -1 when it does not
+ * verify (tampered, replayed, reordered or another key). */
+int wf_open(uint8_t *out, const uint8_t *frame, uint64_t len,
+            uint64_t counter, const uint8_t key[SEC_KEY_LEN]);
+
+/* --- handshake --- */
+
+struct wf_hello {
+    uint32_t world, replica, flags; /* flags: 1 if the job seals frames */
+    uint8_t nonce[WF_NONCE_LEN];
+};
+
+/* Who may connect to the acceptor. */
+struct wf_rules {
+    uint32_t nproc;   /* processes in the job: ranks * replicas */
+    uint32_t me;      /* the acceptor's process index */
+    uint32_t nrep;    /* replicas per rank */
+    uint32_t sealed;  /* the job seals frames */
+    int ondemand;     /* any other process may connect, not only lower */
+};
+
+void wf_hello_build(uint8_t out[WF_HELLO_LEN], const struct wf_hello *);
+const char *wf_hello_check(const uint8_t in[WF_HELLO_LEN],
+                           const struct wf_rules *, struct wf_hello *out);
+
+/* One handshake's state, what both MACs cover. */
+struct wf_hs {
+    const uint8_t *key; /* the job's key, SEC_KEY_LEN bytes */
+    uint8_t nonce_c[WF_NONCE_LEN], nonce_a[WF_NONCE_LEN];
+    uint32_t connector, acceptor; /* process indices */
+    uint32_t sealed;
+};
+
+/* The acceptor's proof (nonce_a and a MAC); the connector checks it and
+ * takes nonce_a from it. */
+void wf_proof_build(uint8_t out[WF_PROOF_LEN], const struct wf_hs *);
+const char *wf_proof_check(struct wf_hs *, const uint8_t in[WF_PROOF_LEN]);
+/* The connector's confirmation, checked by the acceptor. */
+void wf_confirm_build(uint8_t out[WF_CONFIRM_LEN], const struct wf_hs *);
+const char *wf_confirm_check(const struct wf_hs *,
+                             const uint8_t in[WF_CONFIRM_LEN]);
+/* The keys of both directions, once proven, as seen from one end. */
+void wf_keys(const struct wf_hs *, int connector, uint8_t tx[SEC_KEY_LEN],
+             uint8_t rx[SEC_KEY_LEN]);
+
+#endif
