@@ -169,7 +169,8 @@ farmlink_flush(struct farmlink *fl)
         n = evbuffer_write(fl->out, fl->fd);
         if (n > 0)
             continue;
-        if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
+        /* 0: libevent's sendfile path would have blocked. */
+        if (n == 0 || (n == -1 && (errno == EAGAIN || errno == EINTR))) {
             event_add(fl->ev_write, NULL);
             return;
         }
@@ -226,6 +227,9 @@ farmlink_start(struct event_base *base, char **argv,
     taskframe_dec_init(&fl->dec, TASKFRAME_TASK, EACH_CALL_MAX);
     taskframe_dec_stream(&fl->dec, FARMLINK_SPOOL_OVER);
     fl->out = evbuffer_new();
+    /* Written only to the socket: a spooled result may go by sendfile
+     * (else libevent maps the file, and its pages count as ours). */
+    evbuffer_set_flags(fl->out, EVBUFFER_FLAG_DRAINS_TO_FD);
     fl->ev_read = event_new(base, fl->fd, EV_READ | EV_PERSIST,
                             farmlink_read_cb, fl);
     fl->ev_write = event_new(base, fl->fd, EV_WRITE, farmlink_write_cb, fl);

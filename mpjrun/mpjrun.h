@@ -205,7 +205,7 @@ int each_run(const struct p2p_config *, const struct p2p_group *,
 /* "2G", "512M", "1.5GiB", bytes; -1 if not a size. */
 int each_parse_mem(const char *, uint64_t *);
 /* Largest input of a worker task (a --workers program's call: name, NUL
- * and input, P2P_TASK_INPUT_MAX), sent in launch pieces of at most
+ * and input, P2P_TASK_INPUT_MAX: 1 GiB), sent in launch pieces of at most
  * EACH_INPUT_PIECE bytes (each beside the program's arguments). */
 #define EACH_CALL_MAX WIRE_MAX_TASK_INPUT
 #define EACH_INPUT_PIECE (WIRE_MAX_CHUNK - 8192)

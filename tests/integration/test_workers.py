@@ -433,6 +433,30 @@ class TestWorkers(harness.JobTestCase):
         self.assert_rc(r, 2)
         self.assert_job_over(sn, peers, timeout=10)
 
+    def test_c_huge_input_and_result(self):
+        # A call of 64 MiB whose result is 64 MiB (every byte changed):
+        # the caller checks it whole and by hash; p2prun (spool files
+        # both ways, pieces sent as the connection drains) and the peers
+        # never hold either.
+        sn, peers = self.start_jobnet(2, slots=1)
+        prog = self.task_api()
+        before = {p.pid: vmhwm_kb(p.pid) for p in peers}
+        r = self.p2prun(["--workers", "0", prog, "huge", "64"], timeout=300)
+        self.assert_rc(r, 0)
+        m = re.match(r"huge 64: success, status 0, 67108864 bytes back, "
+                     r"hash and bytes right; p2prun VmHWM (\d+) kB\n$",
+                     r.stdout)
+        self.assertIsNotNone(m, r.stdout)
+        hwm = int(m.group(1))
+        figure("p2prun peak resident set for a 64 MiB call and result: "
+               "%d KiB%s" % (hwm, " [sanitized build]" if harness.SANITIZED
+                             else ""))
+        if not harness.SANITIZED:
+            self.assertLess(hwm, 24 * 1024, "p2prun peaked at %d KiB" % hwm)
+        self.assert_peerd_peaks(peers, before, 16 * 1024,
+                                "a 64 MiB call and result")
+        self.assert_job_over(sn, peers, timeout=10)
+
     def test_c_task_program_with_n1(self):
         # A program that defines tasks (P2P_TASK), started as one rank,
         # farms its calls out exactly as --workers 0: square fails if it
