@@ -18,6 +18,8 @@
  *   huge N   one call of N MiB whose result (N MiB, every byte changed)
  *            is checked whole and by an FNV-1a hash; then p2prun's peak
  *            resident set (VmHWM of our parent, which holds neither)
+ *   hugeslow N  the same, the task taking 4 s (time to kill its peer:
+ *            the call is sent again, from p2prun's spool file)
  */
 #include <signal.h>
 #include <stdio.h>
@@ -28,7 +30,7 @@
 
 #include <p2p_task.h>
 
-static int slow;
+static int slow, flip_slow;
 
 P2P_TASK(square)
 {
@@ -80,6 +82,8 @@ P2P_TASK(flip)
     size_t i, n;
     int rc;
 
+    if (flip_slow)
+        sleep(4);
     for (i = 0; i < inlen; i += n) {
         n = inlen - i < sizeof block ? inlen - i : sizeof block;
         for (size_t k = 0; k < n; k++)
@@ -300,6 +304,7 @@ main(int argc, char **argv)
 
     /* Before p2p_farm_open: in a worker it does not return. */
     slow = argc > 1 && strcmp(argv[1], "slow") == 0;
+    flip_slow = argc > 1 && strcmp(argv[1], "hugeslow") == 0;
     f = p2p_farm_open(&argc, &argv, NULL);
     const char *mode = argc > 1 ? argv[1] : "map";
     int n = argc > 2 ? atoi(argv[2]) : 100, rc = 2;
@@ -318,7 +323,7 @@ main(int argc, char **argv)
         rc = do_fail(f);
     else if (strcmp(mode, "big") == 0)
         rc = do_big(f);
-    else if (strcmp(mode, "huge") == 0)
+    else if (strcmp(mode, "huge") == 0 || strcmp(mode, "hugeslow") == 0)
         rc = do_huge(f, n);
     else if (strcmp(mode, "slow") == 0) {
         /* The workers are this program too: they read the mode. */

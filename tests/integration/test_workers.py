@@ -10,7 +10,10 @@ a worker (a clear error naming the task and the worker, a fresh worker, the
 farm goes on); a peer killed mid-farm.  And the C task API (p2p_task.h)
 through p2prun --workers: p2p_map over 10,000 inputs checked in order,
 submit and wait-any, a task that crashes its worker, a task that fails
-with a code and a message; and `p2prun -n 1` of a program that defines
+with a code and a message, a 64 MiB call with a 64 MiB result (p2prun
+and the peers spool both: their peak memory stays small), a 16 MiB call
+sent again from p2prun's spool after its peer was killed; and `p2prun -n
+1` of a program that defines
 tasks farming it out as --workers 0, while any other -n 1 stays a job.  After each, nothing is left running and
 every slot is free."""
 
@@ -456,6 +459,27 @@ class TestWorkers(harness.JobTestCase):
         self.assert_peerd_peaks(peers, before, 16 * 1024,
                                 "a 64 MiB call and result")
         self.assert_job_over(sn, peers, timeout=10)
+
+    def test_c_huge_call_after_its_peer_died(self):
+        # The peer running a 16 MiB call is killed: the call goes again
+        # to the other one, read back from p2prun's spool file, and the
+        # result is still right.
+        sn, peers = self.start_jobnet(2, slots=1)
+        prog = self.task_api()
+        run = self.start_p2prun(["--workers", "0", prog, "hugeslow", "16"])
+        wait_until(lambda: self.worker_starts(peers) >= 1, 60,
+                   "a worker for the call")
+        time.sleep(1)
+        first = [p for p in peers if p.count_log("worker [0-9]+ started")]
+        self.kill_peer_and_jobs(first[0])
+        self.assertEqual(run.wait(120), 0, run.describe())
+        self.assertTrue(run.stdout.startswith(
+            "huge 16: success, status 0, 16777216 bytes back, hash and "
+            "bytes right;"), run.stdout)
+        self.assertIn("lost peer %s" % first[0].label, run.stderr)
+        rest = [p for p in peers if p is not first[0]]
+        self.assertGreaterEqual(self.worker_starts(rest), 1)
+        self.assert_job_over(sn, rest, timeout=10)
 
     def test_c_task_program_with_n1(self):
         # A program that defines tasks (P2P_TASK), started as one rank,
