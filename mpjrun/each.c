@@ -49,7 +49,8 @@
 #define EACH_DURATIONS 1024     /* recent durations kept for the median */
 #define EACH_SILENT_MS 1500     /* a peer not heard of this long is slow */
 #define EACH_REST_MS 5000       /* a peer that said "not now" rests */
-/* A caller's result longer than this goes to a file, not memory. */
+/* A task's stdout (a caller's result) longer than this goes to a file,
+ * not memory. */
 #define EACH_SPOOL_OVER (1024 * 1024)
 /* Launch pieces are queued to a peer while its backlog is under this. */
 #define EACH_SEND_BACKLOG (512 * 1024)
@@ -184,6 +185,14 @@ buf_free(struct buf *b)
 }
 
 static int each_write_all(int fd, const char *p, size_t n);
+
+/* A task's stdout may go to a spool file: it is never needed whole (not
+ * for --results, whose JSON holds it). */
+static int
+each_spools(const struct each *e)
+{
+    return e->link != NULL || e->results == NULL;
+}
 
 /* Append to a buffer that spills to an unlinked file past
  * EACH_SPOOL_OVER; a write error is kept for whoever takes the bytes. */
@@ -439,30 +448,61 @@ each_write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
-/* A stream of a task, prefixed [N] per line with --tag-output. */
+/* Bytes of a stream, each line after tag (when there is one); *bol: at
+ * the start of a line, carried from piece to piece. */
+static void
+each_emit_piece(int fd, const char *tag, const char *p, size_t len,
+                int *bol)
+{
+    const char *nl;
+    size_t k;
+
+    if (tag == NULL) {
+        each_write_all(fd, p, len);
+        return;
+    }
+    while (len > 0) {
+        if (*bol)
+            each_write_all(fd, tag, strlen(tag));
+        nl = memchr(p, '\n', len);
+        k = nl != NULL ? (size_t)(nl - p) + 1 : len;
+        each_write_all(fd, p, k);
+        *bol = nl != NULL;
+        p += k;
+        len -= k;
+    }
+}
+
+/* A stream of a task, prefixed [N] per line with --tag-output (a last
+ * line without its newline gets one); a spooled one read back in
+ * pieces. */
 static void
 each_emit(struct each *e, int fd, const struct etask *t, const struct buf *b)
 {
-    char tag[32];
-    size_t i, start = 0;
-    int n;
+    char tag[32], piece[65536];
+    uint64_t off;
+    ssize_t n;
+    int bol = 1;
 
     if (b->len == 0)
         return;
-    if (!e->js->tag_output) {
-        each_write_all(fd, b->p, b->len);
-        return;
-    }
-    n = snprintf(tag, sizeof tag, "[%llu] ", (unsigned long long)t->num);
-    for (i = 0; i <= b->len; i++)
-        if (i == b->len || b->p[i] == '\n') {
-            if (i == b->len && i == start)
-                break;
-            each_write_all(fd, tag, (size_t)n);
-            each_write_all(fd, b->p + start, i - start);
-            each_write_all(fd, "\n", 1);
-            start = i + 1;
+    snprintf(tag, sizeof tag, "[%llu] ", (unsigned long long)t->num);
+    if (b->fd <= 0)
+        each_emit_piece(fd, e->js->tag_output ? tag : NULL, b->p, b->len,
+                        &bol);
+    for (off = 0; b->fd > 0 && off < b->len; off += (uint64_t)n) {
+        n = pread(b->fd, piece, sizeof piece, (off_t)off);
+        if (n <= 0) {
+            each_say(e, "task %llu: its output could not be read back from "
+                     "its spool file: %s", (unsigned long long)t->num,
+                     n == 0 ? "short file" : strerror(errno));
+            break;
         }
+        each_emit_piece(fd, e->js->tag_output ? tag : NULL, piece,
+                        (size_t)n, &bol);
+    }
+    if (e->js->tag_output && !bol)
+        each_write_all(fd, "\n", 1);
 }
 
 /* A JSON string for bytes: text when it is UTF-8, else base64. */
@@ -561,6 +601,10 @@ each_report(struct each *e, struct etask *t)
         }
         return;
     }
+    if (t->out.werr != 0)
+        each_say(e, "task %llu: part of its output was lost (spooling it "
+                 "in $TMPDIR: %s)", (unsigned long long)t->num,
+                 strerror(t->out.werr));
     each_emit(e, STDOUT_FILENO, t, &t->out);
     each_emit(e, STDERR_FILENO, t, &t->err);
     each_result_json(e, t);
@@ -1020,7 +1064,7 @@ each_proc_exit(struct epeer *p, const struct msg_proc_exit *x)
         return;
     }
     /* A worker's answer comes with its end (a long one came as output). */
-    if (x->out_len > 0 && e->link != NULL)
+    if (x->out_len > 0 && each_spools(e))
         buf_add_spooled(&a->out, x->out, x->out_len);
     else if (x->out_len > 0)
         buf_add(&a->out, x->out, x->out_len);
@@ -1270,7 +1314,7 @@ ep_on_msg(struct channel *ch, const struct msg *m, void *arg)
     case MSG_OUTPUT:
         if ((a = each_attempt_find(e, m->u.data.job)) == NULL || a->p != p)
             return;
-        if (m->u.data.stream != 2 && e->link != NULL)
+        if (m->u.data.stream != 2 && each_spools(e))
             buf_add_spooled(&a->out, m->u.data.data, m->u.data.len);
         else
             buf_add(m->u.data.stream == 2 ? &a->err : &a->out,
