@@ -18,6 +18,7 @@
  * those to the tightest fit.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -48,6 +49,11 @@
 #define EACH_DURATIONS 1024     /* recent durations kept for the median */
 #define EACH_SILENT_MS 1500     /* a peer not heard of this long is slow */
 #define EACH_REST_MS 5000       /* a peer that said "not now" rests */
+/* A task's stdout (a caller's result) longer than this goes to a file,
+ * not memory. */
+#define EACH_SPOOL_OVER (1024 * 1024)
+/* Launch pieces are queued to a peer while its backlog is under this. */
+#define EACH_SEND_BACKLOG (512 * 1024)
 
 enum ep_state {
     EP_IDLE,       /* not contacted */
@@ -61,15 +67,21 @@ enum ep_state {
 
 enum et_state { ET_QUEUED, ET_RUNNING, ET_DONE };
 
+/* Bytes held in memory (p), or, once a large one spills, in an unlinked
+ * file (fd > 0, p NULL) that is never read back whole. */
 struct buf {
     char *p;
     size_t len, cap;
+    int fd;
+    int werr; /* the file could not be written: errno */
 };
 
 struct etask {
     uint64_t num; /* from 1 */
     char *line;     /* its input (a call's: name, NUL, input), NUL-ended */
     size_t linelen;
+    int in_fd; /* > 0: a long call, its linelen bytes in this unlinked
+                * file (line holds only its name) */
     enum et_state state;
     int attempts, retries, deaths, live;
     int requeued; /* in the requeue list */
@@ -92,6 +104,9 @@ struct eattempt {
     uint64_t mem; /* what it is expected to use on its peer */
     int killed, timed_out;
     int finishing; /* its result is being taken: not to be freed */
+    size_t sent;   /* input bytes sent so far (its launch pieces) */
+    int launched;  /* the last launch piece is sent */
+    int feeding;   /* in each_feed (no reentry from the drain) */
     struct buf out, err;
     struct eattempt *next;
 };
@@ -164,7 +179,55 @@ static void
 buf_free(struct buf *b)
 {
     free(b->p);
+    if (b->fd > 0)
+        close(b->fd);
     memset(b, 0, sizeof *b);
+}
+
+static int each_write_all(int fd, const char *p, size_t n);
+
+/* A task's stdout may go to a spool file: it is never needed whole (not
+ * for --results, whose JSON holds it). */
+static int
+each_spools(const struct each *e)
+{
+    return e->link != NULL || e->results == NULL;
+}
+
+/* Append to a buffer that spills to an unlinked file past
+ * EACH_SPOOL_OVER; a write error is kept for whoever takes the bytes. */
+static void
+buf_add_spooled(struct buf *b, const void *p, size_t n)
+{
+    char err[256];
+    int fd;
+
+    if (b->werr != 0)
+        return;
+    if (b->fd <= 0 && b->len + n > EACH_SPOOL_OVER) {
+        if ((fd = spool_tmpfile(NULL, err, sizeof err)) == -1) {
+            log_warnx("a result kept in memory: %s", err);
+            buf_add(b, p, n);
+            return;
+        }
+        if (fd == 0) { /* never mistaken for "in memory" */
+            fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
+            close(0);
+        }
+        if (each_write_all(fd, b->p, b->len) == -1)
+            b->werr = errno;
+        free(b->p);
+        b->p = NULL;
+        b->cap = 0;
+        b->fd = fd;
+    }
+    if (b->fd > 0) {
+        if (b->werr == 0 && each_write_all(b->fd, p, n) == -1)
+            b->werr = errno;
+        b->len += n;
+        return;
+    }
+    buf_add(b, p, n);
 }
 
 static void
@@ -368,7 +431,7 @@ each_argv(struct each *e, const struct etask *t, size_t *n, char *why,
 
 /* --- output and results ------------------------------------------------- */
 
-static void
+static int
 each_write_all(int fd, const char *p, size_t n)
 {
     ssize_t w;
@@ -378,36 +441,68 @@ each_write_all(int fd, const char *p, size_t n)
         if (w == -1 && errno == EINTR)
             continue;
         if (w <= 0)
-            return;
+            return -1;
         p += w;
         n -= (size_t)w;
     }
+    return 0;
 }
 
-/* A stream of a task, prefixed [N] per line with --tag-output. */
+/* Bytes of a stream, each line after tag (when there is one); *bol: at
+ * the start of a line, carried from piece to piece. */
+static void
+each_emit_piece(int fd, const char *tag, const char *p, size_t len,
+                int *bol)
+{
+    const char *nl;
+    size_t k;
+
+    if (tag == NULL) {
+        each_write_all(fd, p, len);
+        return;
+    }
+    while (len > 0) {
+        if (*bol)
+            each_write_all(fd, tag, strlen(tag));
+        nl = memchr(p, '\n', len);
+        k = nl != NULL ? (size_t)(nl - p) + 1 : len;
+        each_write_all(fd, p, k);
+        *bol = nl != NULL;
+        p += k;
+        len -= k;
+    }
+}
+
+/* A stream of a task, prefixed [N] per line with --tag-output (a last
+ * line without its newline gets one); a spooled one read back in
+ * pieces. */
 static void
 each_emit(struct each *e, int fd, const struct etask *t, const struct buf *b)
 {
-    char tag[32];
-    size_t i, start = 0;
-    int n;
+    char tag[32], piece[65536];
+    uint64_t off;
+    ssize_t n;
+    int bol = 1;
 
     if (b->len == 0)
         return;
-    if (!e->js->tag_output) {
-        each_write_all(fd, b->p, b->len);
-        return;
-    }
-    n = snprintf(tag, sizeof tag, "[%llu] ", (unsigned long long)t->num);
-    for (i = 0; i <= b->len; i++)
-        if (i == b->len || b->p[i] == '\n') {
-            if (i == b->len && i == start)
-                break;
-            each_write_all(fd, tag, (size_t)n);
-            each_write_all(fd, b->p + start, i - start);
-            each_write_all(fd, "\n", 1);
-            start = i + 1;
+    snprintf(tag, sizeof tag, "[%llu] ", (unsigned long long)t->num);
+    if (b->fd <= 0)
+        each_emit_piece(fd, e->js->tag_output ? tag : NULL, b->p, b->len,
+                        &bol);
+    for (off = 0; b->fd > 0 && off < b->len; off += (uint64_t)n) {
+        n = pread(b->fd, piece, sizeof piece, (off_t)off);
+        if (n <= 0) {
+            each_say(e, "task %llu: its output could not be read back from "
+                     "its spool file: %s", (unsigned long long)t->num,
+                     n == 0 ? "short file" : strerror(errno));
+            break;
         }
+        each_emit_piece(fd, e->js->tag_output ? tag : NULL, piece,
+                        (size_t)n, &bol);
+    }
+    if (e->js->tag_output && !bol)
+        each_write_all(fd, "\n", 1);
 }
 
 /* A JSON string for bytes: text when it is UTF-8, else base64. */
@@ -485,7 +580,16 @@ each_report(struct each *e, struct etask *t)
         /* The caller has the result and the status; the terminal the
          * task's stderr. */
         each_emit(e, STDERR_FILENO, t, &t->err);
-        if (t->status == 0) {
+        if (t->status == 0 && t->out.werr != 0) {
+            snprintf(t->why, sizeof t->why, "the result could not be "
+                     "spooled in $TMPDIR: %s", strerror(t->out.werr));
+            farmlink_result(e->link, t->num, 1, 0, xstrdup(t->why),
+                            strlen(t->why));
+        } else if (t->status == 0 && t->out.fd > 0) {
+            /* From its file, which the link closes. */
+            farmlink_result_file(e->link, t->num, t->out.fd, t->out.len);
+            t->out.fd = 0;
+        } else if (t->status == 0) {
             /* The result goes as it is: the link frees it. */
             farmlink_result(e->link, t->num, 0, 0, t->out.p, t->out.len);
             memset(&t->out, 0, sizeof t->out);
@@ -497,6 +601,10 @@ each_report(struct each *e, struct etask *t)
         }
         return;
     }
+    if (t->out.werr != 0)
+        each_say(e, "task %llu: part of its output was lost (spooling it "
+                 "in $TMPDIR: %s)", (unsigned long long)t->num,
+                 strerror(t->out.werr));
     each_emit(e, STDOUT_FILENO, t, &t->out);
     each_emit(e, STDERR_FILENO, t, &t->err);
     each_result_json(e, t);
@@ -521,6 +629,8 @@ each_task_free(struct etask *t)
     buf_free(&t->out);
     buf_free(&t->err);
     free(t->line);
+    if (t->in_fd > 0)
+        close(t->in_fd);
     free(t);
 }
 
@@ -628,53 +738,56 @@ each_task_done(struct each *e, struct etask *t, int status, int signaled,
     }
 }
 
-/* Send task t to peer p as a new attempt; -1 when it cannot be sent. */
+/* Send attempt a's launch, or its next piece: a worker task's input goes
+ * in pieces, the last with the launch proper, each beside the program's
+ * arguments (a long call's read back from its file).  -1 when its input
+ * cannot be read (the task has failed and a is gone). */
 static int
-each_send_task(struct each *e, struct epeer *p, struct etask *t)
+each_launch_piece(struct each *e, struct eattempt *a)
 {
     const struct job_spec *js = e->js;
-    struct eattempt *a;
+    struct etask *t = a->t;
     struct msg m;
     struct msg_launch *l = &m.u.launch;
     struct proc_spec ps = {0, 0};
     char why[WIRE_MAX_TEXT + 64], **argv, **env;
-    size_t nargv, i;
+    uint8_t *piece = NULL;
+    size_t nargv, i, n = 0;
+    ssize_t got;
     int k;
 
-    /* A worker task's input travels in its launch, within one request
-     * frame beside the program's arguments and environment. */
-    if (js->worker && t->linelen > EACH_CALL_MAX) {
-        snprintf(t->why, sizeof t->why,
-                 "an input of %zu bytes is longer than the %d a worker "
-                 "task takes",
-                 t->linelen, EACH_CALL_MAX);
-        each_task_done(e, t, 1, 0, NULL);
-        return 0;
+    if (js->worker) {
+        n = t->linelen - a->sent;
+        if (n > EACH_INPUT_PIECE)
+            n = EACH_INPUT_PIECE;
+        if (t->in_fd > 0) {
+            piece = xmalloc(n + 1);
+            got = pread(t->in_fd, piece, n, (off_t)a->sent);
+            if (got != (ssize_t)n) {
+                snprintf(t->why, sizeof t->why, "reading the call back "
+                         "from its spool file: %s",
+                         got == -1 ? strerror(errno) : "short read");
+                free(piece);
+                each_task_done(e, t, 1, 0, NULL);
+                return -1;
+            }
+        }
     }
-    if ((argv = each_argv(e, t, &nargv, why, sizeof why)) == NULL) {
-        snprintf(t->why, sizeof t->why, "%s", why);
-        each_task_done(e, t, 1, 0, NULL);
-        return 0;
-    }
+    /* Checked when the task was first sent: the same every time. */
+    if ((argv = each_argv(e, t, &nargv, why, sizeof why)) == NULL)
+        abort();
     env = xcalloc((size_t)js->nenv + 2, sizeof *env);
     for (k = 0; k < js->nenv; k++)
         env[k] = js->env[k];
     /* A worker serves many tasks: each one's number is in its frame. */
     if (!js->worker)
         xasprintf(&env[k], "P2P_TASK=%llu", (unsigned long long)t->num);
-    a = xcalloc(1, sizeof *a);
-    sec_random(a->id, sizeof a->id);
-    a->t = t;
-    a->p = p;
-    a->mem = e->mem_need;
-    a->next = e->attempts;
-    e->attempts = a;
     memset(&m, 0, sizeof m);
     m.type = MSG_LAUNCH;
     memcpy(l->job, a->id, WIRE_JOB_ID_LEN);
     memcpy(l->farm, e->farm, WIRE_JOB_ID_LEN);
     l->task = t->num;
-    l->mem_need = e->mem_need;
+    l->mem_need = a->mem;
     l->size = l->nreplicas = 1;
     l->lease_ms = (uint32_t)js->lease_ms;
     l->procs = &ps;
@@ -692,33 +805,103 @@ each_send_task(struct each *e, struct epeer *p, struct etask *t)
     }
     l->nfiles = (size_t)e->nfiles;
     if (js->worker) {
-        size_t off = 0;
-
-        /* A long input goes in pieces, the last with the launch. */
         l->worker = 1;
-        while (t->linelen - off > EACH_INPUT_PIECE) {
-            l->input = (uint8_t *)t->line + off;
-            l->input_len = EACH_INPUT_PIECE;
-            l->input_more = 1;
-            ep_send(p, &m);
-            off += EACH_INPUT_PIECE;
-        }
-        l->input = (uint8_t *)t->line + off;
-        l->input_len = t->linelen - off;
-        l->input_more = 0;
+        l->input = piece != NULL ? piece : (uint8_t *)t->line + a->sent;
+        l->input_len = n;
+        l->input_more = a->sent + n < t->linelen;
     }
-    ep_send(p, &m);
+    /* Counted before it goes: sending may call back (the drain). */
+    a->sent += n;
+    a->launched = !js->worker || a->sent >= t->linelen;
+    ep_send(a->p, &m);
+    free(piece);
     free(l->files);
     free(env[js->nenv]);
     free(env);
     for (i = 0; i < nargv; i++)
         free(argv[i]);
     free(argv);
+    return 0;
+}
+
+/* Send what the connection's backlog allows of attempt a's launch (the
+ * rest as it drains: a long input is never queued whole).  -1 when a is
+ * gone. */
+static int
+each_feed(struct each *e, struct eattempt *a)
+{
+    if (a->feeding)
+        return 0;
+    a->feeding = 1;
+    while (!a->launched && a->p->ch != NULL) {
+        if (a->sent > 0 && channel_output_len(a->p->ch) > EACH_SEND_BACKLOG)
+            break;
+        if (each_launch_piece(e, a) == -1)
+            return -1;
+    }
+    a->feeding = 0;
+    return 0;
+}
+
+/* Feed peer p's launches, oldest first and one at a time: a peer takes
+ * a worker task's input pieces for one task until its last. */
+static void
+ep_feed(struct epeer *p)
+{
+    struct eattempt *a, *oldest;
+
+    for (;;) {
+        oldest = NULL;
+        for (a = p->e->attempts; a != NULL; a = a->next)
+            if (a->p == p && !a->launched)
+                oldest = a; /* the list is newest first */
+        if (oldest == NULL || p->ch == NULL)
+            return;
+        if (each_feed(p->e, oldest) == -1)
+            continue; /* failed and gone: the next */
+        if (!oldest->launched)
+            return;
+    }
+}
+
+/* Send task t to peer p as a new attempt; -1 when it cannot be sent. */
+static int
+each_send_task(struct each *e, struct epeer *p, struct etask *t)
+{
+    const struct job_spec *js = e->js;
+    struct eattempt *a;
+    char why[WIRE_MAX_TEXT + 64], **argv;
+    size_t nargv, i;
+
+    if (js->worker && t->linelen > EACH_CALL_MAX) {
+        snprintf(t->why, sizeof t->why,
+                 "an input of %zu bytes is longer than the %llu a worker "
+                 "task takes",
+                 t->linelen, (unsigned long long)EACH_CALL_MAX);
+        each_task_done(e, t, 1, 0, NULL);
+        return 0;
+    }
+    if ((argv = each_argv(e, t, &nargv, why, sizeof why)) == NULL) {
+        snprintf(t->why, sizeof t->why, "%s", why);
+        each_task_done(e, t, 1, 0, NULL);
+        return 0;
+    }
+    for (i = 0; i < nargv; i++)
+        free(argv[i]);
+    free(argv);
+    a = xcalloc(1, sizeof *a);
+    sec_random(a->id, sizeof a->id);
+    a->t = t;
+    a->p = p;
+    a->mem = e->mem_need;
+    a->next = e->attempts;
+    e->attempts = a;
     t->state = ET_RUNNING;
     t->attempts++;
     t->live++;
     p->inflight++;
     p->mem_committed += e->mem_need;
+    ep_feed(p);
     return 0;
 }
 
@@ -881,7 +1064,9 @@ each_proc_exit(struct epeer *p, const struct msg_proc_exit *x)
         return;
     }
     /* A worker's answer comes with its end (a long one came as output). */
-    if (x->out_len > 0)
+    if (x->out_len > 0 && each_spools(e))
+        buf_add_spooled(&a->out, x->out, x->out_len);
+    else if (x->out_len > 0)
         buf_add(&a->out, x->out, x->out_len);
     status = x->signaled ? 128 + (int)(x->code & 0x7f) : (int)(x->code & 0xff);
     if (a->timed_out)
@@ -1129,8 +1314,11 @@ ep_on_msg(struct channel *ch, const struct msg *m, void *arg)
     case MSG_OUTPUT:
         if ((a = each_attempt_find(e, m->u.data.job)) == NULL || a->p != p)
             return;
-        buf_add(m->u.data.stream == 2 ? &a->err : &a->out, m->u.data.data,
-                m->u.data.len);
+        if (m->u.data.stream != 2 && each_spools(e))
+            buf_add_spooled(&a->out, m->u.data.data, m->u.data.len);
+        else
+            buf_add(m->u.data.stream == 2 ? &a->err : &a->out,
+                    m->u.data.data, m->u.data.len);
         return;
     case MSG_PROC_EXIT:
         each_proc_exit(p, &m->u.exit);
@@ -1157,7 +1345,11 @@ ep_on_close(struct channel *ch, const char *reason, int fault, void *arg)
 static void
 ep_on_drain(struct channel *ch, void *arg)
 {
-    ep_pump(arg);
+    struct epeer *p = arg;
+
+    ep_pump(p);
+    /* Long inputs still to send go on as the backlog allows. */
+    ep_feed(p);
 }
 
 /* --- the farm ----------------------------------------------------------- */
@@ -1373,17 +1565,29 @@ each_summary(struct each *e)
 /* --- the program calling tasks (--workers) ----------------------------- */
 
 static void
-each_link_call(void *arg, uint64_t task, uint8_t *payload, size_t len)
+each_link_call(void *arg, uint64_t task, uint8_t *payload, size_t len,
+               int fd)
 {
     struct each *e = arg;
     struct etask *t;
+    char name[4096];
+    ssize_t n;
 
     t = xcalloc(1, sizeof *t);
     t->num = task;
-    /* NUL-ended, so that its name reads as a string (the summary). */
-    t->line = xreallocarray(payload, len + 1, 1);
-    t->line[len] = '\0';
     t->linelen = len;
+    if (fd > 0) {
+        /* A long call stays in its file; its name (checked by the link)
+         * is all that is held, for the summary. */
+        t->in_fd = fd;
+        n = pread(fd, name, sizeof name - 1, 0);
+        name[n > 0 ? n : 0] = '\0';
+        t->line = xstrdup(name);
+    } else {
+        /* NUL-ended, so that its name reads as a string (the summary). */
+        t->line = xreallocarray(payload, len + 1, 1);
+        t->line[len] = '\0';
+    }
     *e->fresh_tail = t;
     e->fresh_tail = &t->next;
     e->nfresh++;

@@ -37,7 +37,15 @@ struct farmlink {
     struct event *ev_read, *ev_write;
     struct evbuffer *out;
     int paused, eof, gone;
+    /* A long call being received, into an unlinked file (0: none) */
+    int spool_fd;
+    uint64_t spool_len;
 };
+
+/* Calls longer than this are spooled to a file as they come. */
+#define FARMLINK_SPOOL_OVER (1024 * 1024)
+/* A task name is within this many bytes of a call's start. */
+#define FARMLINK_NAME_MAX 4096
 
 static void
 farmlink_gone(struct farmlink *fl, const char *why)
@@ -49,6 +57,54 @@ farmlink_gone(struct farmlink *fl, const char *why)
     event_del(fl->ev_write);
     evbuffer_drain(fl->out, evbuffer_get_length(fl->out));
     fl->cbs->on_gone(fl->arg, why);
+}
+
+/* A piece of a long call: into its spool file; the call once whole.
+ * -1 with why. */
+static int
+farmlink_piece(struct farmlink *fl, const struct taskframe *f, char *why,
+               size_t whylen)
+{
+    char head[FARMLINK_NAME_MAX];
+    ssize_t n;
+
+    if (f->first) {
+        if (f->task != fl->ncalls + 1) {
+            snprintf(why, whylen, "a malformed call from the program: "
+                     "call %llu after %llu", (unsigned long long)f->task,
+                     (unsigned long long)fl->ncalls);
+            return -1;
+        }
+        if ((fl->spool_fd = spool_tmpfile(NULL, why, whylen)) == -1) {
+            fl->spool_fd = 0;
+            return -1;
+        }
+        fl->spool_len = 0;
+    }
+    if (fl->spool_fd <= 0) {
+        snprintf(why, whylen, "a malformed call from the program");
+        return -1;
+    }
+    if (f->len > 0 && pwrite(fl->spool_fd, f->data, f->len,
+                             (off_t)fl->spool_len) != (ssize_t)f->len) {
+        snprintf(why, whylen, "spooling a call in $TMPDIR: %s",
+                 strerror(errno));
+        return -1;
+    }
+    fl->spool_len += f->len;
+    if (!f->last)
+        return 0;
+    n = pread(fl->spool_fd, head, sizeof head, 0);
+    if (n <= 0 || memchr(head, '\0', (size_t)n) == NULL) {
+        snprintf(why, whylen, "a malformed call from the program: call "
+                 "%llu has no task name", (unsigned long long)f->task);
+        return -1;
+    }
+    fl->ncalls++;
+    n = fl->spool_fd;
+    fl->spool_fd = 0;
+    fl->cbs->on_call(fl->arg, f->task, NULL, fl->spool_len, (int)n);
+    return 0;
 }
 
 static void
@@ -82,6 +138,13 @@ farmlink_read_cb(evutil_socket_t fd, short what, void *arg)
         }
         if (rc == 0)
             continue;
+        if (rc == 2) {
+            if (farmlink_piece(fl, &f, why, sizeof why) == -1) {
+                farmlink_gone(fl, why);
+                return;
+            }
+            continue;
+        }
         if (f.task != fl->ncalls + 1 || memchr(f.data, '\0', f.len) == NULL) {
             snprintf(why, sizeof why,
                      "a malformed call from the program: call %llu after "
@@ -93,7 +156,7 @@ farmlink_read_cb(evutil_socket_t fd, short what, void *arg)
             return;
         }
         fl->ncalls++;
-        fl->cbs->on_call(fl->arg, f.task, f.data, f.len);
+        fl->cbs->on_call(fl->arg, f.task, f.data, f.len, 0);
     }
 }
 
@@ -106,7 +169,8 @@ farmlink_flush(struct farmlink *fl)
         n = evbuffer_write(fl->out, fl->fd);
         if (n > 0)
             continue;
-        if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
+        /* 0: libevent's sendfile path would have blocked. */
+        if (n == 0 || (n == -1 && (errno == EAGAIN || errno == EINTR))) {
             event_add(fl->ev_write, NULL);
             return;
         }
@@ -161,7 +225,11 @@ farmlink_start(struct event_base *base, char **argv,
     fl->fd = sv[0];
     fl->pid = pid;
     taskframe_dec_init(&fl->dec, TASKFRAME_TASK, EACH_CALL_MAX);
+    taskframe_dec_stream(&fl->dec, FARMLINK_SPOOL_OVER);
     fl->out = evbuffer_new();
+    /* Written only to the socket: a spooled result may go by sendfile
+     * (else libevent maps the file, and its pages count as ours). */
+    evbuffer_set_flags(fl->out, EVBUFFER_FLAG_DRAINS_TO_FD);
     fl->ev_read = event_new(base, fl->fd, EV_READ | EV_PERSIST,
                             farmlink_read_cb, fl);
     fl->ev_write = event_new(base, fl->fd, EV_WRITE, farmlink_write_cb, fl);
@@ -220,6 +288,31 @@ farmlink_result(struct farmlink *fl, uint64_t task, int status, int signaled,
 }
 
 void
+farmlink_result_file(struct farmlink *fl, uint64_t task, int fd,
+                     uint64_t len)
+{
+    uint8_t hdr[TASKFRAME_RESULT_HDR];
+
+    if (fl->gone || len > UINT32_MAX) {
+        close(fd);
+        if (!fl->gone)
+            farmlink_result(fl, task, 1, 0, xstrdup("a result too long"),
+                            17);
+        return;
+    }
+    taskframe_result_header(hdr, task, 0, (uint32_t)len);
+    evbuffer_add(fl->out, hdr, sizeof hdr);
+    /* Sent from the file as the program reads (sendfile where it can):
+     * never read into memory whole. */
+    if (evbuffer_add_file(fl->out, fd, 0, (ev_off_t)len) == -1) {
+        close(fd);
+        farmlink_gone(fl, "a spooled result could not be sent");
+        return;
+    }
+    farmlink_flush(fl);
+}
+
+void
 farmlink_signal(struct farmlink *fl, int sig)
 {
     if (fl->pid > 0)
@@ -266,6 +359,8 @@ farmlink_free(struct farmlink *fl)
     event_free(fl->ev_write);
     evbuffer_free(fl->out);
     taskframe_dec_free(&fl->dec);
+    if (fl->spool_fd > 0)
+        close(fl->spool_fd);
     close(fl->fd);
     free(fl);
 }

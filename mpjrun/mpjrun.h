@@ -205,7 +205,7 @@ int each_run(const struct p2p_config *, const struct p2p_group *,
 /* "2G", "512M", "1.5GiB", bytes; -1 if not a size. */
 int each_parse_mem(const char *, uint64_t *);
 /* Largest input of a worker task (a --workers program's call: name, NUL
- * and input, P2P_TASK_INPUT_MAX), sent in launch pieces of at most
+ * and input, P2P_TASK_INPUT_MAX: 1 GiB), sent in launch pieces of at most
  * EACH_INPUT_PIECE bytes (each beside the program's arguments). */
 #define EACH_CALL_MAX WIRE_MAX_TASK_INPUT
 #define EACH_INPUT_PIECE (WIRE_MAX_CHUNK - 8192)
@@ -213,8 +213,11 @@ int each_parse_mem(const char *, uint64_t *);
 /* farmlink.c: p2prun --workers, the link to the program calling tasks */
 struct farmlink;
 struct farmlink_cbs {
-    /* Call number task (from 1, in order): its payload, now the callee's. */
-    void (*on_call)(void *arg, uint64_t task, uint8_t *payload, size_t len);
+    /* Call number task (from 1, in order): its payload (name, NUL,
+     * input), now the callee's: in memory, or, when fd > 0 (a long
+     * call), len bytes in that unlinked file and payload NULL. */
+    void (*on_call)(void *arg, uint64_t task, uint8_t *payload, size_t len,
+                    int fd);
     /* The program closed the farm: no more calls. */
     void (*on_end)(void *arg);
     /* The link is unusable (a malformed call, results not read). */
@@ -229,6 +232,10 @@ void farmlink_pause(struct farmlink *, int pause);
 /* Send an outcome: status (128+N and signaled for signal N) and the
  * result, or the message of a failure, in data (malloc'd or NULL, taken:
  * written from where it is, not copied, then freed). */
+/* A successful result of len bytes kept in the unlinked file fd (from
+ * its start): sent from the file, which the link then closes. */
+void farmlink_result_file(struct farmlink *, uint64_t task, int fd,
+                          uint64_t len);
 void farmlink_result(struct farmlink *, uint64_t task, int status,
                      int signaled, void *data, size_t len);
 /* Pass a signal on to the program. */
@@ -256,6 +263,9 @@ void spool_drop(struct spool *, int stream, uint64_t n);
 uint64_t spool_len(const struct spool *, int stream);
 /* Close; the file goes with it.  NULL is fine. */
 void spool_close(struct spool *);
+/* An unlinked temporary file in dir (NULL: $TMPDIR, else /tmp), open for
+ * reading and writing; -1 with err. */
+int spool_tmpfile(const char *dir, char *err, size_t errlen);
 
 /* output.c: the job's stdout and stderr, once per rank (pure but for the
  * writes to the two descriptors and the spool files) */

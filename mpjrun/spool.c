@@ -35,11 +35,16 @@ struct spool {
 
 /* A temporary file nobody else can reach: O_TMPFILE where the file
  * system has it, else a name removed at once. */
-static int
+int
 spool_tmpfile(const char *dir, char *err, size_t errlen)
 {
     char *path;
     int fd;
+
+    if (dir == NULL || *dir == '\0')
+        dir = getenv("TMPDIR");
+    if (dir == NULL || *dir == '\0')
+        dir = "/tmp";
 
 #ifdef O_TMPFILE
     if ((fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)) != -1)
@@ -67,10 +72,6 @@ spool_open(const char *dir, int nstreams, uint64_t cap, char *err,
         snprintf(err, errlen, "bad spool geometry");
         return NULL;
     }
-    if (dir == NULL || *dir == '\0')
-        dir = getenv("TMPDIR");
-    if (dir == NULL || *dir == '\0')
-        dir = "/tmp";
     if ((fd = spool_tmpfile(dir, err, errlen)) == -1)
         return NULL;
     sp = xcalloc(1, sizeof *sp);

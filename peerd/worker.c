@@ -38,7 +38,7 @@
 #include "xmalloc.h"
 
 /* Largest answer accepted from a worker (sent on in pieces). */
-#define WORKER_ANSWER_MAX (64u * 1024 * 1024)
+#define WORKER_ANSWER_MAX (1024u * 1024 * 1024)
 /* A worker without a task this long stops and frees its slot (a farm
  * whose caller pauses between maps pays a worker's start-up again). */
 #define WORKER_IDLE_MS 10000

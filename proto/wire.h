@@ -65,9 +65,9 @@ enum frame_kind {
 #define WIRE_MAX_REPORT_JOBS 32
 #define WIRE_MAX_REPORT_PROCS 256
 #define WIRE_MAX_LIST_JOBS 1024
-/* A worker task's whole input (a C call's: its name, a NUL, 4 MiB),
+/* A worker task's whole input (a C call's: its name, a NUL, 1 GiB),
  * sent as Launch pieces of at most WIRE_MAX_CHUNK (input_more). */
-#define WIRE_MAX_TASK_INPUT (4 * 1024 * 1024 + 64)
+#define WIRE_MAX_TASK_INPUT (1024 * 1024 * 1024 + 64)
 /* A farm's task refused for now (the owner is back, not sharing): the
  * LaunchReply's reason starts with this, and the task goes elsewhere. */
 #define WIRE_NOT_NOW "not now: "

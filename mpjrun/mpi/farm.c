@@ -288,7 +288,7 @@ p2p_farm_open(int *argc, char ***argv, const p2p_farm_opts *opts)
     }
     f->fd = (int)fd;
     f->rtail = &f->rhead;
-    taskframe_dec_init(&f->dec, TASKFRAME_RESULT, 0);
+    taskframe_dec_init(&f->dec, TASKFRAME_RESULT, P2P_TASK_RESULT_MAX);
     pthread_mutex_lock(&live_lock);
     f->next_live = live;
     live = f;

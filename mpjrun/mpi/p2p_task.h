@@ -56,8 +56,12 @@ enum p2p_task_error {
     P2P_EFAILED = -8, /* p2p_map: a task failed (see its status) */
 };
 
-/* Largest input of one call. */
-#define P2P_TASK_INPUT_MAX (4 * 1024 * 1024)
+/* Largest input of one call, and largest result of one task (1 GiB).
+ * p2prun and the peers never hold a long one whole: past 1 MiB they
+ * keep it in a spool file and pass it on in pieces.  The calling
+ * program and the worker do hold theirs. */
+#define P2P_TASK_INPUT_MAX (1024 * 1024 * 1024)
+#define P2P_TASK_RESULT_MAX (1024 * 1024 * 1024)
 /* Longest task name. */
 #define P2P_TASK_NAME_MAX 63
 

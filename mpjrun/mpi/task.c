@@ -252,7 +252,8 @@ task_serve(void)
     if ((out = dup(STDOUT_FILENO)) == -1 ||
         dup2(STDERR_FILENO, STDOUT_FILENO) == -1)
         _exit(1);
-    taskframe_dec_init(&dec, TASKFRAME_TASK, 0);
+    taskframe_dec_init(&dec, TASKFRAME_TASK,
+                       P2P_TASK_INPUT_MAX + P2P_TASK_NAME_MAX + 1);
     for (;;) {
         n = read(STDIN_FILENO, buf, sizeof buf);
         if (n == -1 && errno == EINTR)

@@ -13,7 +13,13 @@
  *   pause S  a map of 20, S seconds of nothing, a map of 20 again
  *   slow N   p2p_map of square over 0..N-1, each call taking 0.1 s
  *   big      inputs from 1 byte to 4 MiB (sent in pieces), each echoed
- *            back whole; one byte more is refused (P2P_ETOOBIG)
+ *            back whole; one byte over P2P_TASK_INPUT_MAX is refused
+ *            (P2P_ETOOBIG)
+ *   huge N   one call of N MiB whose result (N MiB, every byte changed)
+ *            is checked whole and by an FNV-1a hash; then p2prun's peak
+ *            resident set (VmHWM of our parent, which holds neither)
+ *   hugeslow N  the same, the task taking 4 s (time to kill its peer:
+ *            the call is sent again, from p2prun's spool file)
  */
 #include <signal.h>
 #include <stdio.h>
@@ -24,7 +30,7 @@
 
 #include <p2p_task.h>
 
-static int slow;
+static int slow, flip_slow;
 
 P2P_TASK(square)
 {
@@ -69,19 +75,96 @@ P2P_TASK(echo)
     return p2p_result_write(res, in, inlen);
 }
 
+/* Every byte of the input changed: the result is the worker's work. */
+P2P_TASK(flip)
+{
+    char block[65536];
+    size_t i, n;
+    int rc;
+
+    if (flip_slow)
+        sleep(4);
+    for (i = 0; i < inlen; i += n) {
+        n = inlen - i < sizeof block ? inlen - i : sizeof block;
+        for (size_t k = 0; k < n; k++)
+            block[k] = (char)(in[i + k] ^ 0x5a);
+        if ((rc = p2p_result_write(res, block, n)) != P2P_OK)
+            return 1;
+    }
+    return 0;
+}
+
+static uint64_t
+fnv1a(const unsigned char *p, size_t n, int flip)
+{
+    uint64_t h = 14695981039346656037ull;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        h ^= (unsigned char)(p[i] ^ (flip ? 0x5a : 0));
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static long
+parent_vmhwm_kb(void)
+{
+    char path[64], line[256];
+    long kb = -1;
+    FILE *fp;
+
+    snprintf(path, sizeof path, "/proc/%d/status", (int)getppid());
+    if ((fp = fopen(path, "r")) == NULL)
+        return -1;
+    while (fgets(line, sizeof line, fp) != NULL)
+        if (strncmp(line, "VmHWM:", 6) == 0)
+            kb = strtol(line + 6, NULL, 10);
+    fclose(fp);
+    return kb;
+}
+
+static int
+do_huge(p2p_farm *f, int mib)
+{
+    size_t len = (size_t)mib << 20, i, outlen = 0;
+    unsigned char *in = malloc(len);
+    const void *ins[1];
+    void *outs[1] = {NULL};
+    int st[1] = {0}, rc, same;
+
+    if (in == NULL)
+        return 1;
+    for (i = 0; i < len; i++)
+        in[i] = (unsigned char)(i * 2654435761u >> 13);
+    ins[0] = in;
+    rc = p2p_map(f, "flip", ins, &len, 1, outs, &outlen, st);
+    same = rc == 0 && outlen == len &&
+           fnv1a(outs[0], outlen, 0) == fnv1a(in, len, 1);
+    for (i = 0; same && i < len; i++)
+        same = ((unsigned char *)outs[0])[i] == (in[i] ^ 0x5a);
+    printf("huge %d: %s, status %d, %zu bytes back, %s; p2prun VmHWM %ld "
+           "kB\n",
+           mib, p2p_task_strerror(rc), st[0], outlen,
+           same ? "hash and bytes right" : "WRONG", parent_vmhwm_kb());
+    free(outs[0]);
+    free(in);
+    return rc != 0 || !same;
+}
+
 static int
 do_big(p2p_farm *f)
 {
     static const size_t sizes[] = {1, 61440, 65536, 65537, 1048576,
-                                   P2P_TASK_INPUT_MAX};
+                                   4 << 20};
     const size_t n = sizeof sizes / sizeof sizes[0];
-    char *in = malloc(P2P_TASK_INPUT_MAX + 1);
+    char *in = malloc((4 << 20) + 1);
     const void *ins[6];
     void *outs[6];
     size_t i, outlens[6];
     int st[6], rc, bad = 0;
 
-    for (i = 0; i < P2P_TASK_INPUT_MAX + 1; i++)
+    for (i = 0; i < (4 << 20) + 1; i++)
         in[i] = (char)('a' + i * 7 % 26);
     for (i = 0; i < n; i++)
         ins[i] = in;
@@ -94,7 +177,9 @@ do_big(p2p_farm *f)
     }
     printf("big: %s, %d wrong; one more byte: %s\n", p2p_task_strerror(rc),
            bad,
-           p2p_task_strerror(p2p_submit(f, "echo", in, P2P_TASK_INPUT_MAX + 1,
+           /* Refused on its length alone: never read. */
+           p2p_task_strerror(p2p_submit(f, "echo", in,
+                                        (size_t)P2P_TASK_INPUT_MAX + 1,
                                         NULL)));
     free(in);
     return rc != 0 || bad != 0;
@@ -219,6 +304,7 @@ main(int argc, char **argv)
 
     /* Before p2p_farm_open: in a worker it does not return. */
     slow = argc > 1 && strcmp(argv[1], "slow") == 0;
+    flip_slow = argc > 1 && strcmp(argv[1], "hugeslow") == 0;
     f = p2p_farm_open(&argc, &argv, NULL);
     const char *mode = argc > 1 ? argv[1] : "map";
     int n = argc > 2 ? atoi(argv[2]) : 100, rc = 2;
@@ -237,6 +323,8 @@ main(int argc, char **argv)
         rc = do_fail(f);
     else if (strcmp(mode, "big") == 0)
         rc = do_big(f);
+    else if (strcmp(mode, "huge") == 0 || strcmp(mode, "hugeslow") == 0)
+        rc = do_huge(f, n);
     else if (strcmp(mode, "slow") == 0) {
         /* The workers are this program too: they read the mode. */
         rc = do_map(f, n);

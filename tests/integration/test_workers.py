@@ -7,10 +7,15 @@ message); a worker killed mid-task (the task's result still exactly once);
 a task that crashes its worker (the signal reported after three workers,
 the farm goes on with fresh ones); a malformed frame and stray stdout from
 a worker (a clear error naming the task and the worker, a fresh worker, the
-farm goes on); a peer killed mid-farm.  And the C task API (p2p_task.h)
+farm goes on); a peer killed mid-farm; long answers and inputs through
+peerd and p2prun (neither holds them), one copied out with --tag-output
+from p2prun's spool file.  And the C task API (p2p_task.h)
 through p2prun --workers: p2p_map over 10,000 inputs checked in order,
 submit and wait-any, a task that crashes its worker, a task that fails
-with a code and a message; and `p2prun -n 1` of a program that defines
+with a code and a message, a 64 MiB call with a 64 MiB result (p2prun
+and the peers spool both: their peak memory stays small), a 16 MiB call
+sent again from p2prun's spool after its peer was killed; and `p2prun -n
+1` of a program that defines
 tasks farming it out as --workers 0, while any other -n 1 stays a job.  After each, nothing is left running and
 every slot is free."""
 
@@ -353,7 +358,8 @@ class TestWorkers(harness.JobTestCase):
 
     def test_large_answers_stream_through_peerd(self):
         # Answers of 48 MiB: each reaches p2prun whole and right, and no
-        # peerd ever holds one (it passes the pieces on as they come).
+        # peerd ever holds one (it passes the pieces on as they come), nor
+        # p2prun (a spool file each, copied to stdout in its turn).
         sn, peers = self.start_jobnet(2, slots=1)
         path = self.big_worker()
         before = {p.pid: vmhwm_kb(p.pid) for p in peers}
@@ -368,9 +374,34 @@ class TestWorkers(harness.JobTestCase):
         self.assertEqual(len(got), len(want))
         self.assertTrue(got == want, "the answers came back changed")
         self.assert_peerd_peaks(peers, before, 12 * 1024, "48 MiB answers")
-        # p2prun itself still holds each answer whole (docs/tasks.md).
-        figure("p2prun peak resident set for 48 + 47 MiB answers: %d KiB"
-               % r.maxrss_kb)
+        # Nor does p2prun: each answer waits in a spool file for its turn.
+        figure("p2prun peak resident set for 48 + 47 MiB answers: %d KiB%s"
+               % (r.maxrss_kb, " [sanitized build]" if harness.SANITIZED
+                  else ""))
+        # Its own needs here are about 24 MiB whatever the answers' size
+        # (the same for 8 and 7 MiB); holding one of these would add 48.
+        if not harness.SANITIZED:
+            self.assertLess(r.maxrss_kb, 40 * 1024)
+        self.assert_job_over(sn, peers, timeout=10)
+
+    def test_spooled_answer_with_tag_output(self):
+        # A 3 MiB answer (newlines here and there) spooled by p2prun and
+        # copied out with --tag-output: every line tagged, one piece of
+        # the file to the next.
+        sn, peers = self.start_jobnet(1, slots=1)
+        path = self.big_worker()
+        inp = self.inputs("in", ["3"])
+        r = self.p2prun(["--each", inp, "--worker", "--tag-output", "--",
+                         "python3", path], timeout=120)
+        self.assert_rc(r, 0)
+        data = bytes((3 + i) % 251 for i in range(1 << 20)) * 3
+        lines = data.split(b"\n")
+        if data.endswith(b"\n"):
+            lines.pop()
+        with open(r.out_path, "rb") as f:
+            got = f.read()
+        self.assertTrue(got == b"".join(b"[1] " + l + b"\n" for l in lines),
+                        "the tagged answer came out changed")
         self.assert_job_over(sn, peers, timeout=10)
 
     def test_long_inputs_spooled_by_peerd(self):
@@ -432,6 +463,51 @@ class TestWorkers(harness.JobTestCase):
         r = self.p2prun(["--workers", "0", prog, "nosuchmode"], timeout=60)
         self.assert_rc(r, 2)
         self.assert_job_over(sn, peers, timeout=10)
+
+    def test_c_huge_input_and_result(self):
+        # A call of 64 MiB whose result is 64 MiB (every byte changed):
+        # the caller checks it whole and by hash; p2prun (spool files
+        # both ways, pieces sent as the connection drains) and the peers
+        # never hold either.
+        sn, peers = self.start_jobnet(2, slots=1)
+        prog = self.task_api()
+        before = {p.pid: vmhwm_kb(p.pid) for p in peers}
+        r = self.p2prun(["--workers", "0", prog, "huge", "64"], timeout=300)
+        self.assert_rc(r, 0)
+        m = re.match(r"huge 64: success, status 0, 67108864 bytes back, "
+                     r"hash and bytes right; p2prun VmHWM (\d+) kB\n$",
+                     r.stdout)
+        self.assertIsNotNone(m, r.stdout)
+        hwm = int(m.group(1))
+        figure("p2prun peak resident set for a 64 MiB call and result: "
+               "%d KiB%s" % (hwm, " [sanitized build]" if harness.SANITIZED
+                             else ""))
+        if not harness.SANITIZED:
+            self.assertLess(hwm, 24 * 1024, "p2prun peaked at %d KiB" % hwm)
+        self.assert_peerd_peaks(peers, before, 16 * 1024,
+                                "a 64 MiB call and result")
+        self.assert_job_over(sn, peers, timeout=10)
+
+    def test_c_huge_call_after_its_peer_died(self):
+        # The peer running a 16 MiB call is killed: the call goes again
+        # to the other one, read back from p2prun's spool file, and the
+        # result is still right.
+        sn, peers = self.start_jobnet(2, slots=1)
+        prog = self.task_api()
+        run = self.start_p2prun(["--workers", "0", prog, "hugeslow", "16"])
+        wait_until(lambda: self.worker_starts(peers) >= 1, 60,
+                   "a worker for the call")
+        time.sleep(1)
+        first = [p for p in peers if p.count_log("worker [0-9]+ started")]
+        self.kill_peer_and_jobs(first[0])
+        self.assertEqual(run.wait(120), 0, run.describe())
+        self.assertTrue(run.stdout.startswith(
+            "huge 16: success, status 0, 16777216 bytes back, hash and "
+            "bytes right;"), run.stdout)
+        self.assertIn("lost peer %s" % first[0].label, run.stderr)
+        rest = [p for p in peers if p is not first[0]]
+        self.assertGreaterEqual(self.worker_starts(rest), 1)
+        self.assert_job_over(sn, rest, timeout=10)
 
     def test_c_task_program_with_n1(self):
         # A program that defines tasks (P2P_TASK), started as one rank,
