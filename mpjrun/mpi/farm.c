@@ -32,6 +32,9 @@
 
 /* Calls buffered before a write is forced. */
 #define FARM_WRITE_BATCH (64 * 1024)
+/* An input this large is written from the caller's buffer during
+ * p2p_submit, not copied into the batch. */
+#define FARM_DIRECT_MIN (1024 * 1024)
 
 struct ready {
     p2p_outcome o;
@@ -217,19 +220,20 @@ farm_read(p2p_farm *f, int block)
     }
 }
 
-/* Write buffered calls; with block, all of them (reading outcomes while
+/* Write buf from *off on; with block, all of it (reading outcomes while
  * p2prun cannot take more). */
 static int
-farm_flush(p2p_farm *f, int block)
+farm_send(p2p_farm *f, const uint8_t *buf, size_t len, size_t *off,
+          int block)
 {
     struct pollfd pfd;
     ssize_t w;
     int rc;
 
-    while (f->ooff < f->olen) {
-        w = send(f->fd, f->ob + f->ooff, f->olen - f->ooff, MSG_NOSIGNAL);
+    while (*off < len) {
+        w = send(f->fd, buf + *off, len - *off, MSG_NOSIGNAL);
         if (w > 0) {
-            f->ooff += (size_t)w;
+            *off += (size_t)w;
             continue;
         }
         if (w == -1 && errno == EINTR)
@@ -250,9 +254,18 @@ farm_flush(p2p_farm *f, int block)
             (rc = farm_read(f, 0)) != P2P_OK)
             return rc;
     }
-    if (f->ooff == f->olen)
-        f->ooff = f->olen = 0;
     return P2P_OK;
+}
+
+/* Write what is queued; without block, only what the socket takes now. */
+static int
+farm_flush(p2p_farm *f, int block)
+{
+    int rc = farm_send(f, f->ob, f->olen, &f->ooff, block);
+
+    if (rc == P2P_OK && f->ooff == f->olen)
+        f->ooff = f->olen = 0;
+    return rc;
 }
 
 /* --- the farm ------------------------------------------------------------ */
@@ -366,7 +379,7 @@ p2p_submit(p2p_farm *f, const char *task, const void *in, size_t inlen,
 {
     size_t nlen, need, cap;
     uint8_t *p;
-    int rc;
+    int rc, direct;
 
     if (!farm_valid(f))
         return P2P_EHANDLE;
@@ -387,6 +400,11 @@ p2p_submit(p2p_farm *f, const char *task, const void *in, size_t inlen,
     if (f->lost)
         return P2P_ELOST;
     need = TASKFRAME_TASK_HDR + nlen + 1 + inlen;
+    /* A large input goes from the caller's buffer straight to p2prun
+     * (which spools it): never a second copy here. */
+    direct = f->fd != -1 && inlen >= FARM_DIRECT_MIN;
+    if (direct)
+        need -= inlen;
     if (f->olen + need > f->ocap) {
         cap = (f->olen + need) * 2;
         if ((p = realloc(f->ob, cap)) == NULL)
@@ -397,7 +415,7 @@ p2p_submit(p2p_farm *f, const char *task, const void *in, size_t inlen,
     p = f->ob + f->olen;
     taskframe_task_header(p, f->next_id + 1, (uint32_t)(nlen + 1 + inlen));
     memcpy(p + TASKFRAME_TASK_HDR, task, nlen + 1);
-    if (inlen > 0)
+    if (inlen > 0 && !direct)
         memcpy(p + TASKFRAME_TASK_HDR + nlen + 1, in, inlen);
     f->next_id++;
     if (id != NULL)
@@ -408,6 +426,13 @@ p2p_submit(p2p_farm *f, const char *task, const void *in, size_t inlen,
     }
     f->olen += need;
     f->outstanding++;
+    if (direct) {
+        size_t off = 0;
+
+        if ((rc = farm_flush(f, 1)) != P2P_OK)
+            return rc;
+        return farm_send(f, in, inlen, &off, 1);
+    }
     /* Small calls go together; a call is never held past a wait. */
     if (f->olen - f->ooff >= FARM_WRITE_BATCH)
         return farm_flush(f, 1);

@@ -131,8 +131,11 @@ p2p_farm *p2p_farm_open(int *argc, char ***argv, const p2p_farm_opts *);
  * the farm and free it.  0, P2P_EHANDLE, or P2P_ELOST. */
 int p2p_farm_close(p2p_farm *);
 
-/* Call task on in (inlen bytes; copied) somewhere on the network; *id
- * (may be NULL) tells its outcome from wait_any's.  Returns at once. */
+/* Call task on in (inlen bytes) somewhere on the network; *id (may be
+ * NULL) tells its outcome from wait_any's.  An input under 1 MiB is
+ * copied and the call returns at once; a larger one is written from in
+ * to p2prun (which spools it) before the call returns, never copied.
+ * Either way in is free to reuse on return. */
 int p2p_submit(p2p_farm *, const char *task, const void *in, size_t inlen,
                p2p_task_id *id);
 /* Wait for one submitted call to end (in completion order) and fill *out

@@ -107,14 +107,15 @@ fnv1a(const unsigned char *p, size_t n, int flip)
     return h;
 }
 
+/* Peak resident set of a process (/proc/PID/status VmHWM), -1 unknown. */
 static long
-parent_vmhwm_kb(void)
+vmhwm_kb(pid_t pid)
 {
     char path[64], line[256];
     long kb = -1;
     FILE *fp;
 
-    snprintf(path, sizeof path, "/proc/%d/status", (int)getppid());
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
     if ((fp = fopen(path, "r")) == NULL)
         return -1;
     while (fgets(line, sizeof line, fp) != NULL)
@@ -122,6 +123,19 @@ parent_vmhwm_kb(void)
             kb = strtol(line + 6, NULL, 10);
     fclose(fp);
     return kb;
+}
+
+/* p2prun's (our parent's) and our own. */
+static long
+parent_vmhwm_kb(void)
+{
+    return vmhwm_kb(getppid());
+}
+
+static long
+self_vmhwm_kb(void)
+{
+    return vmhwm_kb(getpid());
 }
 
 static int
@@ -144,9 +158,10 @@ do_huge(p2p_farm *f, int mib)
     for (i = 0; same && i < len; i++)
         same = ((unsigned char *)outs[0])[i] == (in[i] ^ 0x5a);
     printf("huge %d: %s, status %d, %zu bytes back, %s; p2prun VmHWM %ld "
-           "kB\n",
+           "kB; caller VmHWM %ld kB\n",
            mib, p2p_task_strerror(rc), st[0], outlen,
-           same ? "hash and bytes right" : "WRONG", parent_vmhwm_kb());
+           same ? "hash and bytes right" : "WRONG", parent_vmhwm_kb(),
+           self_vmhwm_kb());
     free(outs[0]);
     free(in);
     return rc != 0 || !same;

@@ -475,15 +475,23 @@ class TestWorkers(harness.JobTestCase):
         r = self.p2prun(["--workers", "0", prog, "huge", "64"], timeout=300)
         self.assert_rc(r, 0)
         m = re.match(r"huge 64: success, status 0, 67108864 bytes back, "
-                     r"hash and bytes right; p2prun VmHWM (\d+) kB\n$",
+                     r"hash and bytes right; p2prun VmHWM (\d+) kB; "
+                     r"caller VmHWM (\d+) kB\n$",
                      r.stdout)
         self.assertIsNotNone(m, r.stdout)
         hwm = int(m.group(1))
         figure("p2prun peak resident set for a 64 MiB call and result: "
                "%d KiB%s" % (hwm, " [sanitized build]" if harness.SANITIZED
                              else ""))
+        caller = int(m.group(2))
+        figure("caller peak resident set for its 64 MiB input and result: "
+               "%d KiB%s" % (caller, " [sanitized build]"
+                             if harness.SANITIZED else ""))
         if not harness.SANITIZED:
             self.assertLess(hwm, 24 * 1024, "p2prun peaked at %d KiB" % hwm)
+            # Its own input and result, not a copy of the input as well.
+            self.assertLess(caller, (2 * 64 + 24) * 1024,
+                            "the caller peaked at %d KiB" % caller)
         self.assert_peerd_peaks(peers, before, 16 * 1024,
                                 "a 64 MiB call and result")
         self.assert_job_over(sn, peers, timeout=10)
