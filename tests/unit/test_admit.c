@@ -201,11 +201,15 @@ send_hello(struct conn *c)
     return rc;
 }
 
+/* A fresh loop and listener, and an admission with these limits; NULL
+ * (the failure recorded) when the loop or listener cannot be had. */
 static struct admit *
-new_admit(int max, int per_source)
+start(int max, int per_source)
 {
     struct admit_params p = {.max = max, .per_source = per_source};
 
+    if (setup() == -1)
+        return NULL;
     return admit_new(base, &p);
 }
 
@@ -217,9 +221,8 @@ t_per_source(void)
     struct admit *adm;
     int a1, a2, b1, a3;
 
-    if (setup() == -1)
+    if ((adm = start(10, 2)) == NULL)
         return;
-    adm = new_admit(10, 2);
     a1 = connect_from(adm, 2);
     a2 = connect_from(adm, 2);
     b1 = connect_from(adm, 3);
@@ -249,9 +252,8 @@ t_cap(void)
     struct admit *adm;
     int i, idx[4];
 
-    if (setup() == -1)
+    if ((adm = start(3, 3)) == NULL)
         return;
-    adm = new_admit(3, 3);
     for (i = 0; i < 3; i++)
         idx[i] = connect_from(adm, 2 + i);
     idx[3] = connect_from(adm, 9);
@@ -276,9 +278,8 @@ t_silent_first(void)
     struct admit *adm;
     int a1, a2, a3, a4, b1, c1;
 
-    if (setup() == -1)
+    if ((adm = start(4, 3)) == NULL)
         return;
-    adm = new_admit(4, 3);
     a1 = connect_from(adm, 2);
     a2 = connect_from(adm, 2);
     a3 = connect_from(adm, 2);
@@ -312,9 +313,8 @@ t_all_spoke(void)
     struct admit *adm;
     int a1, a2, a3;
 
-    if (setup() == -1)
+    if ((adm = start(10, 2)) == NULL)
         return;
-    adm = new_admit(10, 2);
     a1 = connect_from(adm, 2);
     a2 = connect_from(adm, 2);
     if (!CHECK(a1 >= 0 && a2 >= 0)) {
@@ -340,9 +340,8 @@ t_leave(void)
     struct admit *adm;
     int a1, a2, a3;
 
-    if (setup() == -1)
+    if ((adm = start(10, 2)) == NULL)
         return;
-    adm = new_admit(10, 2);
     a1 = connect_from(adm, 2);
     a2 = connect_from(adm, 2);
     if (!CHECK(a1 >= 0 && a2 >= 0)) {
@@ -377,9 +376,8 @@ t_free_first(void)
     struct admit *adm;
     int a1, a2;
 
-    if (setup() == -1)
+    if ((adm = start(10, 2)) == NULL)
         return;
-    adm = new_admit(10, 2);
     a1 = connect_from(adm, 2);
     a2 = connect_from(adm, 3);
     if (!CHECK(a1 >= 0 && a2 >= 0)) {
@@ -403,9 +401,8 @@ t_flood_log(void)
     struct admit *adm;
     int i, n = 0;
 
-    if (setup() == -1)
+    if ((adm = start(16, 2)) == NULL)
         return;
-    adm = new_admit(16, 2);
     for (i = 0; i < 30; i++)
         if (connect_from(adm, 7) >= 0)
             n++;
