@@ -308,7 +308,7 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
     P2p__NodeProof nproof = P2P__NODE_PROOF__INIT;
     P2p__JobReport jrep = P2P__JOB_REPORT__INIT;
     P2p__JobNote jnote = P2P__JOB_NOTE__INIT;
-    struct jobs_pb jobs_pb;
+    struct jobs_pb jobs_pb = {0}; /* job reports and lists; freed below */
     P2p__FedSummary fsum = P2P__FED_SUMMARY__INIT;
     static const uint8_t zero_key[SEC_SIGN_PK_LEN];
     P2p__Resources res;
@@ -376,9 +376,7 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         jrep.more = m->u.report.more;
         pb.body_case = P2P__MESSAGE__BODY_JOB_REPORT;
         pb.job_report = &jrep;
-        pack_message(&pb, out, len);
-        codec_jobs_pb_free(&jobs_pb);
-        return 0;
+        break;
     case MSG_JOB_NOTE:
         BYTES(jnote.job, m->u.jnote.job, WIRE_JOB_ID_LEN);
         jnote.tasks_total = m->u.jnote.tasks_total;
@@ -397,12 +395,7 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         lrep.jobs = jobs_pb.infop;
         pb.body_case = P2P__MESSAGE__BODY_LIST_REPLY;
         pb.list_reply = &lrep;
-        pack_message(&pb, out, len);
-        codec_jobs_pb_free(&jobs_pb);
-        free(entries);
-        free(entryp);
-        free(eres);
-        return 0;
+        break;
     case MSG_FED_SUMMARY:
         entries_to_pb(m->u.fed.peers, m->u.fed.npeers, &entries, &entryp,
                       &eres);
@@ -598,6 +591,7 @@ codec_encode(const struct msg *m, uint8_t **out, size_t *len)
         return -1;
     }
     pack_message(&pb, out, len);
+    codec_jobs_pb_free(&jobs_pb);
     free(entries);
     free(entryp);
     free(eres);
