@@ -16,6 +16,7 @@
  * coordinator goes away or falls silent past its lease is KILLING:
  * SIGTERM, then the whole cgroup a second later.
  */
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -492,10 +493,20 @@ job_drain_stderr(struct job *j)
     struct proc_stream *ps = &j->procs[0].out[1];
     uint8_t buf[JOB_READ_MAX];
     ssize_t n;
+    int avail = 0;
 
-    while (j->worker != NULL && ps->fd != -1 &&
-           (n = read(ps->fd, buf, sizeof buf)) > 0)
+    /* What the worker wrote before its answer is in the pipe now: read
+     * that much and no more, so that a worker writing stderr without end
+     * cannot keep us here queueing it past the backlog's bound. */
+    if (ps->fd == -1 || ioctl(ps->fd, FIONREAD, &avail) == -1)
+        return;
+    while (avail > 0 && j->worker != NULL && ps->fd != -1 &&
+           (n = read(ps->fd, buf,
+                     (size_t)avail < sizeof buf ? (size_t)avail
+                                                : sizeof buf)) > 0) {
+        avail -= (int)n;
         worker_stderr(j->worker, buf, (size_t)n);
+    }
 }
 
 void
