@@ -347,6 +347,8 @@ worker_stdout(struct worker *w, const uint8_t *p, size_t n)
     size_t used;
     int rc;
 
+    int answered = 0;
+
     while (n > 0 && !w->broken) {
         rc = taskframe_feed(&w->dec, p, n, &used, &f);
         if (rc == -1) {
@@ -358,11 +360,16 @@ worker_stdout(struct worker *w, const uint8_t *p, size_t n)
         if (rc == 1) {
             worker_answer(w, &f);
             free(f.data);
-        } else if (rc == 2)
+            answered = 1;
+        } else if (rc == 2) {
             worker_answer_piece(w, &f);
+            answered |= f.last;
+        }
     }
-    /* An answer may have freed room: the farm's next task. */
-    farm_kick(w->pd);
+    /* An answer freed room: the farm's next task (a piece of a long one
+     * frees nothing until its last). */
+    if (answered || w->broken)
+        farm_kick(w->pd);
 }
 
 void
