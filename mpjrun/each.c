@@ -210,10 +210,6 @@ buf_add_spooled(struct buf *b, const void *p, size_t n)
             buf_add(b, p, n);
             return;
         }
-        if (fd == 0) { /* never mistaken for "in memory" */
-            fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
-            close(0);
-        }
         if (each_write_all(fd, b->p, b->len) == -1)
             b->werr = errno;
         free(b->p);

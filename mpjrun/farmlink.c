@@ -281,7 +281,7 @@ farmlink_result(struct farmlink *fl, uint64_t task, int status, int signaled,
         evbuffer_add_reference(fl->out, data, len, farmlink_free_result,
                                NULL) == -1) {
         free(data);
-        fl->gone = 1;
+        farmlink_gone(fl, "out of memory queueing a result");
         return;
     }
     farmlink_flush(fl);

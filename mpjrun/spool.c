@@ -35,6 +35,21 @@ struct spool {
 
 /* A temporary file nobody else can reach: O_TMPFILE where the file
  * system has it, else a name removed at once. */
+/* A spool file never sits on 0-2 (p2prun started with stdin closed):
+ * callers take a descriptor of 0 for "no file", and stdio is not ours. */
+static int
+spool_above_stdio(int fd, char *err, size_t errlen)
+{
+    int moved;
+
+    if (fd > STDERR_FILENO)
+        return fd;
+    if ((moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1)) == -1)
+        snprintf(err, errlen, "spool file: %s", strerror(errno));
+    close(fd);
+    return moved;
+}
+
 int
 spool_tmpfile(const char *dir, char *err, size_t errlen)
 {
@@ -48,7 +63,7 @@ spool_tmpfile(const char *dir, char *err, size_t errlen)
 
 #ifdef O_TMPFILE
     if ((fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)) != -1)
-        return fd;
+        return spool_above_stdio(fd, err, errlen);
 #endif
     xasprintf(&path, "%s/p2prun-spool-XXXXXX", dir);
     if ((fd = mkostemp(path, O_CLOEXEC)) == -1) {
@@ -58,7 +73,7 @@ spool_tmpfile(const char *dir, char *err, size_t errlen)
     }
     (void)unlink(path);
     free(path);
-    return fd;
+    return spool_above_stdio(fd, err, errlen);
 }
 
 struct spool *
