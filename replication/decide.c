@@ -329,7 +329,9 @@ dec_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
     uint32_t dn = (uint32_t)h->total;
     int n = (int)(h->len / sizeof(int32_t));
 
-    if (p / rep_nrep() != rep_rank() || h->total == 0 ||
+    /* Two streams only: 0 in program order (bounded ahead), 1 the
+     * passive-target order (async_incoming); any other is malformed. */
+    if (p / rep_nrep() != rep_rank() || h->total == 0 || h->ctx > 1 ||
         (h->ctx == 0 && h->total > (uint64_t)dc.next + DEC_AHEAD_MAX) ||
         h->len % sizeof(int32_t) != 0 || n > DEC_MAX_VALUES) {
         mpii_log("p2pmpi: rank %d: malformed decision from process %d: "
