@@ -368,7 +368,9 @@ ctltable_in_add(struct ctltable_in *in, const struct job *j,
     uint32_t total = t->total != 0 ? t->total : (uint32_t)t->nprocs;
     size_t i;
 
-    if (in->done || t->first != in->have ||
+    /* An empty part adds nothing and would leave the next one free to
+     * restate the size and key: every part carries entries. */
+    if (in->done || t->first != in->have || t->nprocs == 0 ||
         (in->have > 0 && (total != in->total ||
                           sec_equal(t->key, in->key, sizeof in->key) == 0)) ||
         total > job_nprocs_total(j) || total > CTL_MAX_ENTRIES ||
