@@ -815,7 +815,7 @@ co_send_view(struct coord *co, int force)
 static void
 co_replica_end(struct coord *co, int rank, int replica, int status)
 {
-    int i, r = co->js->r, left = 0, ok = 0;
+    int i, r = co->js->r, left = 0, ok = 0, abort_pending;
 
     if (co->rep[rank * r + replica] != REP_RUNNING)
         return;
@@ -840,11 +840,12 @@ co_replica_end(struct coord *co, int rank, int replica, int status)
     }
     output_rank_done(co->out, rank);
     co->ranks_left--;
-    if (!ok && co->status == -1 && co->abort_due_ms != 0 && status < 128 &&
-        co->phase != PH_STOP) {
-        /* An exit while an MPI_Abort waits (the aborting process itself,
-         * most likely): a crash may still come, and is the cause. */
-    } else if (!ok && co->status == -1) {
+    /* An exit while an MPI_Abort waits (the aborting process itself,
+     * most likely) decides nothing: a crash may still come, and is the
+     * cause; else the abort's grace ends the job. */
+    abort_pending =
+        co->abort_due_ms != 0 && status < 128 && co->phase != PH_STOP;
+    if (!ok && co->status == -1 && !abort_pending) {
         /* A rank fails with its last replica: the job stops. */
         co->status = status;
         if (co->phase != PH_STOP) {
