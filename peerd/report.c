@@ -22,6 +22,7 @@ struct report {
     uint8_t *last; /* encoded form of the last report sent */
     size_t last_len;
     uint64_t last_ms;
+    int last_empty; /* the last report sent said "nothing runs" */
 };
 
 struct report *
@@ -46,6 +47,7 @@ report_reset(struct report *r)
     r->last = NULL;
     r->last_len = 0;
     r->last_ms = 0;
+    r->last_empty = 0;
 }
 
 /* Make s a token the codec accepts: printable, no spaces ('_' instead);
@@ -78,6 +80,10 @@ report_due(struct report *r, const struct peerd *pd, uint64_t now_ms,
         report_token(r->jobs[i].user);
         report_token(r->jobs[i].command);
     }
+    /* Nothing runs, as the supernode was last told: the common idle
+     * heartbeat, decided without encoding anything. */
+    if (n == 0 && more == 0 && r->last != NULL && r->last_empty)
+        return 0;
     m->type = MSG_JOB_REPORT;
     m->u.report.jobs = r->jobs;
     m->u.report.njobs = n;
@@ -94,5 +100,6 @@ report_due(struct report *r, const struct peerd *pd, uint64_t now_ms,
     r->last = buf;
     r->last_len = len;
     r->last_ms = now_ms;
+    r->last_empty = n == 0 && more == 0;
     return 1;
 }
