@@ -322,12 +322,17 @@ void
 federation_list(struct federation *fed, int local_only, uint64_t now_ms,
                 struct msg_list_reply *out)
 {
+    size_t own;
+
     registry_export(fed->reg, now_ms, out);
+    own = out->npeers;
     if (!local_only) {
         summary_append(fed->store, now_ms, &out->peers, &out->npeers);
         /* A peer registered with two supernodes, or one that moved, is
-         * listed once, as last heard. */
-        out->npeers = rank_dedup(out->peers, out->npeers);
+         * listed once, as last heard (the registry alone holds each
+         * once: no summary, nothing to sort out). */
+        if (out->npeers > own)
+            out->npeers = rank_dedup(out->peers, out->npeers);
     }
     rank_sort(out->peers, out->npeers);
     if (out->npeers > (size_t)fed->p.list_max)
