@@ -66,6 +66,7 @@ struct http {
     struct server *srv;
     struct evhttp *evh;
     char *token;
+    uint8_t token_hash[SEC_HASH_LEN]; /* compared with the caller's */
     char **known;
     const char **source; /* of each known supernode: config, federation */
     int nknown;
@@ -166,13 +167,12 @@ http_headers_size(struct evhttp_request *req)
 static int
 http_token_ok(const struct http *h, const char *given, size_t len)
 {
-    uint8_t a[SEC_HASH_LEN], b[SEC_HASH_LEN];
+    uint8_t a[SEC_HASH_LEN];
 
     if (given == NULL)
         return 0;
     sec_hash(a, given, len);
-    sec_hash(b, h->token, strlen(h->token));
-    return sec_equal(a, b, sizeof a);
+    return sec_equal(a, h->token_hash, sizeof a);
 }
 
 enum http_auth {
@@ -453,6 +453,8 @@ http_new(struct event_base *base, struct server *srv,
     h->base = base;
     h->srv = srv;
     h->token = p->token != NULL ? xstrdup(p->token) : NULL;
+    if (h->token != NULL)
+        sec_hash(h->token_hash, h->token, strlen(h->token));
     h->nknown = p->nknown + p->nfederation;
     h->known = xcalloc((size_t)h->nknown + 1, sizeof *h->known);
     h->source = xcalloc((size_t)h->nknown + 1, sizeof *h->source);
@@ -510,6 +512,7 @@ http_free(struct http *h)
     free(h->self_addr);
     if (h->token != NULL) {
         sec_wipe(h->token, strlen(h->token));
+        sec_wipe(h->token_hash, sizeof h->token_hash);
         free(h->token);
     }
     free(h);
