@@ -627,10 +627,10 @@ res_from_pb(const P2p__Resources *pb, struct resources *r, char *err,
     return 0;
 }
 
-/* Copy a validated token into dst[max+1]. */
-static int
-token_from_pb(const char *src, char *dst, size_t max, int may_be_empty,
-              const char *what, char *err, size_t errlen)
+/* Copy a validated token into dst[max+1] (contract in codec_jobs.h). */
+int
+codec_token_from_pb(const char *src, char *dst, size_t max, int may_be_empty,
+                    const char *what, char *err, size_t errlen)
 {
     if (src == NULL || (src[0] == '\0' && may_be_empty)) {
         dst[0] = '\0';
@@ -678,10 +678,10 @@ entry_from_pb(const P2p__PeerEntry *e, struct peer_entry *pe, char *err,
 {
     if (bytes_from_pb(&e->id, pe->id, sizeof pe->id, "peer id", err, errlen) ==
             -1 ||
-        token_from_pb(e->host_label, pe->host_label, WIRE_MAX_LABEL, 0,
-                      "host label", err, errlen) == -1 ||
-        token_from_pb(e->addr, pe->addr, WIRE_MAX_ADDR, 0, "address", err,
-                      errlen) == -1 ||
+        codec_token_from_pb(e->host_label, pe->host_label, WIRE_MAX_LABEL, 0,
+                            "host label", err, errlen) == -1 ||
+        codec_token_from_pb(e->addr, pe->addr, WIRE_MAX_ADDR, 0, "address", err,
+                            errlen) == -1 ||
         res_from_pb(e->res, &pe->res, err, errlen) == -1)
         return -1;
     pe->rtt_us = e->rtt_us;
@@ -849,8 +849,8 @@ addr_from_pb(const P2p__ProcAddr *pb, struct proc_addr *p, char *err,
     }
     p->rank = pb->rank;
     p->replica = pb->replica;
-    return token_from_pb(pb->addr, p->addr, WIRE_MAX_ADDR, 0, "address", err,
-                         errlen);
+    return codec_token_from_pb(pb->addr, p->addr, WIRE_MAX_ADDR, 0, "address",
+                               err, errlen);
 }
 
 /* A view: every index names a process a job can have. */
@@ -942,8 +942,8 @@ fed_from_pb(const P2p__FedSummary *pb, struct msg_fed_summary *f, char *err,
     }
     if (bytes_from_pb(&pb->instance, f->instance, WIRE_FED_INSTANCE_LEN,
                       "instance id", err, errlen) == -1 ||
-        token_from_pb(pb->addr, f->addr, WIRE_MAX_ADDR, 1, "address", err,
-                      errlen) == -1)
+        codec_token_from_pb(pb->addr, f->addr, WIRE_MAX_ADDR, 1, "address", err,
+                            errlen) == -1)
         return -1;
     f->seq = pb->seq;
     f->part = pb->part;
@@ -970,14 +970,15 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
             bytes_from_pb(&reg->signature, m->u.reg.signature,
                           sizeof m->u.reg.signature, "signature", err,
                           errlen) == -1 ||
-            token_from_pb(reg->host_label, m->u.reg.host_label, WIRE_MAX_LABEL,
-                          0, "host label", err, errlen) == -1 ||
-            token_from_pb(reg->addr, m->u.reg.addr, WIRE_MAX_ADDR, 0, "address",
-                          err, errlen) == -1 ||
-            token_from_pb(reg->version, m->u.reg.version, WIRE_MAX_LABEL, 1,
-                          "version", err, errlen) == -1 ||
-            text_from_pb(reg->cpu_model, m->u.reg.cpu_model,
-                         WIRE_MAX_HOSTINFO, "cpu model", err, errlen) == -1 ||
+            codec_token_from_pb(reg->host_label, m->u.reg.host_label,
+                                WIRE_MAX_LABEL, 0, "host label", err,
+                                errlen) == -1 ||
+            codec_token_from_pb(reg->addr, m->u.reg.addr, WIRE_MAX_ADDR, 0,
+                                "address", err, errlen) == -1 ||
+            codec_token_from_pb(reg->version, m->u.reg.version, WIRE_MAX_LABEL,
+                                1, "version", err, errlen) == -1 ||
+            text_from_pb(reg->cpu_model, m->u.reg.cpu_model, WIRE_MAX_HOSTINFO,
+                         "cpu model", err, errlen) == -1 ||
             text_from_pb(reg->os, m->u.reg.os, WIRE_MAX_HOSTINFO, "os", err,
                          errlen) == -1 ||
             text_from_pb(reg->kernel, m->u.reg.kernel, WIRE_MAX_HOSTINFO,
@@ -1071,8 +1072,8 @@ decode_body(const P2p__Message *pb, struct msg *m, char *err, size_t errlen)
             bytes_from_pb(&pb->user_auth->signature, m->u.auth.signature,
                           SEC_SIG_LEN, "signature", err, errlen) == -1)
             return -1;
-        return token_from_pb(pb->user_auth->user, m->u.auth.user,
-                             WIRE_MAX_LABEL, 1, "user name", err, errlen);
+        return codec_token_from_pb(pb->user_auth->user, m->u.auth.user,
+                                   WIRE_MAX_LABEL, 1, "user name", err, errlen);
     case P2P__MESSAGE__BODY_RESERVE:
         m->type = MSG_RESERVE;
         m->u.reserve.slots = pb->reserve->slots;

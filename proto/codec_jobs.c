@@ -99,23 +99,6 @@ codec_jobs_pb_free(struct jobs_pb *jp)
     memset(jp, 0, sizeof *jp);
 }
 
-/* A token of at most max characters, or empty. */
-static int
-jobs_token(const char *src, char *dst, size_t max, const char *what,
-           char *err, size_t errlen)
-{
-    if (src == NULL || src[0] == '\0') {
-        dst[0] = '\0';
-        return 0;
-    }
-    if (!codec_valid_token(src, max)) {
-        snprintf(err, errlen, "job info: %s too long or not printable", what);
-        return -1;
-    }
-    snprintf(dst, max + 1, "%s", src);
-    return 0;
-}
-
 /* Check one JobInfo; with j non-NULL, copy its scalar fields too. */
 static int
 jobs_check(const P2p__JobInfo *pb, struct job_info *j, char *err,
@@ -140,10 +123,10 @@ jobs_check(const P2p__JobInfo *pb, struct job_info *j, char *err,
         snprintf(err, errlen, "job info: exit status %d", (int)pb->exit);
         return -1;
     }
-    if (jobs_token(pb->user, j->user, WIRE_MAX_LABEL, "user", err, errlen) ==
-            -1 ||
-        jobs_token(pb->command, j->command, WIRE_MAX_LABEL, "command", err,
-                   errlen) == -1)
+    if (codec_token_from_pb(pb->user, j->user, WIRE_MAX_LABEL, 1,
+                            "job info: user", err, errlen) == -1 ||
+        codec_token_from_pb(pb->command, j->command, WIRE_MAX_LABEL, 1,
+                            "job info: command", err, errlen) == -1)
         return -1;
     for (k = 0; k < pb->n_procs; k++) {
         const P2p__ProcInfo *pp = pb->procs[k];
@@ -160,8 +143,8 @@ jobs_check(const P2p__JobInfo *pb, struct job_info *j, char *err,
                      (int)pp->state);
             return -1;
         }
-        if (jobs_token(pp->host, host, WIRE_MAX_LABEL, "host", err, errlen) ==
-            -1)
+        if (codec_token_from_pb(pp->host, host, WIRE_MAX_LABEL, 1,
+                                "job info: host", err, errlen) == -1)
             return -1;
     }
     memcpy(j->job, pb->job.data, WIRE_JOB_ID_LEN);

@@ -9,6 +9,13 @@
 #include "codec.h"
 #include "p2p.pb-c.h"
 
+/* Copy src into dst[max+1] if it is a token of at most max printable
+ * characters; NULL, and "" when may_be_empty, give "".  -1 with err
+ * naming what otherwise. */
+int codec_token_from_pb(const char *src, char *dst, size_t max,
+                        int may_be_empty, const char *what, char *err,
+                        size_t errlen);
+
 /* Storage for n encoded JobInfos, borrowed from the job_infos. */
 struct jobs_pb {
     P2p__JobInfo *infos, **infop;
