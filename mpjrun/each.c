@@ -31,6 +31,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "fdio.h"
 #include "log.h"
 #include "monotime.h"
 #include "mpjrun.h"
@@ -184,8 +185,6 @@ buf_free(struct buf *b)
     memset(b, 0, sizeof *b);
 }
 
-static int each_write_all(int fd, const char *p, size_t n);
-
 /* A task's stdout may go to a spool file: it is never needed whole (not
  * for --results, whose JSON holds it). */
 static int
@@ -210,7 +209,7 @@ buf_add_spooled(struct buf *b, const void *p, size_t n)
             buf_add(b, p, n);
             return;
         }
-        if (each_write_all(fd, b->p, b->len) == -1)
+        if (fdio_write_all(fd, b->p, b->len) == -1)
             b->werr = errno;
         free(b->p);
         b->p = NULL;
@@ -218,7 +217,7 @@ buf_add_spooled(struct buf *b, const void *p, size_t n)
         b->fd = fd;
     }
     if (b->fd > 0) {
-        if (b->werr == 0 && each_write_all(b->fd, p, n) == -1)
+        if (b->werr == 0 && fdio_write_all(b->fd, p, n) == -1)
             b->werr = errno;
         b->len += n;
         return;
@@ -427,23 +426,6 @@ each_argv(struct each *e, const struct etask *t, size_t *n, char *why,
 
 /* --- output and results ------------------------------------------------- */
 
-static int
-each_write_all(int fd, const char *p, size_t n)
-{
-    ssize_t w;
-
-    while (n > 0) {
-        w = write(fd, p, n);
-        if (w == -1 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Bytes of a stream, each line after tag (when there is one); *bol: at
  * the start of a line, carried from piece to piece. */
 static void
@@ -454,15 +436,15 @@ each_emit_piece(int fd, const char *tag, const char *p, size_t len,
     size_t k;
 
     if (tag == NULL) {
-        each_write_all(fd, p, len);
+        fdio_write_all(fd, p, len);
         return;
     }
     while (len > 0) {
         if (*bol)
-            each_write_all(fd, tag, strlen(tag));
+            fdio_write_all(fd, tag, strlen(tag));
         nl = memchr(p, '\n', len);
         k = nl != NULL ? (size_t)(nl - p) + 1 : len;
-        each_write_all(fd, p, k);
+        fdio_write_all(fd, p, k);
         *bol = nl != NULL;
         p += k;
         len -= k;
@@ -498,7 +480,7 @@ each_emit(struct each *e, int fd, const struct etask *t, const struct buf *b)
                         (size_t)n, &bol);
     }
     if (e->js->tag_output && !bol)
-        each_write_all(fd, "\n", 1);
+        fdio_write_all(fd, "\n", 1);
 }
 
 /* A JSON string for bytes: text when it is UTF-8, else base64. */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "mpjrun.h"
 #include "xmalloc.h"
 
@@ -33,47 +34,20 @@ struct spool {
     struct ring r[SPOOL_MAX_STREAMS];
 };
 
-/* A temporary file nobody else can reach: O_TMPFILE where the file
- * system has it, else a name removed at once. */
-/* A spool file never sits on 0-2 (p2prun started with stdin closed):
- * callers take a descriptor of 0 for "no file", and stdio is not ours. */
-static int
-spool_above_stdio(int fd, char *err, size_t errlen)
-{
-    int moved;
-
-    if (fd > STDERR_FILENO)
-        return fd;
-    if ((moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1)) == -1)
-        snprintf(err, errlen, "spool file: %s", strerror(errno));
-    close(fd);
-    return moved;
-}
-
+/* An unlinked file in dir, else $TMPDIR, else /tmp (fdio_tmpfile: never
+ * on fd 0-2, since callers take a descriptor of 0 for "no file"). */
 int
 spool_tmpfile(const char *dir, char *err, size_t errlen)
 {
-    char *path;
     int fd;
 
     if (dir == NULL || *dir == '\0')
         dir = getenv("TMPDIR");
     if (dir == NULL || *dir == '\0')
         dir = "/tmp";
-
-#ifdef O_TMPFILE
-    if ((fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)) != -1)
-        return spool_above_stdio(fd, err, errlen);
-#endif
-    xasprintf(&path, "%s/p2prun-spool-XXXXXX", dir);
-    if ((fd = mkostemp(path, O_CLOEXEC)) == -1) {
+    if ((fd = fdio_tmpfile(dir, "p2prun-spool-")) == -1)
         snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-        free(path);
-        return -1;
-    }
-    (void)unlink(path);
-    free(path);
-    return spool_above_stdio(fd, err, errlen);
+    return fd;
 }
 
 struct spool *
@@ -104,28 +78,6 @@ spool_len(const struct spool *sp, int stream)
     return sp->r[stream].len;
 }
 
-/* pwrite or pread of the whole range, retrying short transfers. */
-static int
-spool_io(int fd, int write_it, void *p, size_t n, uint64_t off)
-{
-    ssize_t k;
-
-    while (n > 0) {
-        k = write_it ? pwrite(fd, p, n, (off_t)off) : pread(fd, p, n, (off_t)off);
-        if (k == -1 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            if (k == 0)
-                errno = EIO;
-            return -1;
-        }
-        p = (char *)p + k;
-        n -= (size_t)k;
-        off += (uint64_t)k;
-    }
-    return 0;
-}
-
 int
 spool_put(struct spool *sp, int stream, const void *data, size_t n)
 {
@@ -144,10 +96,9 @@ spool_put(struct spool *sp, int stream, const void *data, size_t n)
     base = (uint64_t)stream * sp->cap;
     at = (r->head + r->len) % sp->cap;
     first = sp->cap - at < n ? sp->cap - at : n;
-    if (spool_io(sp->fd, 1, (void *)(uintptr_t)data, (size_t)first,
-                 base + at) == -1 ||
-        spool_io(sp->fd, 1, (char *)(uintptr_t)data + first,
-                 (size_t)(n - first), base) == -1)
+    if (fdio_pwrite_all(sp->fd, data, (size_t)first, base + at) == -1 ||
+        fdio_pwrite_all(sp->fd, (const char *)data + first, (size_t)(n - first),
+                        base) == -1)
         return -1;
     r->len += n;
     sp->dirty = 1;
@@ -166,9 +117,9 @@ spool_get(struct spool *sp, int stream, void *buf, size_t max)
     n = r->len < max ? r->len : max;
     base = (uint64_t)stream * sp->cap;
     first = sp->cap - r->head < n ? sp->cap - r->head : n;
-    if (spool_io(sp->fd, 0, buf, (size_t)first, base + r->head) == -1 ||
-        spool_io(sp->fd, 0, (char *)buf + first, (size_t)(n - first), base) ==
-            -1)
+    if (fdio_pread_all(sp->fd, buf, (size_t)first, base + r->head) == -1 ||
+        fdio_pread_all(sp->fd, (char *)buf + first, (size_t)(n - first),
+                       base) == -1)
         return 0;
     return (size_t)n;
 }

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "log.h"
 #include "monotime.h"
 #include "peerd.h"
@@ -390,43 +391,14 @@ farm_pend_reset(struct farm *f, const uint8_t job[WIRE_JOB_ID_LEN], int bad)
     memcpy(f->pend_job, job, WIRE_JOB_ID_LEN);
 }
 
-/* Write all of n bytes to a spool; -1 with errno. */
-static int
-farm_spool_write(int fd, const uint8_t *p, size_t n)
-{
-    ssize_t k;
-
-    while (n > 0) {
-        k = write(fd, p, n);
-        if (k == -1 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 /* An unlinked file in the state directory for a long input; -1 (logged)
  * if none can be made. */
 static int
 farm_spool_open(const struct peerd *pd)
 {
-    char *path;
     int fd;
 
-    fd = open(pd->state_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd != -1 || (errno != EOPNOTSUPP && errno != EISDIR &&
-                     errno != ENOENT))
-        goto done;
-    /* No O_TMPFILE here: a named file, unlinked at once. */
-    xasprintf(&path, "%s/input.XXXXXX", pd->state_dir);
-    if ((fd = mkostemp(path, O_CLOEXEC)) != -1)
-        unlink(path);
-    free(path);
-done:
-    if (fd == -1)
+    if ((fd = fdio_tmpfile(pd->state_dir, "input.")) == -1)
         log_warn("spooling a task input in %s", pd->state_dir);
     return fd;
 }
@@ -485,13 +457,13 @@ farm_input_piece(const struct peerd *pd, struct farm *f,
             goto spool_failed;
         /* Counted from now: farm_pend_reset uncounts it. */
         f->spooled_input += f->pend_len;
-        if (farm_spool_write(f->pend_fd, f->pend, f->pend_len) == -1)
+        if (fdio_write_all(f->pend_fd, f->pend, f->pend_len) == -1)
             goto spool_failed;
         free(f->pend);
         f->pend = NULL;
     }
     if (f->pend_fd != -1) {
-        if (farm_spool_write(f->pend_fd, l->input, l->input_len) == -1)
+        if (fdio_write_all(f->pend_fd, l->input, l->input_len) == -1)
             goto spool_failed;
         f->spooled_input += l->input_len;
     } else {

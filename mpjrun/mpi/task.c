@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "p2p_task.h"
 #include "task.h"
 #include "taskframe.h"
@@ -188,24 +189,6 @@ task_result_clear(struct p2p_result *r)
 
 /* --- the worker ---------------------------------------------------------- */
 
-static int
-write_all(int fd, const void *buf, size_t n)
-{
-    const uint8_t *p = buf;
-    ssize_t w;
-
-    while (n > 0) {
-        w = write(fd, p, n);
-        if (w == -1 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Answer one task frame on fd. */
 static int
 task_answer(int fd, const struct taskframe *f)
@@ -230,7 +213,8 @@ task_answer(int fd, const struct taskframe *f)
     fflush(stdout);
     fflush(stderr);
     taskframe_result_header(hdr, f->task, status, (uint32_t)outlen);
-    rc = write_all(fd, hdr, sizeof hdr) == 0 && write_all(fd, out, outlen) == 0
+    rc = fdio_write_all(fd, hdr, sizeof hdr) == 0 &&
+                 fdio_write_all(fd, out, outlen) == 0
              ? 0
              : -1;
     task_result_clear(&r);
