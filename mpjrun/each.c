@@ -108,6 +108,8 @@ struct eattempt {
     size_t sent;   /* input bytes sent so far (its launch pieces) */
     int launched;  /* the last launch piece is sent */
     int feeding;   /* in each_feed (no reentry from the drain) */
+    char **argv;   /* its program's arguments (each_argv), for every piece */
+    size_t nargv;
     struct buf out, err;
     struct eattempt *next;
 };
@@ -662,6 +664,7 @@ static void
 each_attempt_free(struct each *e, struct eattempt *a)
 {
     struct eattempt **ap;
+    size_t i;
 
     for (ap = &e->attempts; *ap != NULL; ap = &(*ap)->next)
         if (*ap == a) {
@@ -673,6 +676,9 @@ each_attempt_free(struct each *e, struct eattempt *a)
     a->t->live--;
     buf_free(&a->out);
     buf_free(&a->err);
+    for (i = 0; i < a->nargv; i++)
+        free(a->argv[i]);
+    free(a->argv);
     free(a);
 }
 
@@ -728,9 +734,9 @@ each_launch_piece(struct each *e, struct eattempt *a)
     struct msg m;
     struct msg_launch *l = &m.u.launch;
     struct proc_spec ps = {0, 0};
-    char why[WIRE_MAX_TEXT + 64], **argv, **env;
+    char **env;
     uint8_t *piece = NULL;
-    size_t nargv, i, n = 0;
+    size_t n = 0;
     ssize_t got;
     int k;
 
@@ -751,9 +757,6 @@ each_launch_piece(struct each *e, struct eattempt *a)
             }
         }
     }
-    /* Checked when the task was first sent: the same every time. */
-    if ((argv = each_argv(e, t, &nargv, why, sizeof why)) == NULL)
-        abort();
     env = xcalloc((size_t)js->nenv + 2, sizeof *env);
     for (k = 0; k < js->nenv; k++)
         env[k] = js->env[k];
@@ -770,8 +773,8 @@ each_launch_piece(struct each *e, struct eattempt *a)
     l->lease_ms = (uint32_t)js->lease_ms;
     l->procs = &ps;
     l->nprocs = 1;
-    l->argv = argv;
-    l->nargv = nargv;
+    l->argv = a->argv;
+    l->nargv = a->nargv;
     l->env = env;
     l->nenv = (size_t)js->nenv + (js->worker ? 0 : 1);
     l->files = xcalloc((size_t)e->nfiles + 1, sizeof *l->files);
@@ -796,9 +799,6 @@ each_launch_piece(struct each *e, struct eattempt *a)
     free(l->files);
     free(env[js->nenv]);
     free(env);
-    for (i = 0; i < nargv; i++)
-        free(argv[i]);
-    free(argv);
     return 0;
 }
 
@@ -849,7 +849,7 @@ each_send_task(struct each *e, struct epeer *p, struct etask *t)
     const struct job_spec *js = e->js;
     struct eattempt *a;
     char why[WIRE_MAX_TEXT + 64], **argv;
-    size_t nargv, i;
+    size_t nargv;
 
     if (js->worker && t->linelen > EACH_CALL_MAX) {
         snprintf(t->why, sizeof t->why,
@@ -864,11 +864,11 @@ each_send_task(struct each *e, struct epeer *p, struct etask *t)
         each_task_done(e, t, 1, 0, NULL);
         return 0;
     }
-    for (i = 0; i < nargv; i++)
-        free(argv[i]);
-    free(argv);
+    /* Built once for the attempt: each launch piece sends the same. */
     a = xcalloc(1, sizeof *a);
     sec_random(a->id, sizeof a->id);
+    a->argv = argv;
+    a->nargv = nargv;
     a->t = t;
     a->p = p;
     a->mem = e->mem_need;
