@@ -241,6 +241,11 @@ main(int argc, char **argv)
      * not the end of this program; output to a closed pipe is dropped. */
     signal(SIGPIPE, SIG_IGN);
     memset(&js, 0, sizeof js);
+    /* Every exit from here on goes through done, which frees what is
+     * set up (a zeroed cfg and a NULL lc free nothing); until the
+     * command line is accepted, with a usage error. */
+    memset(&cfg, 0, sizeof cfg);
+    status = 2;
     js.n = js.r = 1;
     js.files = xcalloc((size_t)argc + 1, sizeof *js.files);
     js.env = xcalloc((size_t)argc + 1, sizeof *js.env);
@@ -249,11 +254,11 @@ main(int argc, char **argv)
         switch (ch) {
         case 'n':
             if (cli_int("-n", optarg, 1, WIRE_MAX_RANKS, &js.n) == -1)
-                return 2;
+                goto done;
             break;
         case 'r':
             if (cli_int("-r", optarg, 1, WIRE_MAX_REPLICAS, &js.r) == -1)
-                return 2;
+                goto done;
             break;
         case 'a':
             if (strcmp(optarg, "spread") != 0 &&
@@ -261,7 +266,7 @@ main(int argc, char **argv)
                 fprintf(stderr,
                         "p2prun: -a: '%s' is not spread or concentrate\n",
                         optarg);
-                return 2;
+                goto done;
             }
             strategy = optarg;
             break;
@@ -270,7 +275,7 @@ main(int argc, char **argv)
             break;
         case 'x':
             if ((x = export_arg(optarg)) == NULL)
-                return 2;
+                goto done;
             js.env[js.nenv++] = x;
             break;
         case 'T':
@@ -283,7 +288,7 @@ main(int argc, char **argv)
             if (nsn == CONF_MAX_SUPERNODES) {
                 fprintf(stderr, "p2prun: at most %d supernodes\n",
                         CONF_MAX_SUPERNODES);
-                return 2;
+                goto done;
             }
             sn[nsn++] = optarg;
             break;
@@ -293,7 +298,7 @@ main(int argc, char **argv)
         case 't':
             if (cli_int("--timeout", optarg, 1, 86400 * 365, &js.timeout_s) ==
                 -1)
-                return 2;
+                goto done;
             break;
         case 'v':
             verbose++;
@@ -310,7 +315,7 @@ main(int argc, char **argv)
         case 'P':
             if (cli_int("--workers", optarg, 0, 1000000, &js.workers_max) ==
                 -1)
-                return 2;
+                goto done;
             js.caller = 1;
             break;
         case 'R':
@@ -318,36 +323,38 @@ main(int argc, char **argv)
             break;
         case 'K':
             if (cli_int("--retries", optarg, 0, 1000, &js.retries) == -1)
-                return 2;
+                goto done;
             break;
         case 'O':
             if (cli_int("--task-timeout", optarg, 1, 86400 * 365,
                         &js.task_timeout_s) == -1)
-                return 2;
+                goto done;
             break;
         case 'M':
             if (each_parse_mem(optarg, &js.mem_need) == -1) {
                 fprintf(stderr, "p2prun: --mem: '%s' is not a size like 2G "
                                 "or 512M\n",
                         optarg);
-                return 2;
+                goto done;
             }
             break;
         case 'h':
             usage(stdout);
-            return 0;
+            status = 0;
+            goto done;
         case 'V':
             cli_version();
-            return 0;
+            status = 0;
+            goto done;
         default:
             usage(stderr);
-            return 2;
+            goto done;
         }
     }
     if (optind == argc) {
         fprintf(stderr, "p2prun: no program to run\n");
         usage(stderr);
-        return 2;
+        goto done;
     }
     js.argv = argv + optind;
     js.argc = argc - optind;
@@ -367,8 +374,7 @@ main(int argc, char **argv)
                         "--results\n",
                 task_program ? "-n 1 of a task program (P2P_TASK)"
                              : "--workers");
-        spec_free(&js);
-        return 2;
+        goto done;
     }
     if (js.caller)
         js.worker = 1; /* its workers are the program itself */
@@ -378,18 +384,15 @@ main(int argc, char **argv)
         fprintf(stderr, "p2prun: --unordered, --results, --retries, "
                         "--task-timeout, --mem and --worker go with "
                         "--each\n");
-        spec_free(&js);
-        return 2;
+        goto done;
     }
     if ((js.each != NULL || js.caller) && (js.n != 1 || js.r != 1)) {
         fprintf(stderr, "p2prun: --each runs one task per input line: -n and "
                         "-r are for jobs\n");
-        spec_free(&js);
-        return 2;
+        goto done;
     }
     if (check_limits(&js) == -1) {
-        spec_free(&js);
-        return 2;
+        goto done;
     }
     log_set_verbosity(verbose > 0 ? P2P_LOG_INFO + verbose - 1
                                   : P2P_LOG_QUIET);
@@ -400,7 +403,8 @@ main(int argc, char **argv)
 
     if (config_load(&cfg, conf, err, sizeof err) == -1) {
         fprintf(stderr, "p2prun: %s\n", err);
-        return 1;
+        status = 1;
+        goto done;
     }
     config_override_supernodes(&cfg, (char *const *)sn, nsn);
     if (strategy == NULL)
@@ -414,7 +418,8 @@ main(int argc, char **argv)
                 "p2prun: [run] strategy: '%s' is not spread or "
                 "concentrate\n",
                 strategy);
-        return 1;
+        status = 1;
+        goto done;
     }
     js.lease_ms = cfg.lease_ms;
     js.lag_ms = cfg.replica_lag_ms;
@@ -424,7 +429,8 @@ main(int argc, char **argv)
         js.env[js.nenv++] = xstrdup("P2P_ENCRYPT=0");
     if (sec_init() == -1) {
         fprintf(stderr, "p2prun: libsodium failed to initialise\n");
-        return 1;
+        status = 1;
+        goto done;
     }
 
     if (cfg.nsupernodes == 0) {
@@ -452,28 +458,28 @@ main(int argc, char **argv)
                 npeers, npeers + 1);
         if ((lc = local_start(&cfg, npeers, slots, err, sizeof err)) == NULL) {
             fprintf(stderr, "p2prun: %s\n", err);
-            config_free(&cfg);
-            return 1;
+            status = 1;
+            goto done;
         }
         sec_sign_keypair(pk, sk);
     } else if (userkey_load(cfg.user_key, pk, sk, &created, err, sizeof err) ==
                -1) {
         fprintf(stderr, "p2prun: user key: %s\n", err);
-        config_free(&cfg);
-        return 1;
+        status = 1;
+        goto done;
     } else if (created)
         fprintf(stderr, "p2prun: created your user key in %s\n",
                 cfg.user_key ? cfg.user_key : "~/.config/p2p/user.key");
 
     if (group_load(&cfg, &g, err, sizeof err) == -1) {
         fprintf(stderr, "p2prun: %s\n", err);
-        local_stop(lc);
-        config_free(&cfg);
-        return 1;
+        status = 1;
+        goto done;
     }
     status = js.each != NULL || js.caller ? each_run(&cfg, &g, pk, sk, &js)
                              : coord_run(&cfg, &g, pk, sk, &js);
     group_wipe(&g);
+done:
     sec_wipe(sk, sizeof sk);
     local_stop(lc);
     spec_free(&js);
