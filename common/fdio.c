@@ -15,36 +15,22 @@
 
 #include "fdio.h"
 
-int
-fdio_write_all(int fd, const void *p, size_t n)
-{
-    const char *q = p;
-    ssize_t k;
+enum fdio_op { FDIO_WRITE, FDIO_PWRITE, FDIO_PREAD };
 
-    while (n > 0) {
-        k = write(fd, q, n);
-        if (k == -1 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            if (k == 0)
-                errno = EIO;
-            return -1;
-        }
-        q += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-/* pwrite or pread of the whole range, retrying short transfers. */
+/* The whole range through one call, retrying short transfers and EINTR
+ * (the offset only for pwrite and pread). */
 static int
-fdio_pio_all(int fd, int write_it, char *p, size_t n, uint64_t off)
+fdio_all(int fd, enum fdio_op op, char *p, size_t n, uint64_t off)
 {
     ssize_t k;
 
     while (n > 0) {
-        k = write_it ? pwrite(fd, p, n, (off_t)off)
-                     : pread(fd, p, n, (off_t)off);
+        if (op == FDIO_WRITE)
+            k = write(fd, p, n);
+        else if (op == FDIO_PWRITE)
+            k = pwrite(fd, p, n, (off_t)off);
+        else
+            k = pread(fd, p, n, (off_t)off);
         if (k == -1 && errno == EINTR)
             continue;
         if (k <= 0) {
@@ -59,17 +45,24 @@ fdio_pio_all(int fd, int write_it, char *p, size_t n, uint64_t off)
     return 0;
 }
 
+/* write and pwrite only read the buffer: the casts drop nothing they
+ * need. */
+int
+fdio_write_all(int fd, const void *p, size_t n)
+{
+    return fdio_all(fd, FDIO_WRITE, (char *)(uintptr_t)p, n, 0);
+}
+
 int
 fdio_pwrite_all(int fd, const void *p, size_t n, uint64_t off)
 {
-    /* pwrite only reads the buffer: the cast drops nothing it needs. */
-    return fdio_pio_all(fd, 1, (char *)(uintptr_t)p, n, off);
+    return fdio_all(fd, FDIO_PWRITE, (char *)(uintptr_t)p, n, off);
 }
 
 int
 fdio_pread_all(int fd, void *p, size_t n, uint64_t off)
 {
-    return fdio_pio_all(fd, 0, p, n, off);
+    return fdio_all(fd, FDIO_PREAD, p, n, off);
 }
 
 /* Move fd above stdio (closing the original); -1 with errno. */
