@@ -11,7 +11,9 @@
  *               free, compare, names)
  *   group.c     process groups
  *   intercomm.c intercommunicators: create, merge, remote group
- *   attr.c      attributes and keyvals on communicators
+ *   keyval.c    keyvals and attribute lists of any object
+ *   attr.c      attributes on communicators
+ *   type_attr.c attributes on datatypes
  *   handles.c   tables of objects behind checked integer handles
  *   datatype.c  datatypes: layout, builtin table, sizes, extents, pack and
  *               unpack, envelope and contents, names
@@ -285,9 +287,36 @@ int mpii_group_of(int n, const int *world, MPI_Group *out);
 int mpii_group_members(MPI_Group, const int **world);
 void mpii_group_fini(void);
 
-/* --- attr.c --------------------------------------------------------- */
+/* --- keyval.c, attr.c ------------------------------------------------- */
 
 struct mpii_attr;
+/* The kind of object a keyval serves, and its callbacks (those of the
+ * kind's member pair; NULL: none). */
+enum mpii_attr_kind { MPII_ATTR_COMM, MPII_ATTR_TYPE };
+struct mpii_keyval_fns {
+    enum mpii_attr_kind kind;
+    MPI_Comm_copy_attr_function *comm_copy;
+    MPI_Comm_delete_attr_function *comm_del;
+    MPI_Type_copy_attr_function *type_copy;
+    MPI_Type_delete_attr_function *type_del;
+};
+/* A new keyval (*keyval) / the program frees one of this kind. */
+int mpii_keyval_new(const struct mpii_keyval_fns *, void *extra, int *keyval);
+int mpii_keyval_free(enum mpii_attr_kind, int *keyval);
+/* Attribute lists of any object (obj its handle, given to callbacks),
+ * MPI error codes; MPI_ERR_KEYVAL for a keyval of another kind. */
+int mpii_attrs_set(enum mpii_attr_kind, int obj, struct mpii_attr **list,
+                   int key, void *val);
+int mpii_attrs_get(enum mpii_attr_kind, struct mpii_attr *list, int key,
+                   void *val, int *flag);
+int mpii_attrs_delete(enum mpii_attr_kind, int obj, struct mpii_attr **list,
+                      int key);
+/* Append to *to what the copy callbacks of from's attributes keep. */
+int mpii_attrs_copy(int from_obj, const struct mpii_attr *from,
+                    struct mpii_attr **to);
+int mpii_attrs_delete_all(int obj, struct mpii_attr **list);
+void mpii_attrs_drop(struct mpii_attr **list); /* no callbacks */
+void mpii_keyval_fini(void); /* every keyval goes (MPI_Finalize) */
 /* Comm_dup: copy from's attributes to to through their copy callbacks. */
 int mpii_attr_copy(struct mpii_comm *from, struct mpii_comm *to);
 /* Comm_free: delete every attribute through its delete callback. */
