@@ -48,37 +48,11 @@ nb_type(int count, MPI_Datatype dt)
     return mpii_type_get(dt) == NULL ? MPI_ERR_TYPE : MPI_SUCCESS;
 }
 
-static int
-nb_counts(const int counts[], int n)
-{
-    if (counts == NULL)
-        return MPI_ERR_ARG;
-    for (int i = 0; i < n; i++)
-        if (counts[i] < 0)
-            return MPI_ERR_COUNT;
-    return MPI_SUCCESS;
-}
-
 /* Element i of a buffer of elements of dt. */
 static char *
 nb_at(const void *buf, long long i, MPI_Datatype dt)
 {
-    return (char *)buf + i * (long long)mpii_type_extent(mpii_type_get(dt));
-}
-
-/* Ends a call: start s (or report the first error). */
-static int
-nb_go(struct mpii_sched *s, int rc, MPI_Request *req, MPI_Comm comm,
-      const char *fn)
-{
-    if (s == NULL)
-        return mpii_err(comm, MPI_ERR_NO_MEM, fn);
-    if (rc != MPI_SUCCESS) {
-        sched_drop(s);
-        return mpii_err(comm, rc, fn);
-    }
-    rc = sched_start(s, req);
-    return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, fn);
+    return coll_at(buf, i, mpii_type_extent(mpii_type_get(dt)));
 }
 
 /* --- the building blocks -------------------------------------------- */
@@ -193,7 +167,7 @@ PMPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
         sched_send(s, NULL, 0, MPI_BYTE, (c->rank + k) % c->size);
         sched_recv(s, NULL, 0, MPI_BYTE, (c->rank - k + c->size) % c->size);
     }
-    return nb_go(s, MPI_SUCCESS, req, comm, fn);
+    return sched_go(s, MPI_SUCCESS, req, comm, fn);
 }
 
 #pragma weak MPI_Ibcast = PMPI_Ibcast
@@ -214,7 +188,7 @@ PMPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
     if ((s = sched_new(c)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
     add_bcast(s, c, buf, count, dt, root);
-    return nb_go(s, MPI_SUCCESS, req, comm, fn);
+    return sched_go(s, MPI_SUCCESS, req, comm, fn);
 }
 
 /* Igather and Igatherv: rcounts/displs NULL means rcount blocks. */
@@ -231,10 +205,8 @@ igather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     if (root < 0 || root >= c->size)
         return mpii_err(comm, MPI_ERR_ROOT, fn);
     if (c->rank == root) {
-        if ((rc = nb_type(rcount, rt)) == MPI_SUCCESS && rcounts != NULL &&
-            (rc = nb_counts(rcounts, c->size)) == MPI_SUCCESS &&
-            displs == NULL)
-            rc = MPI_ERR_ARG;
+        if ((rc = nb_type(rcount, rt)) == MPI_SUCCESS && rcounts != NULL)
+            rc = coll_check_counts(rcounts, displs, c->size);
     }
     if (rc == MPI_SUCCESS && (c->rank != root || sbuf != MPI_IN_PLACE))
         rc = nb_type(scount, st);
@@ -253,7 +225,7 @@ igather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
             else if (sbuf != MPI_IN_PLACE)
                 sched_copy(s, sbuf, scount, st, nb_at(rbuf, at, rt), n, rt);
         }
-    return nb_go(s, MPI_SUCCESS, req, comm, fn);
+    return sched_go(s, MPI_SUCCESS, req, comm, fn);
 }
 
 #pragma weak MPI_Igather = PMPI_Igather
@@ -291,10 +263,8 @@ iscatter(const void *sbuf, int scount, const int scounts[],
     if (root < 0 || root >= c->size)
         return mpii_err(comm, MPI_ERR_ROOT, fn);
     if (c->rank == root) {
-        if ((rc = nb_type(scount, st)) == MPI_SUCCESS && scounts != NULL &&
-            (rc = nb_counts(scounts, c->size)) == MPI_SUCCESS &&
-            displs == NULL)
-            rc = MPI_ERR_ARG;
+        if ((rc = nb_type(scount, st)) == MPI_SUCCESS && scounts != NULL)
+            rc = coll_check_counts(scounts, displs, c->size);
     }
     if (rc == MPI_SUCCESS && (c->rank != root || rbuf != MPI_IN_PLACE))
         rc = nb_type(rcount, rt);
@@ -305,7 +275,7 @@ iscatter(const void *sbuf, int scount, const int scounts[],
     if (c->rank == root && scounts == NULL) {
         cnt = malloc(2 * (size_t)c->size * sizeof *cnt);
         if (cnt == NULL)
-            return nb_go(s, MPI_ERR_NO_MEM, req, comm, fn);
+            return sched_go(s, MPI_ERR_NO_MEM, req, comm, fn);
         dsp = cnt + c->size;
         for (int i = 0; i < c->size; i++) {
             cnt[i] = scount;
@@ -315,7 +285,7 @@ iscatter(const void *sbuf, int scount, const int scounts[],
     add_scatterv(s, c, sbuf, cnt != NULL ? cnt : scounts,
                  cnt != NULL ? dsp : displs, st, rbuf, rcount, rt, root);
     free(cnt);
-    return nb_go(s, MPI_SUCCESS, req, comm, fn);
+    return sched_go(s, MPI_SUCCESS, req, comm, fn);
 }
 
 #pragma weak MPI_Iscatter = PMPI_Iscatter
@@ -349,9 +319,8 @@ iallgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     int rc, i, me, n, at;
 
     NB_ENTER(comm, c, req, fn);
-    if ((rc = nb_type(rcount, rt)) == MPI_SUCCESS && rcounts != NULL &&
-        (rc = nb_counts(rcounts, c->size)) == MPI_SUCCESS && displs == NULL)
-        rc = MPI_ERR_ARG;
+    if ((rc = nb_type(rcount, rt)) == MPI_SUCCESS && rcounts != NULL)
+        rc = coll_check_counts(rcounts, displs, c->size);
     if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
         rc = nb_type(scount, st);
     if (rc != MPI_SUCCESS)
@@ -376,7 +345,7 @@ iallgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
                              rt),
                        rcounts != NULL ? rcounts[me] : rcount, rt, i);
     }
-    return nb_go(s, MPI_SUCCESS, req, comm, fn);
+    return sched_go(s, MPI_SUCCESS, req, comm, fn);
 }
 
 #pragma weak MPI_Iallgather = PMPI_Iallgather
@@ -512,13 +481,11 @@ ialltoall(const void *sbuf, int scount, const int scounts[],
     MPI_Datatype *stv = NULL, *rtv = NULL;
 
     NB_ENTER(comm, c, req, fn);
-    if ((rc = nb_type(rcount, rt)) == MPI_SUCCESS && rcounts != NULL &&
-        (rc = nb_counts(rcounts, c->size)) == MPI_SUCCESS && rdispls == NULL)
-        rc = MPI_ERR_ARG;
+    if ((rc = nb_type(rcount, rt)) == MPI_SUCCESS && rcounts != NULL)
+        rc = coll_check_counts(rcounts, rdispls, c->size);
     if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE &&
-        (rc = nb_type(scount, st)) == MPI_SUCCESS && scounts != NULL &&
-        (rc = nb_counts(scounts, c->size)) == MPI_SUCCESS && sdispls == NULL)
-        rc = MPI_ERR_ARG;
+        (rc = nb_type(scount, st)) == MPI_SUCCESS && scounts != NULL)
+        rc = coll_check_counts(scounts, sdispls, c->size);
     if (rc != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if ((s = sched_new(c)) == NULL)
@@ -530,7 +497,7 @@ ialltoall(const void *sbuf, int scount, const int scounts[],
         rc = alltoall_build(s, c, sbuf, sc, sd, stv, rbuf, rcs, rd, rtv);
     free(sd);
     free(rd);
-    return nb_go(s, rc, req, comm, fn);
+    return sched_go(s, rc, req, comm, fn);
 }
 
 #pragma weak MPI_Ialltoall = PMPI_Ialltoall
@@ -560,9 +527,9 @@ w_check(int p, const int counts[], const int displs[],
 {
     int rc;
 
-    if (displs == NULL || types == NULL)
+    if (types == NULL)
         return MPI_ERR_ARG;
-    if ((rc = nb_counts(counts, p)) != MPI_SUCCESS)
+    if ((rc = coll_check_counts(counts, displs, p)) != MPI_SUCCESS)
         return rc;
     for (int i = 0; i < p; i++)
         if (mpii_type_get(types[i]) == NULL)
@@ -611,7 +578,7 @@ PMPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
                             rd, rtypes);
     free(sd);
     free(rd);
-    return nb_go(s, rc, req, comm, fn);
+    return sched_go(s, rc, req, comm, fn);
 }
 
 #pragma weak MPI_Alltoallw = PMPI_Alltoallw
@@ -668,7 +635,7 @@ PMPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
     mine = sbuf == MPI_IN_PLACE && c->rank == root ? rbuf : sbuf;
     rc = add_reduce(s, c, mine, rbuf, count, dt, op, root);
-    return nb_go(s, rc, req, comm, fn);
+    return sched_go(s, rc, req, comm, fn);
 }
 
 /* Allreduce by recursive doubling (p a power of two): log2 p rounds,
@@ -725,7 +692,7 @@ PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
                         dt, op, 0);
         add_bcast(s, c, rbuf, count, dt, 0);
     }
-    return nb_go(s, rc, req, comm, fn);
+    return sched_go(s, rc, req, comm, fn);
 }
 
 /* Ireduce_scatter(_block): counts[i] elements to rank i. */
@@ -775,12 +742,13 @@ PMPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
 
     NB_ENTER(comm, c, req, fn);
     if ((rc = red_args(0, dt, op)) != MPI_SUCCESS ||
-        (rc = nb_counts(rcounts, c->size)) != MPI_SUCCESS)
+        /* no displacements here: only the counts are checked */
+        (rc = coll_check_counts(rcounts, rcounts, c->size)) != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if ((s = sched_new(c)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
     rc = ireduce_scatter(sbuf, rbuf, rcounts, dt, op, c, s);
-    return nb_go(s, rc, req, comm, fn);
+    return sched_go(s, rc, req, comm, fn);
 }
 
 #pragma weak MPI_Ireduce_scatter_block = PMPI_Ireduce_scatter_block
@@ -800,12 +768,12 @@ PMPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     if ((s = sched_new(c)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
     if ((counts = malloc((size_t)c->size * sizeof *counts)) == NULL)
-        return nb_go(s, MPI_ERR_NO_MEM, req, comm, fn);
+        return sched_go(s, MPI_ERR_NO_MEM, req, comm, fn);
     for (int i = 0; i < c->size; i++)
         counts[i] = rcount;
     rc = ireduce_scatter(sbuf, rbuf, counts, dt, op, c, s);
     free(counts);
-    return nb_go(s, rc, req, comm, fn);
+    return sched_go(s, rc, req, comm, fn);
 }
 
 /* Iscan (exclusive 0) and Iexscan (1): a chain along the ranks. */
@@ -828,7 +796,7 @@ iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
     mine = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     if ((acc = sched_tmp(s, count, dt)) == NULL ||
         (r > 0 && (prefix = sched_tmp(s, count, dt)) == NULL))
-        return nb_go(s, MPI_ERR_NO_MEM, req, comm, fn);
+        return sched_go(s, MPI_ERR_NO_MEM, req, comm, fn);
     /* acc = prefix(0 .. r - 1) op mine: what goes on to r + 1. */
     if (r > 0)
         sched_recv(s, prefix, count, dt, r - 1);
@@ -843,7 +811,7 @@ iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
         sched_round(s);
         sched_send(s, acc, count, dt, r + 1);
     }
-    return nb_go(s, MPI_SUCCESS, req, comm, fn);
+    return sched_go(s, MPI_SUCCESS, req, comm, fn);
 }
 
 #pragma weak MPI_Iscan = PMPI_Iscan

@@ -14,7 +14,7 @@
 
 #define NBC_CTX_BIT 0x80000000u /* context ids stay below 2^31 */
 
-enum step_kind { ST_SEND, ST_RECV, ST_OP, ST_COPY };
+enum step_kind { ST_SEND, ST_RECV, ST_OP, ST_COPY, ST_CALL };
 
 struct step {
     enum step_kind kind;
@@ -25,6 +25,8 @@ struct step {
     MPI_Datatype dt, rdt;
     MPI_Op op;
     int peer;
+    int local;       /* a rank of the local group (intercommunicators) */
+    int (*fn)(void *); /* ST_CALL */
     MPI_Request req; /* sends and receives, once started */
 };
 
@@ -33,6 +35,10 @@ struct mpii_sched {
     struct mpii_comm *comm;
     uint32_t ctx;
     int tag;
+    struct mpii_comm *lcomm; /* the local group, sched_local */
+    uint32_t lctx;
+    int ltag;
+    int local; /* steps being added are local */
     struct step *steps;
     int nsteps, cap;
     int round;   /* the round being built, then the one running */
@@ -45,6 +51,7 @@ struct mpii_sched {
 };
 
 static struct mpii_sched *running;
+static void *sched_keep(struct mpii_sched *, void *);
 static int advancing; /* sched_progress is on the stack */
 
 struct mpii_sched *
@@ -58,6 +65,20 @@ sched_new(struct mpii_comm *c)
     s->ctx = c->ctx | NBC_CTX_BIT;
     s->tag = (int)(c->nbc_seq++ & 0x7fffffffu);
     return s;
+}
+
+int
+sched_local(struct mpii_sched *s, int on)
+{
+    if (s->lcomm == NULL) {
+        if (!s->comm->inter ||
+            (s->lcomm = mpii_comm_get(s->comm->lcomm)) == NULL)
+            return MPI_ERR_COMM;
+        s->lctx = s->lcomm->ctx | NBC_CTX_BIT;
+        s->ltag = (int)(s->lcomm->nbc_seq++ & 0x7fffffffu);
+    }
+    s->local = on;
+    return MPI_SUCCESS;
 }
 
 void
@@ -87,6 +108,7 @@ step_add(struct mpii_sched *s, enum step_kind kind)
     memset(st, 0, sizeof *st);
     st->kind = kind;
     st->round = s->round;
+    st->local = s->local;
     st->req = MPI_REQUEST_NULL;
     return st;
 }
@@ -150,11 +172,29 @@ sched_copy(struct mpii_sched *s, const void *sbuf, int scount,
     st->rdt = rdt;
 }
 
-static void *
-sched_alloc(struct mpii_sched *s, size_t n)
+void
+sched_call(struct mpii_sched *s, int (*fn)(void *), void *arg, int free_arg)
 {
-    void *p;
+    struct step *st = step_add(s, ST_CALL);
 
+    if (st == NULL) {
+        if (free_arg)
+            free(arg);
+        return;
+    }
+    st->fn = fn;
+    st->rbuf = arg;
+    if (free_arg && sched_keep(s, arg) == NULL) {
+        free(arg);
+        st->rbuf = NULL;
+        s->err = MPI_ERR_NO_MEM;
+    }
+}
+
+/* p is freed with the schedule (NULL if that could not be noted). */
+static void *
+sched_keep(struct mpii_sched *s, void *p)
+{
     if (s->nmem == s->capmem) {
         int ncap = s->capmem ? s->capmem * 2 : 8;
         void **m = realloc(s->mem, (size_t)ncap * sizeof *m);
@@ -164,9 +204,21 @@ sched_alloc(struct mpii_sched *s, size_t n)
         s->mem = m;
         s->capmem = ncap;
     }
+    s->mem[s->nmem++] = p;
+    return p;
+}
+
+static void *
+sched_alloc(struct mpii_sched *s, size_t n)
+{
+    void *p;
+
     if ((p = malloc(n > 0 ? n : 1)) == NULL)
         return NULL;
-    s->mem[s->nmem++] = p;
+    if (sched_keep(s, p) == NULL) {
+        free(p);
+        return NULL;
+    }
     return p;
 }
 
@@ -225,12 +277,16 @@ round_start(struct mpii_sched *s)
     for (i = s->first; i < s->nsteps && s->steps[i].round == s->round; i++) {
         struct step *st = &s->steps[i];
 
+        struct mpii_comm *c = st->local ? s->lcomm : s->comm;
+        uint32_t ctx = st->local ? s->lctx : s->ctx;
+        int tag = st->local ? s->ltag : s->tag;
+
         if (st->kind == ST_SEND)
-            rc = mpii_isend(st->sbuf, st->count, st->dt, st->peer, s->tag,
-                            s->comm, s->ctx, MPII_SEND_STANDARD, &st->req);
+            rc = mpii_isend(st->sbuf, st->count, st->dt, st->peer, tag, c,
+                            ctx, MPII_SEND_STANDARD, &st->req);
         else if (st->kind == ST_RECV)
-            rc = mpii_irecv(st->rbuf, st->count, st->dt, st->peer, s->tag,
-                            s->comm, s->ctx, &st->req);
+            rc = mpii_irecv(st->rbuf, st->count, st->dt, st->peer, tag, c,
+                            ctx, &st->req);
         else
             continue;
         if (rc != MPI_SUCCESS && s->err == MPI_SUCCESS)
@@ -269,6 +325,8 @@ round_finish(struct mpii_sched *s)
                                                 st->count, st->dt);
         else if (st->kind == ST_COPY)
             rc = copy_run(st);
+        else if (st->kind == ST_CALL)
+            rc = st->fn(st->rbuf);
         if (rc != MPI_SUCCESS && s->err == MPI_SUCCESS)
             s->err = rc;
     }
@@ -360,6 +418,20 @@ sched_start(struct mpii_sched *s, MPI_Request *handle)
         advancing = 0;
     }
     return MPI_SUCCESS;
+}
+
+int
+sched_go(struct mpii_sched *s, int rc, MPI_Request *req, MPI_Comm comm,
+         const char *fn)
+{
+    if (s == NULL)
+        return mpii_err(comm, MPI_ERR_NO_MEM, fn);
+    if (rc != MPI_SUCCESS) {
+        sched_drop(s);
+        return mpii_err(comm, rc, fn);
+    }
+    rc = sched_start(s, req);
+    return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, fn);
 }
 
 void

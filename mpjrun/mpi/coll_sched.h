@@ -25,9 +25,19 @@
 
 struct mpii_sched;
 
-/* A new, empty schedule on intracommunicator c (its next collective
- * number taken); NULL when out of memory. */
+/* A new, empty schedule on communicator c (its next collective number
+ * taken); NULL when out of memory. */
 struct mpii_sched *sched_new(struct mpii_comm *c);
+/* Over an intercommunicator, sends and receives name remote ranks;
+ * between sched_local(s, 1) and sched_local(s, 0) they name ranks of the
+ * local group instead (its hidden intracommunicator, on that
+ * communicator's own nonblocking context and collective number, taken at
+ * the first call).  MPI_ERR_COMM on an intracommunicator. */
+int sched_local(struct mpii_sched *, int on);
+/* A local step that runs fn(arg) (its MPI error code counts as the
+ * step's); arg is freed with the schedule when free_arg is set. */
+void sched_call(struct mpii_sched *, int (*fn)(void *), void *arg,
+                int free_arg);
 /* Steps added from here on go into a new round. */
 void sched_round(struct mpii_sched *);
 /* Steps (failures to add are remembered and reported by sched_start). */
@@ -48,6 +58,11 @@ void *sched_tmp(struct mpii_sched *, int count, MPI_Datatype);
 /* Start the schedule as a request (*req); on failure the schedule is
  * freed and an MPI error returned. */
 int sched_start(struct mpii_sched *, MPI_Request *req);
+/* How every nonblocking collective call ends: s NULL (no memory) or rc an
+ * error drops s and reports through comm's error handler (fn the call);
+ * otherwise s starts as *req. */
+int sched_go(struct mpii_sched *s, int rc, MPI_Request *req, MPI_Comm comm,
+             const char *fn);
 /* Drop a schedule that will not be started. */
 void sched_drop(struct mpii_sched *);
 

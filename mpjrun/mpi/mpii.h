@@ -225,6 +225,12 @@ int mpii_topo_neighbors(struct mpii_comm *c, int **in, int *nin, int **out,
 
 /* --- coll_round.c ---------------------------------------------------- */
 
+/* A vector of counts (and displacements, which may be anything): both
+ * given, no count negative.  An MPI error code. */
+int coll_check_counts(const int counts[], const int displs[], int n);
+/* Address of element i of a buffer of elements of extent ext. */
+char *coll_at(const void *buf, long long i, MPI_Aint ext);
+
 /* The blocks of one side of a round: block i is at buf + displacement,
  * count elements of type. */
 struct mpii_blocks {
