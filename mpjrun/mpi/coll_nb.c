@@ -28,20 +28,21 @@
 #include "coll_sched.h"
 #include "core.h"
 
-/* Checks the communicator and the request pointer; *c set. */
-#define NB_ENTER(comm, c, req, fn)                                            \
+/* Checks the communicator and the request pointer; *c set.  Over an
+ * intercommunicator the call is inter_call's (coll_nb_inter.c). */
+#define NB_ENTER(comm, c, req, fn, inter_call)                                \
     do {                                                                      \
         MPII_CHECK_INIT(fn);                                                  \
         if (((c) = mpii_comm_get(comm)) == NULL)                              \
             return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);                \
-        if ((c)->inter)                                                       \
-            return mpii_err(comm, MPI_ERR_COMM, fn);                          \
         if ((req) == NULL)                                                    \
             return mpii_err(comm, MPI_ERR_REQUEST, fn);                       \
+        if ((c)->inter)                                                       \
+            return (inter_call);                                              \
     } while (0)
 
-static int
-nb_type(int count, MPI_Datatype dt)
+int
+sched_check_type(int count, MPI_Datatype dt)
 {
     if (count < 0)
         return MPI_ERR_COUNT;
@@ -58,8 +59,8 @@ nb_at(const void *buf, long long i, MPI_Datatype dt)
 /* --- the building blocks -------------------------------------------- */
 
 /* Binomial broadcast of (buf, count, dt) from root. */
-static void
-add_bcast(struct mpii_sched *s, struct mpii_comm *c, void *buf, int count,
+void
+sched_bcast(struct mpii_sched *s, struct mpii_comm *c, void *buf, int count,
           MPI_Datatype dt, int root)
 {
     int p = c->size, vr = (c->rank - root + p) % p, mask = 1;
@@ -80,8 +81,8 @@ add_bcast(struct mpii_sched *s, struct mpii_comm *c, void *buf, int count,
 
 /* Every operand to root, combined there in rank order into rbuf (root
  * only); mine is this rank's operand. */
-static int
-add_reduce(struct mpii_sched *s, struct mpii_comm *c, const void *mine,
+int
+sched_reduce(struct mpii_sched *s, struct mpii_comm *c, const void *mine,
            void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root)
 {
     int p = c->size, i;
@@ -127,8 +128,8 @@ add_reduce(struct mpii_sched *s, struct mpii_comm *c, const void *mine,
 /* Linear scatter from root: block i of counts[i] at displs[i] (in
  * elements of st) to rank i; root's own block copied unless rbuf is
  * MPI_IN_PLACE. */
-static void
-add_scatterv(struct mpii_sched *s, struct mpii_comm *c, const void *sbuf,
+void
+sched_scatterv(struct mpii_sched *s, struct mpii_comm *c, const void *sbuf,
              const int counts[], const int displs[], MPI_Datatype st,
              void *rbuf, int rcount, MPI_Datatype rt, int root)
 {
@@ -148,6 +149,105 @@ add_scatterv(struct mpii_sched *s, struct mpii_comm *c, const void *sbuf,
     }
 }
 
+/* --- the intercommunicator forms' arguments ----------------------------- */
+
+static int
+inter_gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+             int rcount, const int rcounts[], const int displs[],
+             MPI_Datatype rt, int root, struct mpii_comm *ic,
+             MPI_Request *req, const char *fn)
+{
+    struct mpii_blocks snd = {.buf = sbuf, .count = scount, .type = st};
+    struct mpii_blocks rcv = {.buf = rbuf,
+                              .count = rcount,
+                              .counts = rcounts,
+                              .displs = displs,
+                              .type = rt};
+
+    if (root == MPI_ROOT && rcounts != NULL && displs == NULL)
+        return mpii_err(ic->handle, MPI_ERR_ARG, fn);
+    return mpii_inter_irooted(&snd, &rcv, 1, root, ic, req, fn);
+}
+
+static int
+inter_scatter(const void *sbuf, int scount, const int scounts[],
+              const int displs[], MPI_Datatype st, void *rbuf, int rcount,
+              MPI_Datatype rt, int root, struct mpii_comm *ic,
+              MPI_Request *req, const char *fn)
+{
+    struct mpii_blocks snd = {.buf = sbuf,
+                              .count = scount,
+                              .counts = scounts,
+                              .displs = displs,
+                              .type = st};
+    struct mpii_blocks rcv = {.buf = rbuf, .count = rcount, .type = rt};
+
+    if (root == MPI_ROOT && scounts != NULL && displs == NULL)
+        return mpii_err(ic->handle, MPI_ERR_ARG, fn);
+    return mpii_inter_irooted(&snd, &rcv, 0, root, ic, req, fn);
+}
+
+static int
+inter_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+                int rcount, const int rcounts[], const int displs[],
+                MPI_Datatype rt, struct mpii_comm *ic, MPI_Request *req,
+                const char *fn)
+{
+    struct mpii_blocks snd = {
+        .buf = sbuf, .count = scount, .type = st, .same = 1};
+    struct mpii_blocks rcv = {.buf = rbuf,
+                              .count = rcount,
+                              .counts = rcounts,
+                              .displs = displs,
+                              .type = rt};
+
+    if (rcounts != NULL && displs == NULL)
+        return mpii_err(ic->handle, MPI_ERR_ARG, fn);
+    return mpii_inter_iexchange(&snd, &rcv, ic, req, fn);
+}
+
+static int
+inter_alltoall(const void *sbuf, int scount, const int scounts[],
+               const int sdispls[], MPI_Datatype st, void *rbuf, int rcount,
+               const int rcounts[], const int rdispls[], MPI_Datatype rt,
+               struct mpii_comm *ic, MPI_Request *req, const char *fn)
+{
+    struct mpii_blocks snd = {.buf = sbuf,
+                              .count = scount,
+                              .counts = scounts,
+                              .displs = sdispls,
+                              .type = st};
+    struct mpii_blocks rcv = {.buf = rbuf,
+                              .count = rcount,
+                              .counts = rcounts,
+                              .displs = rdispls,
+                              .type = rt};
+
+    if ((scounts != NULL && sdispls == NULL) ||
+        (rcounts != NULL && rdispls == NULL))
+        return mpii_err(ic->handle, MPI_ERR_ARG, fn);
+    return mpii_inter_iexchange(&snd, &rcv, ic, req, fn);
+}
+
+static int
+inter_reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
+                     int rcount, MPI_Datatype dt, MPI_Op op,
+                     struct mpii_comm *ic, MPI_Request *req, const char *fn)
+{
+    int *counts = NULL, rc;
+
+    if (rcounts == NULL) {
+        if ((counts = malloc((size_t)ic->lsize * sizeof *counts)) == NULL)
+            return mpii_err(ic->handle, MPI_ERR_NO_MEM, fn);
+        for (int i = 0; i < ic->lsize; i++)
+            counts[i] = rcount;
+    }
+    rc = mpii_inter_ireduce_scatter(sbuf, rbuf, counts ? counts : rcounts,
+                                    dt, op, ic, req, fn);
+    free(counts);
+    return rc;
+}
+
 /* --- the calls -------------------------------------------------------- */
 
 #pragma weak MPI_Ibarrier = PMPI_Ibarrier
@@ -159,7 +259,8 @@ PMPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
     struct mpii_sched *s;
     int k;
 
-    NB_ENTER(comm, c, req, fn);
+    NB_ENTER(comm, c, req, fn,
+             mpii_inter_ibarrier(c, req, fn));
     if ((s = sched_new(c)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
     for (k = 1; k < c->size; k <<= 1) {
@@ -180,14 +281,15 @@ PMPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
     struct mpii_sched *s;
     int rc;
 
-    NB_ENTER(comm, c, req, fn);
-    if ((rc = nb_type(count, dt)) != MPI_SUCCESS)
+    NB_ENTER(comm, c, req, fn,
+             mpii_inter_ibcast(buf, count, dt, root, c, req, fn));
+    if ((rc = sched_check_type(count, dt)) != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if (root < 0 || root >= c->size)
         return mpii_err(comm, MPI_ERR_ROOT, fn);
     if ((s = sched_new(c)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
-    add_bcast(s, c, buf, count, dt, root);
+    sched_bcast(s, c, buf, count, dt, root);
     return sched_go(s, MPI_SUCCESS, req, comm, fn);
 }
 
@@ -201,15 +303,17 @@ igather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     struct mpii_sched *s;
     int rc = MPI_SUCCESS, i, n, at;
 
-    NB_ENTER(comm, c, req, fn);
+    NB_ENTER(comm, c, req, fn,
+             inter_gather(sbuf, scount, st, rbuf, rcount, rcounts, displs, rt,
+                          root, c, req, fn));
     if (root < 0 || root >= c->size)
         return mpii_err(comm, MPI_ERR_ROOT, fn);
     if (c->rank == root) {
-        if ((rc = nb_type(rcount, rt)) == MPI_SUCCESS && rcounts != NULL)
+        if ((rc = sched_check_type(rcount, rt)) == MPI_SUCCESS && rcounts != NULL)
             rc = coll_check_counts(rcounts, displs, c->size);
     }
     if (rc == MPI_SUCCESS && (c->rank != root || sbuf != MPI_IN_PLACE))
-        rc = nb_type(scount, st);
+        rc = sched_check_type(scount, st);
     if (rc != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if ((s = sched_new(c)) == NULL)
@@ -259,15 +363,17 @@ iscatter(const void *sbuf, int scount, const int scounts[],
     struct mpii_sched *s;
     int rc = MPI_SUCCESS, *cnt = NULL, *dsp = NULL;
 
-    NB_ENTER(comm, c, req, fn);
+    NB_ENTER(comm, c, req, fn,
+             inter_scatter(sbuf, scount, scounts, displs, st, rbuf, rcount, rt,
+                           root, c, req, fn));
     if (root < 0 || root >= c->size)
         return mpii_err(comm, MPI_ERR_ROOT, fn);
     if (c->rank == root) {
-        if ((rc = nb_type(scount, st)) == MPI_SUCCESS && scounts != NULL)
+        if ((rc = sched_check_type(scount, st)) == MPI_SUCCESS && scounts != NULL)
             rc = coll_check_counts(scounts, displs, c->size);
     }
     if (rc == MPI_SUCCESS && (c->rank != root || rbuf != MPI_IN_PLACE))
-        rc = nb_type(rcount, rt);
+        rc = sched_check_type(rcount, rt);
     if (rc != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if ((s = sched_new(c)) == NULL)
@@ -282,7 +388,7 @@ iscatter(const void *sbuf, int scount, const int scounts[],
             dsp[i] = i * scount;
         }
     }
-    add_scatterv(s, c, sbuf, cnt != NULL ? cnt : scounts,
+    sched_scatterv(s, c, sbuf, cnt != NULL ? cnt : scounts,
                  cnt != NULL ? dsp : displs, st, rbuf, rcount, rt, root);
     free(cnt);
     return sched_go(s, MPI_SUCCESS, req, comm, fn);
@@ -318,11 +424,13 @@ iallgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     struct mpii_sched *s;
     int rc, i, me, n, at;
 
-    NB_ENTER(comm, c, req, fn);
-    if ((rc = nb_type(rcount, rt)) == MPI_SUCCESS && rcounts != NULL)
+    NB_ENTER(comm, c, req, fn,
+             inter_allgather(sbuf, scount, st, rbuf, rcount, rcounts, displs,
+                             rt, c, req, fn));
+    if ((rc = sched_check_type(rcount, rt)) == MPI_SUCCESS && rcounts != NULL)
         rc = coll_check_counts(rcounts, displs, c->size);
     if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
-        rc = nb_type(scount, st);
+        rc = sched_check_type(scount, st);
     if (rc != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if ((s = sched_new(c)) == NULL)
@@ -480,11 +588,13 @@ ialltoall(const void *sbuf, int scount, const int scounts[],
     MPI_Aint *sd = NULL, *rd = NULL;
     MPI_Datatype *stv = NULL, *rtv = NULL;
 
-    NB_ENTER(comm, c, req, fn);
-    if ((rc = nb_type(rcount, rt)) == MPI_SUCCESS && rcounts != NULL)
+    NB_ENTER(comm, c, req, fn,
+             inter_alltoall(sbuf, scount, scounts, sdispls, st, rbuf, rcount,
+                            rcounts, rdispls, rt, c, req, fn));
+    if ((rc = sched_check_type(rcount, rt)) == MPI_SUCCESS && rcounts != NULL)
         rc = coll_check_counts(rcounts, rdispls, c->size);
     if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE &&
-        (rc = nb_type(scount, st)) == MPI_SUCCESS && scounts != NULL)
+        (rc = sched_check_type(scount, st)) == MPI_SUCCESS && scounts != NULL)
         rc = coll_check_counts(scounts, sdispls, c->size);
     if (rc != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
@@ -549,6 +659,36 @@ w_displs(int p, const int displs[])
     return d;
 }
 
+/* Ialltoallw over an intercommunicator: one block per remote process. */
+static int
+inter_alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
+                const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
+                const int rdispls[], const MPI_Datatype rtypes[],
+                struct mpii_comm *ic, MPI_Request *req, const char *fn)
+{
+    MPI_Aint *sd = NULL, *rd = NULL;
+    int rc;
+
+    rc = w_check(ic->size, rcounts, rdispls, rtypes);
+    if (rc == MPI_SUCCESS)
+        rc = w_check(ic->size, scounts, sdispls, stypes);
+    if (rc == MPI_SUCCESS && ((sd = w_displs(ic->size, sdispls)) == NULL ||
+                              (rd = w_displs(ic->size, rdispls)) == NULL))
+        rc = MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS) {
+        struct mpii_blocks snd = {
+            .buf = sbuf, .counts = scounts, .bdispls = sd, .types = stypes};
+        struct mpii_blocks rcv = {
+            .buf = rbuf, .counts = rcounts, .bdispls = rd, .types = rtypes};
+
+        rc = mpii_inter_iexchange(&snd, &rcv, ic, req, fn);
+    } else
+        rc = mpii_err(ic->handle, rc, fn);
+    free(sd);
+    free(rd);
+    return rc;
+}
+
 #pragma weak MPI_Ialltoallw = PMPI_Ialltoallw
 int
 PMPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
@@ -562,7 +702,9 @@ PMPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
     MPI_Aint *sd = NULL, *rd = NULL;
     int rc;
 
-    NB_ENTER(comm, c, req, fn);
+    NB_ENTER(comm, c, req, fn,
+             inter_alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts,
+                             rdispls, rtypes, c, req, fn));
     rc = w_check(c->size, rcounts, rdispls, rtypes);
     if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
         rc = w_check(c->size, scounts, sdispls, stypes);
@@ -608,7 +750,7 @@ PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
 static int
 red_args(int count, MPI_Datatype dt, MPI_Op op)
 {
-    int rc = nb_type(count, dt);
+    int rc = sched_check_type(count, dt);
 
     if (rc == MPI_SUCCESS && mpii_op_commutative(op) < 0)
         rc = MPI_ERR_OP;
@@ -626,7 +768,8 @@ PMPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
     const void *mine;
     int rc;
 
-    NB_ENTER(comm, c, req, fn);
+    NB_ENTER(comm, c, req, fn,
+             mpii_inter_ireduce(sbuf, rbuf, count, dt, op, root, c, req, fn));
     if ((rc = red_args(count, dt, op)) != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if (root < 0 || root >= c->size)
@@ -634,7 +777,7 @@ PMPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
     if ((s = sched_new(c)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
     mine = sbuf == MPI_IN_PLACE && c->rank == root ? rbuf : sbuf;
-    rc = add_reduce(s, c, mine, rbuf, count, dt, op, root);
+    rc = sched_reduce(s, c, mine, rbuf, count, dt, op, root);
     return sched_go(s, rc, req, comm, fn);
 }
 
@@ -680,7 +823,8 @@ PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
     struct mpii_sched *s;
     int rc;
 
-    NB_ENTER(comm, c, req, fn);
+    NB_ENTER(comm, c, req, fn,
+             mpii_inter_iallreduce(sbuf, rbuf, count, dt, op, c, req, fn));
     if ((rc = red_args(count, dt, op)) != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if ((s = sched_new(c)) == NULL)
@@ -688,9 +832,9 @@ PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
     if (c->size > 1 && (c->size & (c->size - 1)) == 0)
         rc = add_allreduce_doubling(s, c, sbuf, rbuf, count, dt, op);
     else {
-        rc = add_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count,
+        rc = sched_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count,
                         dt, op, 0);
-        add_bcast(s, c, rbuf, count, dt, 0);
+        sched_bcast(s, c, rbuf, count, dt, 0);
     }
     return sched_go(s, rc, req, comm, fn);
 }
@@ -721,9 +865,9 @@ ireduce_scatter(const void *sbuf, void *rbuf, const int counts[],
         free(displs);
         return MPI_ERR_NO_MEM;
     }
-    rc = add_reduce(s, c, mine, full, total, dt, op, 0);
+    rc = sched_reduce(s, c, mine, full, total, dt, op, 0);
     if (rc == MPI_SUCCESS)
-        add_scatterv(s, c, full, counts, displs, dt, rbuf, counts[c->rank],
+        sched_scatterv(s, c, full, counts, displs, dt, rbuf, counts[c->rank],
                      dt, 0);
     free(displs);
     return rc;
@@ -740,7 +884,10 @@ PMPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
     struct mpii_sched *s;
     int rc;
 
-    NB_ENTER(comm, c, req, fn);
+    NB_ENTER(comm, c, req, fn,
+             rcounts == NULL ? mpii_err(comm, MPI_ERR_ARG, fn)
+                             : inter_reduce_scatter(sbuf, rbuf, rcounts, 0,
+                                                    dt, op, c, req, fn));
     if ((rc = red_args(0, dt, op)) != MPI_SUCCESS ||
         /* no displacements here: only the counts are checked */
         (rc = coll_check_counts(rcounts, rcounts, c->size)) != MPI_SUCCESS)
@@ -762,7 +909,8 @@ PMPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     struct mpii_sched *s;
     int rc, *counts;
 
-    NB_ENTER(comm, c, req, fn);
+    NB_ENTER(comm, c, req, fn,
+             inter_reduce_scatter(sbuf, rbuf, NULL, rcount, dt, op, c, req, fn));
     if ((rc = red_args(rcount, dt, op)) != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if ((s = sched_new(c)) == NULL)
@@ -787,7 +935,8 @@ iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
     void *prefix = NULL, *acc;
     int rc, r;
 
-    NB_ENTER(comm, c, req, fn);
+    NB_ENTER(comm, c, req, fn,
+             mpii_err(comm, MPI_ERR_COMM, fn));
     if ((rc = red_args(count, dt, op)) != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if ((s = sched_new(c)) == NULL)

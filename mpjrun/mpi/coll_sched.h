@@ -66,4 +66,48 @@ int sched_go(struct mpii_sched *s, int rc, MPI_Request *req, MPI_Comm comm,
 /* Drop a schedule that will not be started. */
 void sched_drop(struct mpii_sched *);
 
+/* --- building blocks (coll_nb.c), on c's ranks: an intracommunicator,
+ * or an intercommunicator's local group (c its hidden communicator,
+ * after sched_local(s, 1)) -------------------------------------------- */
+
+/* count >= 0 and dt committed: an MPI error code. */
+int sched_check_type(int count, MPI_Datatype dt);
+/* Binomial broadcast of (buf, count, dt) from root. */
+void sched_bcast(struct mpii_sched *, struct mpii_comm *c, void *buf,
+                 int count, MPI_Datatype dt, int root);
+/* Every operand (mine) to root, combined there in rank order into rbuf. */
+int sched_reduce(struct mpii_sched *, struct mpii_comm *c, const void *mine,
+                 void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root);
+/* Linear scatter from root of counts[i] elements at displs[i] to rank i;
+ * root's own block copied unless rbuf is MPI_IN_PLACE. */
+void sched_scatterv(struct mpii_sched *, struct mpii_comm *c,
+                    const void *sbuf, const int counts[], const int displs[],
+                    MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt,
+                    int root);
+
+/* --- coll_nb_inter.c: the intercommunicator forms (errors reported) --- */
+
+int mpii_inter_ibarrier(struct mpii_comm *ic, MPI_Request *, const char *fn);
+int mpii_inter_ibcast(void *buf, int count, MPI_Datatype, int root,
+                      struct mpii_comm *ic, MPI_Request *, const char *fn);
+int mpii_inter_ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype,
+                       MPI_Op, int root, struct mpii_comm *ic, MPI_Request *,
+                       const char *fn);
+int mpii_inter_iallreduce(const void *sbuf, void *rbuf, int count,
+                          MPI_Datatype, MPI_Op, struct mpii_comm *ic,
+                          MPI_Request *, const char *fn);
+/* rcounts: one count per process of the local group. */
+int mpii_inter_ireduce_scatter(const void *sbuf, void *rbuf,
+                               const int rcounts[], MPI_Datatype, MPI_Op,
+                               struct mpii_comm *ic, MPI_Request *,
+                               const char *fn);
+/* Gather(v) (gather set: the root receives rcv's blocks) and Scatter(v)
+ * (the root sends snd's blocks); the others use block 0 of their side. */
+int mpii_inter_irooted(const struct mpii_blocks *snd,
+                       const struct mpii_blocks *rcv, int gather, int root,
+                       struct mpii_comm *ic, MPI_Request *, const char *fn);
+int mpii_inter_iexchange(const struct mpii_blocks *snd,
+                         const struct mpii_blocks *rcv, struct mpii_comm *ic,
+                         MPI_Request *, const char *fn);
+
 #endif

@@ -7,7 +7,8 @@
  * The agreement runs on the internal context with the parent's id as tag,
  * so agreements on different communicators never mix.  Comm_create is a
  * split by group membership; Comm_create_group agrees among the group's
- * members only (the parent's id and the user's tag as tag).
+ * members only (the parent's id and the user's tag as tag).  Over an
+ * intercommunicator, split (and so dup and create) is intercomm.c's.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -243,10 +244,12 @@ comm_split(struct mpii_comm *c, int color, int key, MPI_Comm *out,
 
     if (out == NULL)
         return mpii_err(c->handle, MPI_ERR_ARG, fn);
-    if (c->inter) /* not yet over intercommunicators */
-        return mpii_err(c->handle, MPI_ERR_COMM, fn);
     if (color < 0 && color != MPI_UNDEFINED)
         return mpii_err(c->handle, MPI_ERR_ARG, fn);
+    if (c->inter) { /* intercomm.c */
+        rc = mpii_inter_split(c, color, key, out);
+        return rc == MPI_SUCCESS ? rc : mpii_err(c->handle, rc, fn);
+    }
     all = malloc((size_t)c->size * 3 * sizeof *all);
     m = malloc((size_t)c->size * sizeof *m);
     if (all == NULL || m == NULL) {
@@ -442,14 +445,17 @@ PMPI_Comm_compare(MPI_Comm a, MPI_Comm b, int *result)
 static int
 group_position(struct mpii_comm *c, int n, const int *world)
 {
+    /* An intercommunicator's groups are subsets of its local group. */
+    int size = c->inter ? c->lsize : c->size;
+    const int *cw = c->inter ? c->lworld : c->world;
     int i, j, me = MPI_UNDEFINED, found;
 
     for (i = 0; i < n; i++) {
-        for (j = 0, found = 0; j < c->size && !found; j++)
-            found = c->world[j] == world[i];
+        for (j = 0, found = 0; j < size && !found; j++)
+            found = cw[j] == world[i];
         if (!found)
             return -1;
-        if (world[i] == c->world[c->rank])
+        if (world[i] == cw[c->rank])
             me = i;
     }
     return me;

@@ -197,6 +197,11 @@ int mpii_comm_exchange(struct mpii_comm *, const int *mine, int k, int *all,
 
 /* --- intercomm.c ---------------------------------------------------- */
 
+/* Comm_split over intercommunicator ic (MPI_UNDEFINED: no new
+ * communicator): *out is the intercommunicator of the members of our
+ * color on both sides, MPI_COMM_NULL if either side has none.  An MPI
+ * error code (not reported). */
+int mpii_inter_split(struct mpii_comm *ic, int color, int key, MPI_Comm *out);
 /* Non-zero if comm is a live intercommunicator. */
 int mpii_comm_inter(MPI_Comm);
 /* The collectives over intercommunicators there are (errors reported). */
