@@ -2,7 +2,7 @@
  * coll_nb.c: the nonblocking collectives (Ibarrier ... Iexscan), each
  * written as a schedule (coll_sched.h) that the progress engine runs
  * while the program goes on; Alltoallw (Ialltoallw and a wait),
- * Reduce_local and Op_commutative.
+ * Reduce_local and Op_commutative (Comm_idup is comm_idup.c's).
  *
  * Algorithms (p ranks):
  *   Ibarrier   dissemination, ceil(log2 p) rounds
@@ -1009,34 +1009,5 @@ PMPI_Op_commutative(MPI_Op op, int *commute)
      * ever used in one-sided calls); mpii_op_commutative says no to keep
      * the reductions' operand order. */
     *commute = c || op == MPI_REPLACE || op == MPI_NO_OP;
-    return MPI_SUCCESS;
-}
-
-/* Comm_idup: the duplicate is made at once, synchronizing as Comm_dup
- * does (its context id must be agreed before any other communicator is
- * made, docs/mpi.md); the request is complete when returned. */
-#pragma weak MPI_Comm_idup = PMPI_Comm_idup
-int
-PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
-{
-    static const char fn[] = "MPI_Comm_idup";
-    struct mpii_req *r;
-    int rc;
-
-    MPII_CHECK_INIT(fn);
-    if (mpii_comm_get(comm) == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
-    if (req == NULL)
-        return mpii_err(comm, MPI_ERR_REQUEST, fn);
-    if ((rc = PMPI_Comm_dup(comm, newcomm)) != MPI_SUCCESS)
-        return rc; /* reported by Comm_dup */
-    if ((r = req_new(REQ_COLL, req)) == NULL) {
-        (void)PMPI_Comm_free(newcomm);
-        return mpii_err(comm, MPI_ERR_NO_MEM, fn);
-    }
-    r->comm = mpii_comm_get(comm);
-    r->status.MPI_SOURCE = MPI_ANY_SOURCE;
-    r->status.MPI_TAG = MPI_ANY_TAG;
-    req_complete(r, MPI_SUCCESS);
     return MPI_SUCCESS;
 }

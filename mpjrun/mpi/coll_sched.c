@@ -51,7 +51,6 @@ struct mpii_sched {
 };
 
 static struct mpii_sched *running;
-static void *sched_keep(struct mpii_sched *, void *);
 static int advancing; /* sched_progress is on the stack */
 
 struct mpii_sched *
@@ -173,28 +172,21 @@ sched_copy(struct mpii_sched *s, const void *sbuf, int scount,
 }
 
 void
-sched_call(struct mpii_sched *s, int (*fn)(void *), void *arg, int free_arg)
+sched_call(struct mpii_sched *s, int (*fn)(void *), void *arg)
 {
     struct step *st = step_add(s, ST_CALL);
 
-    if (st == NULL) {
-        if (free_arg)
-            free(arg);
+    if (st == NULL)
         return;
-    }
     st->fn = fn;
     st->rbuf = arg;
-    if (free_arg && sched_keep(s, arg) == NULL) {
-        free(arg);
-        st->rbuf = NULL;
-        s->err = MPI_ERR_NO_MEM;
-    }
 }
 
-/* p is freed with the schedule (NULL if that could not be noted). */
-static void *
-sched_keep(struct mpii_sched *s, void *p)
+void *
+sched_bytes(struct mpii_sched *s, size_t n)
 {
+    void *p;
+
     if (s->nmem == s->capmem) {
         int ncap = s->capmem ? s->capmem * 2 : 8;
         void **m = realloc(s->mem, (size_t)ncap * sizeof *m);
@@ -204,21 +196,9 @@ sched_keep(struct mpii_sched *s, void *p)
         s->mem = m;
         s->capmem = ncap;
     }
-    s->mem[s->nmem++] = p;
-    return p;
-}
-
-static void *
-sched_alloc(struct mpii_sched *s, size_t n)
-{
-    void *p;
-
     if ((p = malloc(n > 0 ? n : 1)) == NULL)
         return NULL;
-    if (sched_keep(s, p) == NULL) {
-        free(p);
-        return NULL;
-    }
+    s->mem[s->nmem++] = p;
     return p;
 }
 
@@ -238,7 +218,7 @@ sched_tmp(struct mpii_sched *s, int count, MPI_Datatype dt)
     if (count > 0)
         span = (size_t)(count - 1) * (size_t)(ext < 0 ? -ext : ext) +
                (size_t)text;
-    if ((p = sched_alloc(s, span)) == NULL) {
+    if ((p = sched_bytes(s, span)) == NULL) {
         s->err = MPI_ERR_NO_MEM;
         return NULL;
     }

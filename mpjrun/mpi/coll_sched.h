@@ -35,9 +35,8 @@ struct mpii_sched *sched_new(struct mpii_comm *c);
  * the first call).  MPI_ERR_COMM on an intracommunicator. */
 int sched_local(struct mpii_sched *, int on);
 /* A local step that runs fn(arg) (its MPI error code counts as the
- * step's); arg is freed with the schedule when free_arg is set. */
-void sched_call(struct mpii_sched *, int (*fn)(void *), void *arg,
-                int free_arg);
+ * step's). */
+void sched_call(struct mpii_sched *, int (*fn)(void *), void *arg);
 /* Steps added from here on go into a new round. */
 void sched_round(struct mpii_sched *);
 /* Steps (failures to add are remembered and reported by sched_start). */
@@ -55,6 +54,8 @@ void sched_copy(struct mpii_sched *, const void *sbuf, int scount,
 /* Scratch space for count elements of dt laid out as the type says,
  * freed with the schedule; NULL when out of memory. */
 void *sched_tmp(struct mpii_sched *, int count, MPI_Datatype);
+/* n bytes freed with the schedule; NULL when out of memory. */
+void *sched_bytes(struct mpii_sched *, size_t n);
 /* Start the schedule as a request (*req); on failure the schedule is
  * freed and an MPI error returned. */
 int sched_start(struct mpii_sched *, MPI_Request *req);

@@ -101,9 +101,6 @@ swap(struct mpii_comm *c, int other, const int *mine, int n, int *theirs,
     return rc;
 }
 
-static int inter_build(const int *lw, int nl, int me, const int *rw, int nr,
-                       uint32_t ctx, MPI_Errhandler errh, MPI_Comm *out);
-
 #pragma weak MPI_Intercomm_create = PMPI_Intercomm_create
 int
 PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
@@ -171,7 +168,7 @@ PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
     /* ctx for the intercommunicator, ctx + 2 for each group's hidden
      * local communicator (the groups are disjoint: no message mixes). */
     mpii_comm_ctx_used((uint32_t)ctx + 2);
-    rc = inter_build(lc->world, lc->size, lc->rank, msg + 2, rsize,
+    rc = mpii_inter_build(lc->world, lc->size, lc->rank, msg + 2, rsize,
                      (uint32_t)ctx, lc->errh, newintercomm);
 out:
     free(all);
@@ -499,8 +496,8 @@ split_side(const int *ck, int n, const int *world, int color, int mine,
 
 /* A new intercommunicator (context ctx, its local part ctx + 2) of the
  * nl local world ranks lw (we are local rank me) and nr remote ones rw. */
-static int
-inter_build(const int *lw, int nl, int me, const int *rw, int nr,
+int
+mpii_inter_build(const int *lw, int nl, int me, const int *rw, int nr,
             uint32_t ctx, MPI_Errhandler errh, MPI_Comm *out)
 {
     struct mpii_comm *n, *l;
@@ -597,7 +594,7 @@ mpii_inter_split(struct mpii_comm *ic, int color, int key, MPI_Comm *out)
     if (nl < 0 || nr < 0)
         rc = MPI_ERR_NO_MEM;
     else if (nl > 0 && nr > 0) /* else no intercommunicator: NULL */
-        rc = inter_build(lw, nl, me, rw, nr, (uint32_t)msg[0], ic->errh, out);
+        rc = mpii_inter_build(lw, nl, me, rw, nr, (uint32_t)msg[0], ic->errh, out);
 out:
     free(all);
     free(msg);

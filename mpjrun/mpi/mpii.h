@@ -202,6 +202,11 @@ int mpii_comm_exchange(struct mpii_comm *, const int *mine, int k, int *all,
  * color on both sides, MPI_COMM_NULL if either side has none.  An MPI
  * error code (not reported). */
 int mpii_inter_split(struct mpii_comm *ic, int color, int key, MPI_Comm *out);
+/* A new intercommunicator (context ctx, its hidden local part ctx + 2)
+ * of the nl local world ranks lw (we are local rank me) and the nr remote
+ * ones rw, in *out; MPI_ERR_NO_MEM. */
+int mpii_inter_build(const int *lw, int nl, int me, const int *rw, int nr,
+                     uint32_t ctx, MPI_Errhandler errh, MPI_Comm *out);
 /* Non-zero if comm is a live intercommunicator. */
 int mpii_comm_inter(MPI_Comm);
 /* The collectives over intercommunicators there are (errors reported). */
