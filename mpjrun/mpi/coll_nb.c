@@ -309,7 +309,8 @@ igather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     if (root < 0 || root >= c->size)
         return mpii_err(comm, MPI_ERR_ROOT, fn);
     if (c->rank == root) {
-        if ((rc = sched_check_type(rcount, rt)) == MPI_SUCCESS && rcounts != NULL)
+        if ((rc = sched_check_type(rcount, rt)) == MPI_SUCCESS &&
+            rcounts != NULL)
             rc = coll_check_counts(rcounts, displs, c->size);
     }
     if (rc == MPI_SUCCESS && (c->rank != root || sbuf != MPI_IN_PLACE))
@@ -369,7 +370,8 @@ iscatter(const void *sbuf, int scount, const int scounts[],
     if (root < 0 || root >= c->size)
         return mpii_err(comm, MPI_ERR_ROOT, fn);
     if (c->rank == root) {
-        if ((rc = sched_check_type(scount, st)) == MPI_SUCCESS && scounts != NULL)
+        if ((rc = sched_check_type(scount, st)) == MPI_SUCCESS &&
+            scounts != NULL)
             rc = coll_check_counts(scounts, displs, c->size);
     }
     if (rc == MPI_SUCCESS && (c->rank != root || rbuf != MPI_IN_PLACE))
@@ -910,7 +912,8 @@ PMPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     int rc, *counts;
 
     NB_ENTER(comm, c, req, fn,
-             inter_reduce_scatter(sbuf, rbuf, NULL, rcount, dt, op, c, req, fn));
+             inter_reduce_scatter(sbuf, rbuf, NULL, rcount, dt, op, c, req,
+                                  fn));
     if ((rc = red_args(rcount, dt, op)) != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if ((s = sched_new(c)) == NULL)

@@ -115,9 +115,8 @@ mpii_inter_ibcast(void *buf, int count, MPI_Datatype dt, int root,
 /* This group's operands reduced (rank order) to the leader's *acc, a
  * scratch buffer of n elements (NULL elsewhere). */
 static int
-reduce_to_leader(struct mpii_sched *s, struct mpii_comm *lc,
-                 const void *sbuf, int n, MPI_Datatype dt, MPI_Op op,
-                 void **acc)
+reduce_to_leader(struct mpii_sched *s, struct mpii_comm *lc, const void *sbuf,
+                 int n, MPI_Datatype dt, MPI_Op op, void **acc)
 {
     *acc = NULL;
     if (lc->rank == 0 && (*acc = sched_tmp(s, n, dt)) == NULL)
@@ -141,8 +140,8 @@ red_check(const void *sbuf, int count, MPI_Datatype dt, MPI_Op op)
 
 int
 mpii_inter_ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
-                   MPI_Op op, int root, struct mpii_comm *ic,
-                   MPI_Request *req, const char *fn)
+                   MPI_Op op, int root, struct mpii_comm *ic, MPI_Request *req,
+                   const char *fn)
 {
     struct mpii_comm *lc;
     struct mpii_sched *s;
@@ -194,9 +193,9 @@ reduce_and_swap(struct mpii_sched *s, struct mpii_comm *lc, const void *sbuf,
 }
 
 int
-mpii_inter_iallreduce(const void *sbuf, void *rbuf, int count,
-                      MPI_Datatype dt, MPI_Op op, struct mpii_comm *ic,
-                      MPI_Request *req, const char *fn)
+mpii_inter_iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+                      MPI_Op op, struct mpii_comm *ic, MPI_Request *req,
+                      const char *fn)
 {
     struct mpii_comm *lc;
     struct mpii_sched *s;
@@ -247,8 +246,8 @@ mpii_inter_ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
     }
     rc = reduce_and_swap(s, lc, sbuf, n, dt, op, &theirs);
     sched_local(s, 1);
-    sched_scatterv(s, lc, theirs, rcounts, displs, dt, rbuf,
-                   rcounts[lc->rank], dt, 0);
+    sched_scatterv(s, lc, theirs, rcounts, displs, dt, rbuf, rcounts[lc->rank],
+                   dt, 0);
     free(displs);
     return sched_go(s, rc, req, ic->handle, fn);
 }
@@ -257,8 +256,8 @@ mpii_inter_ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
  * the root talks to every remote process, the others to the root. */
 int
 mpii_inter_irooted(const struct mpii_blocks *snd, const struct mpii_blocks *rcv,
-                   int gather, int root, struct mpii_comm *ic,
-                   MPI_Request *req, const char *fn)
+                   int gather, int root, struct mpii_comm *ic, MPI_Request *req,
+                   const char *fn)
 {
     const struct mpii_blocks *mine = gather ? snd : rcv,
                              *root_side = gather ? rcv : snd;
@@ -269,8 +268,7 @@ mpii_inter_irooted(const struct mpii_blocks *snd, const struct mpii_blocks *rcv,
 
     if (!root_ok(ic, root))
         return mpii_err(ic->handle, MPI_ERR_ROOT, fn);
-    if (root != MPI_ROOT && root != MPI_PROC_NULL &&
-        mine->buf == MPI_IN_PLACE)
+    if (root != MPI_ROOT && root != MPI_PROC_NULL && mine->buf == MPI_IN_PLACE)
         return mpii_err(ic->handle, MPI_ERR_BUFFER, fn);
     if ((s = sched_new(ic)) == NULL)
         return mpii_err(ic->handle, MPI_ERR_NO_MEM, fn);
@@ -312,12 +310,10 @@ mpii_inter_iexchange(const struct mpii_blocks *snd,
     if ((s = sched_new(ic)) == NULL)
         return mpii_err(ic->handle, MPI_ERR_NO_MEM, fn);
     for (i = 0; i < ic->size && rc == MPI_SUCCESS; i++) {
-        if ((rc = mpii_blocks_at(rcv, i, &addr, &count, &type)) ==
-            MPI_SUCCESS)
+        if ((rc = mpii_blocks_at(rcv, i, &addr, &count, &type)) == MPI_SUCCESS)
             sched_recv(s, addr, count, type, i);
         if (rc == MPI_SUCCESS &&
-            (rc = mpii_blocks_at(snd, i, &addr, &count, &type)) ==
-                MPI_SUCCESS)
+            (rc = mpii_blocks_at(snd, i, &addr, &count, &type)) == MPI_SUCCESS)
             sched_send(s, addr, count, type, i);
     }
     return sched_go(s, rc, req, ic->handle, fn);

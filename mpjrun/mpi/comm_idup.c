@@ -140,8 +140,7 @@ PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
         return mpii_err(comm, MPI_ERR_REQUEST, fn);
     if (newcomm == NULL)
         return mpii_err(comm, MPI_ERR_ARG, fn);
-    if ((s = sched_new(c)) == NULL ||
-        (d = sched_bytes(s, sizeof *d)) == NULL)
+    if ((s = sched_new(c)) == NULL || (d = sched_bytes(s, sizeof *d)) == NULL)
         return sched_go(s, MPI_ERR_NO_MEM, req, comm, fn);
     memset(d, 0, sizeof *d);
     d->parent = comm;

@@ -594,7 +594,8 @@ mpii_inter_split(struct mpii_comm *ic, int color, int key, MPI_Comm *out)
     if (nl < 0 || nr < 0)
         rc = MPI_ERR_NO_MEM;
     else if (nl > 0 && nr > 0) /* else no intercommunicator: NULL */
-        rc = mpii_inter_build(lw, nl, me, rw, nr, (uint32_t)msg[0], ic->errh, out);
+        rc = mpii_inter_build(lw, nl, me, rw, nr, (uint32_t)msg[0], ic->errh,
+                              out);
 out:
     free(all);
     free(msg);

@@ -29,6 +29,8 @@
  *   persist.c   persistent and generalized requests
  *   mprobe.c    matched probes (Mprobe ... Imrecv) and MPI_Message
  *   coll_sched.c, coll_nb.c  schedules and the nonblocking collectives
+ *   coll_nb_inter.c  the nonblocking collectives over intercommunicators
+ *   comm_idup.c MPI_Comm_idup
  *   info.c      info objects
  *   errclass.c  error classes and codes the program adds
  *   fint.c      C/Fortran handle conversion

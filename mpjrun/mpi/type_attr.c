@@ -13,8 +13,8 @@
 #define FN_ERR(rc, fn) mpii_err(MPI_COMM_WORLD, rc, fn)
 
 int
-p2p_type_null_copy_fn(MPI_Datatype t, int key, void *extra, void *in,
-                      void *out, int *flag)
+p2p_type_null_copy_fn(MPI_Datatype t, int key, void *extra, void *in, void *out,
+                      int *flag)
 {
     (void)t, (void)key, (void)extra, (void)in, (void)out;
     *flag = 0;

@@ -38,14 +38,14 @@ neighbours(void)
                                    &r[0]));
     MPI_OK(MPI_Ineighbor_allgatherv(&sb[0], 1, MPI_INT, agv, c1, dv, MPI_INT,
                                     line, &r[1]));
-    MPI_OK(MPI_Ineighbor_alltoall(sb, 1, MPI_INT, a2a, 1, MPI_INT, line,
-                                  &r[2]));
+    MPI_OK(
+        MPI_Ineighbor_alltoall(sb, 1, MPI_INT, a2a, 1, MPI_INT, line, &r[2]));
     /* v: one element each way, received at displacements 0 and 1 of a
      * buffer of 3 with counts (1, 2): the right neighbour sends 1. */
     MPI_OK(MPI_Ineighbor_alltoallv(sb, c1, d1, MPI_INT, a2av, cv, dv, MPI_INT,
                                    line, &r[3]));
-    MPI_OK(MPI_Ineighbor_alltoallw(sb, c1, bd, ty, a2aw, c1, bd, ty, line,
-                                   &r[4]));
+    MPI_OK(
+        MPI_Ineighbor_alltoallw(sb, c1, bd, ty, a2aw, c1, bd, ty, line, &r[4]));
     MPI_OK(MPI_Waitall(NB, r, MPI_STATUSES_IGNORE));
     if (left != MPI_PROC_NULL) {
         CHECK(ag[0] == left * 10, "allgather from left %d", ag[0]);
@@ -114,8 +114,8 @@ inter_collectives(MPI_Comm ic)
         CHECK(b[i] == sum_remote(i), "iallreduce[%d] %d want %d", i, b[i],
               sum_remote(i));
     for (i = 0; i < rsize; i++)
-        CHECK(a[8 + i] == remote_world(i) * 100 + lrank,
-              "ialltoall[%d] %d", i, a[8 + i]);
+        CHECK(a[8 + i] == remote_world(i) * 100 + lrank, "ialltoall[%d] %d", i,
+              a[8 + i]);
 
     /* Ibcast both ways: group 0's rank 0, then group 1's last rank. */
     for (int from = 0; from < 2; from++) {
@@ -131,8 +131,8 @@ inter_collectives(MPI_Comm ic)
         MPI_OK(MPI_Wait(&r[0], MPI_STATUS_IGNORE));
         if (color != from)
             for (i = 0; i < 5; i++)
-                CHECK(a[i] == 100 * from + i, "ibcast from %d: [%d] %d",
-                      from, i, a[i]);
+                CHECK(a[i] == 100 * from + i, "ibcast from %d: [%d] %d", from,
+                      i, a[i]);
     }
 
     /* Ireduce to group 0's rank 0. */
@@ -184,8 +184,7 @@ inter_collectives(MPI_Comm ic)
     }
     b[0] = c[0] = c[1] = -1;
     MPI_OK(MPI_Iscatter(a, 1, MPI_INT, b, 1, MPI_INT, root, ic, &r[0]));
-    MPI_OK(MPI_Iscatterv(a, cnt, dsp, MPI_INT, c, 2, MPI_INT, root, ic,
-                         &r[1]));
+    MPI_OK(MPI_Iscatterv(a, cnt, dsp, MPI_INT, c, 2, MPI_INT, root, ic, &r[1]));
     MPI_OK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
     if (color == 1) {
         CHECK(b[0] == 1000 + lrank, "iscatter %d", b[0]);
@@ -221,8 +220,8 @@ inter_collectives(MPI_Comm ic)
             a[2 * i] = t_rank * 1000 + i;
             b[2 * i] = c[2 * i] = -1;
         }
-        MPI_OK(MPI_Ialltoallv(a, sc, sd, MPI_INT, b, sc, sd, MPI_INT, ic,
-                              &r[0]));
+        MPI_OK(
+            MPI_Ialltoallv(a, sc, sd, MPI_INT, b, sc, sd, MPI_INT, ic, &r[0]));
         MPI_OK(MPI_Ialltoallw(a, sc, wd, wt, c, sc, wd, wt, ic, &r[1]));
         MPI_OK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
         for (i = 0; i < rsize; i++) {
@@ -240,8 +239,7 @@ inter_collectives(MPI_Comm ic)
         a[i] = t_rank + i;
     for (i = 0; i < lsize; i++)
         cnt[i] = rsize;
-    MPI_OK(MPI_Ireduce_scatter_block(a, b, rsize, MPI_INT, MPI_SUM, ic,
-                                     &r[0]));
+    MPI_OK(MPI_Ireduce_scatter_block(a, b, rsize, MPI_INT, MPI_SUM, ic, &r[0]));
     MPI_OK(MPI_Ireduce_scatter(a, c, cnt, MPI_INT, MPI_SUM, ic, &r[1]));
     MPI_OK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
     for (i = 0; i < rsize; i++) {
