@@ -20,6 +20,8 @@
  *              its own operand in and passes the result on
  * Simple and deterministic rather than fastest: the blocking
  * collectives (coll.c, coll_reduce.c) keep their tuned algorithms.
+ * Over an intercommunicator each call hands its arguments to
+ * coll_nb_inter.c (NB_ENTER).
  */
 #include <limits.h>
 #include <stdlib.h>
