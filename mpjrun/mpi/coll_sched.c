@@ -61,6 +61,7 @@ sched_new(struct mpii_comm *c)
     if (s == NULL)
         return NULL;
     s->comm = c;
+    mpii_comm_hold(c); /* Comm_free may come before the end */
     s->ctx = c->ctx | NBC_CTX_BIT;
     s->tag = (int)(c->nbc_seq++ & 0x7fffffffu);
     return s;
@@ -73,6 +74,7 @@ sched_local(struct mpii_sched *s, int on)
         if (!s->comm->inter ||
             (s->lcomm = mpii_comm_get(s->comm->lcomm)) == NULL)
             return MPI_ERR_COMM;
+        mpii_comm_hold(s->lcomm);
         s->lctx = s->lcomm->ctx | NBC_CTX_BIT;
         s->ltag = (int)(s->lcomm->nbc_seq++ & 0x7fffffffu);
     }
@@ -425,6 +427,8 @@ sched_drop(struct mpii_sched *s)
         free(s->mem[i]);
     free(s->mem);
     free(s->steps);
+    mpii_comm_release(s->lcomm);
+    mpii_comm_release(s->comm);
     free(s);
 }
 

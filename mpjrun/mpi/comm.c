@@ -76,8 +76,11 @@ comm_new(int size, int slot)
     return c;
 }
 
+static void comm_drop(struct mpii_comm *);
+
+/* Free a communicator nothing refers to any more. */
 static void
-comm_drop(struct mpii_comm *c)
+comm_destroy(struct mpii_comm *c)
 {
     struct mpii_comm *l;
 
@@ -86,11 +89,32 @@ comm_drop(struct mpii_comm *c)
     free(c->lworld);
     if (c->inter && (l = mpii_comm_get(c->lcomm)) != NULL && l != c)
         comm_drop(l);
+    free(c->world);
+    free(c);
+}
+
+/* The handle goes at once; the communicator when the last pending
+ * nonblocking collective on it lets it go (mpii_comm_hold). */
+static void
+comm_drop(struct mpii_comm *c)
+{
     comms[c->handle == COMM_BASE || c->handle == COMM_BASE + 1
               ? c->handle - COMM_BASE
               : c->handle & 0xfff] = NULL;
-    free(c->world);
-    free(c);
+    mpii_comm_release(c);
+}
+
+void
+mpii_comm_hold(struct mpii_comm *c)
+{
+    c->refs++;
+}
+
+void
+mpii_comm_release(struct mpii_comm *c)
+{
+    if (c != NULL && --c->refs == 0)
+        comm_destroy(c);
 }
 
 struct mpii_comm *

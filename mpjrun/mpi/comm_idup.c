@@ -28,7 +28,7 @@ static uint32_t idups; /* Comm_idup calls made by this process */
 
 /* What the schedule's last step needs to make the communicator. */
 struct idup {
-    MPI_Comm parent;
+    struct mpii_comm *parent; /* held by the schedule */
     MPI_Comm *newcomm;
     int mine, theirs; /* proposals; the agreed id lands in id */
     int id;
@@ -58,11 +58,9 @@ static int
 idup_make(void *arg)
 {
     struct idup *d = arg;
-    struct mpii_comm *p = mpii_comm_get(d->parent), *n;
+    struct mpii_comm *p = d->parent, *n;
     int rc;
 
-    if (p == NULL)
-        return MPI_ERR_COMM;
     if (p->inter) {
         rc = mpii_inter_build(p->lworld, p->lsize, p->rank, p->world, p->size,
                               (uint32_t)d->id, p->errh, d->newcomm);
@@ -143,7 +141,7 @@ PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
     if ((s = sched_new(c)) == NULL || (d = sched_bytes(s, sizeof *d)) == NULL)
         return sched_go(s, MPI_ERR_NO_MEM, req, comm, fn);
     memset(d, 0, sizeof *d);
-    d->parent = comm;
+    d->parent = c;
     d->newcomm = newcomm;
     if ((d->mine = idup_proposal()) == 0) /* the ids of one process ran out */
         return sched_go(s, MPI_ERR_INTERN, req, comm, fn);

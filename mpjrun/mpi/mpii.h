@@ -192,6 +192,11 @@ struct mpii_comm *mpii_intra_get(MPI_Comm);
  * channel (internal context, this tag). */
 struct mpii_comm *mpii_comm_new(int size);
 void mpii_comm_drop(struct mpii_comm *);
+/* Something pending keeps a communicator alive after MPI_Comm_free (a
+ * nonblocking collective's schedule): its handle is gone, the memory
+ * stays until the last release. */
+void mpii_comm_hold(struct mpii_comm *);
+void mpii_comm_release(struct mpii_comm *); /* NULL is fine */
 uint32_t mpii_comm_next_ctx(void);
 void mpii_comm_ctx_used(uint32_t ctx);
 int mpii_comm_exchange(struct mpii_comm *, const int *mine, int k, int *all,

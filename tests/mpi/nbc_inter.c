@@ -339,7 +339,9 @@ inter_comms(MPI_Comm ic)
 static void
 idups(void)
 {
-    MPI_Comm base[2], out[3], other;
+    MPI_Comm base[2], out[3], other, gone;
+    MPI_Request gr;
+    int gsum = -1;
     MPI_Request r[3];
     int sum, flag, i, done = 0;
 
@@ -348,8 +350,15 @@ idups(void)
     MPI_OK(MPI_Comm_idup(MPI_COMM_WORLD, &out[0], &r[0]));
     MPI_OK(MPI_Comm_idup(base[0], &out[1], &r[1]));
     MPI_OK(MPI_Comm_idup(base[1], &out[2], &r[2]));
-    /* The program goes on meanwhile: a blocking dup on the world. */
+    /* The program goes on meanwhile: a blocking dup on the world, and
+     * an Iallreduce on a communicator freed while it is pending (which
+     * must still end normally). */
     MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &other));
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &gone));
+    MPI_OK(MPI_Iallreduce(&t_rank, &gsum, 1, MPI_INT, MPI_SUM, gone, &gr));
+#ifndef OPEN_MPI /* Open MPI 4.1 crashes on this (legal) free */
+    MPI_OK(MPI_Comm_free(&gone));
+#endif
     while (!done)
         MPI_OK(MPI_Testall(3, r, &done, MPI_STATUSES_IGNORE));
     for (i = 0; i < 3; i++) {
@@ -367,6 +376,11 @@ idups(void)
         MPI_OK(MPI_Comm_free(&out[i]));
     MPI_OK(MPI_Allreduce(&t_rank, &sum, 1, MPI_INT, MPI_SUM, other));
     CHECK(sum == t_size * (t_size - 1) / 2, "dup beside idups: sum %d", sum);
+    MPI_OK(MPI_Wait(&gr, MPI_STATUS_IGNORE));
+    CHECK(gsum == t_size * (t_size - 1) / 2, "on a freed comm: sum %d", gsum);
+#ifdef OPEN_MPI
+    MPI_OK(MPI_Comm_free(&gone));
+#endif
     MPI_OK(MPI_Comm_free(&other));
     MPI_OK(MPI_Comm_free(&base[0]));
     MPI_OK(MPI_Comm_free(&base[1]));
