@@ -242,14 +242,10 @@ PMPI_Comm_size(MPI_Comm comm, int *size)
     return MPI_SUCCESS;
 }
 
-struct member {
-    int color, key, rank;
-};
-
-static int
-by_key(const void *a, const void *b)
+int
+mpii_member_cmp(const void *a, const void *b)
 {
-    const struct member *x = a, *y = b;
+    const struct mpii_member *x = a, *y = b;
 
     if (x->key != y->key)
         return x->key < y->key ? -1 : 1;
@@ -262,7 +258,7 @@ comm_split(struct mpii_comm *c, int color, int key, MPI_Comm *out,
            const char *fn)
 {
     struct mpii_comm *n;
-    struct member *m;
+    struct mpii_member *m;
     int mine[3], *all, i, k = 0, rc;
     uint32_t ctx = 0;
 
@@ -302,7 +298,7 @@ comm_split(struct mpii_comm *c, int color, int key, MPI_Comm *out,
                 m[k].rank = i;
                 k++;
             }
-        qsort(m, (size_t)k, sizeof *m, by_key);
+        qsort(m, (size_t)k, sizeof *m, mpii_member_cmp);
         if ((n = comm_new(k, -1)) == NULL) {
             free(all);
             free(m);

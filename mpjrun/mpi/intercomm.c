@@ -451,20 +451,6 @@ mpii_inter_allreduce(const void *sbuf, void *rbuf, int count,
 
 /* --- Comm_split over an intercommunicator ---------------------------- */
 
-struct split_member {
-    int key, rank;
-};
-
-static int
-by_key_rank(const void *a, const void *b)
-{
-    const struct split_member *x = a, *y = b;
-
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return x->rank - y->rank;
-}
-
 /* The world ranks of the members of one side (n (color, key) pairs,
  * world ranks in world) with this color, in key order, into out; how
  * many; *me gets our position when mine is our rank there (else -1). */
@@ -472,7 +458,7 @@ static int
 split_side(const int *ck, int n, const int *world, int color, int mine,
            int *out, int *me)
 {
-    struct split_member *m = malloc((size_t)(n > 0 ? n : 1) * sizeof *m);
+    struct mpii_member *m = malloc((size_t)(n > 0 ? n : 1) * sizeof *m);
     int i, k = 0;
 
     if (m == NULL)
@@ -483,7 +469,7 @@ split_side(const int *ck, int n, const int *world, int color, int mine,
             m[k].rank = i;
             k++;
         }
-    qsort(m, (size_t)k, sizeof *m, by_key_rank);
+    qsort(m, (size_t)k, sizeof *m, mpii_member_cmp);
     *me = -1;
     for (i = 0; i < k; i++) {
         out[i] = world[m[i].rank];

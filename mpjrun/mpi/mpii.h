@@ -186,6 +186,11 @@ struct mpii_comm {
 struct mpii_comm *mpii_comm_get(MPI_Comm);
 /* The same, NULL for an intercommunicator too (collectives). */
 struct mpii_comm *mpii_intra_get(MPI_Comm);
+/* A member of a split: sorted by key, then by old rank (qsort). */
+struct mpii_member {
+    int color, key, rank;
+};
+int mpii_member_cmp(const void *, const void *);
 /* For intercomm.c: a new communicator of size ranks (world to fill); the
  * lowest context id this process has not used, and moving past one; every
  * member's k ints, in rank order, to every member, over c's agreement
