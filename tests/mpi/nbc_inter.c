@@ -284,6 +284,20 @@ inter_comms(MPI_Comm ic)
     MPI_OK(MPI_Comm_dup(ic, &d));
     check_inter(d, lsize, rsize, sum_remote(0), "dup");
     inter_collectives(d);
+    {
+        /* The duplicate merges like the original. */
+        MPI_Comm m;
+        int sz, sum;
+
+        MPI_OK(MPI_Intercomm_merge(d, color, &m));
+        MPI_OK(MPI_Comm_size(m, &sz));
+        CHECK(sz == t_size, "merge of the dup: size %d", sz);
+        MPI_OK(MPI_Comm_rank(m, &rank));
+        CHECK(rank == t_rank, "merge of the dup: rank %d", rank);
+        MPI_OK(MPI_Allreduce(&t_rank, &sum, 1, MPI_INT, MPI_SUM, m));
+        CHECK(sum == t_size * (t_size - 1) / 2, "merge: sum %d", sum);
+        MPI_OK(MPI_Comm_free(&m));
+    }
     MPI_OK(MPI_Comm_free(&d));
 
     MPI_OK(MPI_Comm_idup(ic, &id, &r));
