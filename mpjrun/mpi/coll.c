@@ -61,25 +61,6 @@ coll_check_buf(const void *buf, int count, MPI_Datatype dt,
     return MPI_SUCCESS;
 }
 
-/* Checks a vector of counts (and displacements, which may be anything). */
-static int
-coll_check_counts(const int counts[], const int displs[], int n)
-{
-    if (counts == NULL || displs == NULL)
-        return MPI_ERR_ARG;
-    for (int i = 0; i < n; i++)
-        if (counts[i] < 0)
-            return MPI_ERR_COUNT;
-    return MPI_SUCCESS;
-}
-
-/* Address of element i of a buffer of elements of extent ext. */
-static char *
-coll_at(const void *buf, long long i, MPI_Aint ext)
-{
-    return (char *)buf + i * (long long)ext;
-}
-
 /* Copies (sbuf, scount, st) into (rbuf, rcount, rt) through the packed
  * form: MPI_ERR_TRUNCATE if it does not fit. */
 static int

@@ -2,7 +2,7 @@
  * coll_nb.c: the nonblocking collectives (Ibarrier ... Iexscan), each
  * written as a schedule (coll_sched.h) that the progress engine runs
  * while the program goes on; Alltoallw (Ialltoallw and a wait),
- * Reduce_local and Op_commutative.
+ * Reduce_local and Op_commutative (Comm_idup is comm_idup.c's).
  *
  * Algorithms (p ranks):
  *   Ibarrier   dissemination, ceil(log2 p) rounds
@@ -20,6 +20,8 @@
  *              its own operand in and passes the result on
  * Simple and deterministic rather than fastest: the blocking
  * collectives (coll.c, coll_reduce.c) keep their tuned algorithms.
+ * Over an intercommunicator each call hands its arguments to
+ * coll_nb_inter.c (NB_ENTER).
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -28,64 +30,39 @@
 #include "coll_sched.h"
 #include "core.h"
 
-/* Checks the communicator and the request pointer; *c set. */
-#define NB_ENTER(comm, c, req, fn)                                            \
+/* Checks the communicator and the request pointer; *c set.  Over an
+ * intercommunicator the call is inter_call's (coll_nb_inter.c). */
+#define NB_ENTER(comm, c, req, fn, inter_call)                                \
     do {                                                                      \
         MPII_CHECK_INIT(fn);                                                  \
         if (((c) = mpii_comm_get(comm)) == NULL)                              \
             return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);                \
-        if ((c)->inter)                                                       \
-            return mpii_err(comm, MPI_ERR_COMM, fn);                          \
         if ((req) == NULL)                                                    \
             return mpii_err(comm, MPI_ERR_REQUEST, fn);                       \
+        if ((c)->inter)                                                       \
+            return (inter_call);                                              \
     } while (0)
 
-static int
-nb_type(int count, MPI_Datatype dt)
+int
+sched_check_type(int count, MPI_Datatype dt)
 {
     if (count < 0)
         return MPI_ERR_COUNT;
     return mpii_type_get(dt) == NULL ? MPI_ERR_TYPE : MPI_SUCCESS;
 }
 
-static int
-nb_counts(const int counts[], int n)
-{
-    if (counts == NULL)
-        return MPI_ERR_ARG;
-    for (int i = 0; i < n; i++)
-        if (counts[i] < 0)
-            return MPI_ERR_COUNT;
-    return MPI_SUCCESS;
-}
-
 /* Element i of a buffer of elements of dt. */
 static char *
 nb_at(const void *buf, long long i, MPI_Datatype dt)
 {
-    return (char *)buf + i * (long long)mpii_type_extent(mpii_type_get(dt));
-}
-
-/* Ends a call: start s (or report the first error). */
-static int
-nb_go(struct mpii_sched *s, int rc, MPI_Request *req, MPI_Comm comm,
-      const char *fn)
-{
-    if (s == NULL)
-        return mpii_err(comm, MPI_ERR_NO_MEM, fn);
-    if (rc != MPI_SUCCESS) {
-        sched_drop(s);
-        return mpii_err(comm, rc, fn);
-    }
-    rc = sched_start(s, req);
-    return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, fn);
+    return coll_at(buf, i, mpii_type_extent(mpii_type_get(dt)));
 }
 
 /* --- the building blocks -------------------------------------------- */
 
 /* Binomial broadcast of (buf, count, dt) from root. */
-static void
-add_bcast(struct mpii_sched *s, struct mpii_comm *c, void *buf, int count,
+void
+sched_bcast(struct mpii_sched *s, struct mpii_comm *c, void *buf, int count,
           MPI_Datatype dt, int root)
 {
     int p = c->size, vr = (c->rank - root + p) % p, mask = 1;
@@ -106,8 +83,8 @@ add_bcast(struct mpii_sched *s, struct mpii_comm *c, void *buf, int count,
 
 /* Every operand to root, combined there in rank order into rbuf (root
  * only); mine is this rank's operand. */
-static int
-add_reduce(struct mpii_sched *s, struct mpii_comm *c, const void *mine,
+int
+sched_reduce(struct mpii_sched *s, struct mpii_comm *c, const void *mine,
            void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root)
 {
     int p = c->size, i;
@@ -153,8 +130,8 @@ add_reduce(struct mpii_sched *s, struct mpii_comm *c, const void *mine,
 /* Linear scatter from root: block i of counts[i] at displs[i] (in
  * elements of st) to rank i; root's own block copied unless rbuf is
  * MPI_IN_PLACE. */
-static void
-add_scatterv(struct mpii_sched *s, struct mpii_comm *c, const void *sbuf,
+void
+sched_scatterv(struct mpii_sched *s, struct mpii_comm *c, const void *sbuf,
              const int counts[], const int displs[], MPI_Datatype st,
              void *rbuf, int rcount, MPI_Datatype rt, int root)
 {
@@ -174,6 +151,105 @@ add_scatterv(struct mpii_sched *s, struct mpii_comm *c, const void *sbuf,
     }
 }
 
+/* --- the intercommunicator forms' arguments ----------------------------- */
+
+static int
+inter_gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+             int rcount, const int rcounts[], const int displs[],
+             MPI_Datatype rt, int root, struct mpii_comm *ic,
+             MPI_Request *req, const char *fn)
+{
+    struct mpii_blocks snd = {.buf = sbuf, .count = scount, .type = st};
+    struct mpii_blocks rcv = {.buf = rbuf,
+                              .count = rcount,
+                              .counts = rcounts,
+                              .displs = displs,
+                              .type = rt};
+
+    if (root == MPI_ROOT && rcounts != NULL && displs == NULL)
+        return mpii_err(ic->handle, MPI_ERR_ARG, fn);
+    return mpii_inter_irooted(&snd, &rcv, 1, root, ic, req, fn);
+}
+
+static int
+inter_scatter(const void *sbuf, int scount, const int scounts[],
+              const int displs[], MPI_Datatype st, void *rbuf, int rcount,
+              MPI_Datatype rt, int root, struct mpii_comm *ic,
+              MPI_Request *req, const char *fn)
+{
+    struct mpii_blocks snd = {.buf = sbuf,
+                              .count = scount,
+                              .counts = scounts,
+                              .displs = displs,
+                              .type = st};
+    struct mpii_blocks rcv = {.buf = rbuf, .count = rcount, .type = rt};
+
+    if (root == MPI_ROOT && scounts != NULL && displs == NULL)
+        return mpii_err(ic->handle, MPI_ERR_ARG, fn);
+    return mpii_inter_irooted(&snd, &rcv, 0, root, ic, req, fn);
+}
+
+static int
+inter_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+                int rcount, const int rcounts[], const int displs[],
+                MPI_Datatype rt, struct mpii_comm *ic, MPI_Request *req,
+                const char *fn)
+{
+    struct mpii_blocks snd = {
+        .buf = sbuf, .count = scount, .type = st, .same = 1};
+    struct mpii_blocks rcv = {.buf = rbuf,
+                              .count = rcount,
+                              .counts = rcounts,
+                              .displs = displs,
+                              .type = rt};
+
+    if (rcounts != NULL && displs == NULL)
+        return mpii_err(ic->handle, MPI_ERR_ARG, fn);
+    return mpii_inter_iexchange(&snd, &rcv, ic, req, fn);
+}
+
+static int
+inter_alltoall(const void *sbuf, int scount, const int scounts[],
+               const int sdispls[], MPI_Datatype st, void *rbuf, int rcount,
+               const int rcounts[], const int rdispls[], MPI_Datatype rt,
+               struct mpii_comm *ic, MPI_Request *req, const char *fn)
+{
+    struct mpii_blocks snd = {.buf = sbuf,
+                              .count = scount,
+                              .counts = scounts,
+                              .displs = sdispls,
+                              .type = st};
+    struct mpii_blocks rcv = {.buf = rbuf,
+                              .count = rcount,
+                              .counts = rcounts,
+                              .displs = rdispls,
+                              .type = rt};
+
+    if ((scounts != NULL && sdispls == NULL) ||
+        (rcounts != NULL && rdispls == NULL))
+        return mpii_err(ic->handle, MPI_ERR_ARG, fn);
+    return mpii_inter_iexchange(&snd, &rcv, ic, req, fn);
+}
+
+static int
+inter_reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
+                     int rcount, MPI_Datatype dt, MPI_Op op,
+                     struct mpii_comm *ic, MPI_Request *req, const char *fn)
+{
+    int *counts = NULL, rc;
+
+    if (rcounts == NULL) {
+        if ((counts = malloc((size_t)ic->lsize * sizeof *counts)) == NULL)
+            return mpii_err(ic->handle, MPI_ERR_NO_MEM, fn);
+        for (int i = 0; i < ic->lsize; i++)
+            counts[i] = rcount;
+    }
+    rc = mpii_inter_ireduce_scatter(sbuf, rbuf, counts ? counts : rcounts,
+                                    dt, op, ic, req, fn);
+    free(counts);
+    return rc;
+}
+
 /* --- the calls -------------------------------------------------------- */
 
 #pragma weak MPI_Ibarrier = PMPI_Ibarrier
@@ -185,7 +261,8 @@ PMPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
     struct mpii_sched *s;
     int k;
 
-    NB_ENTER(comm, c, req, fn);
+    NB_ENTER(comm, c, req, fn,
+             mpii_inter_ibarrier(c, req, fn));
     if ((s = sched_new(c)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
     for (k = 1; k < c->size; k <<= 1) {
@@ -193,7 +270,7 @@ PMPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
         sched_send(s, NULL, 0, MPI_BYTE, (c->rank + k) % c->size);
         sched_recv(s, NULL, 0, MPI_BYTE, (c->rank - k + c->size) % c->size);
     }
-    return nb_go(s, MPI_SUCCESS, req, comm, fn);
+    return sched_go(s, MPI_SUCCESS, req, comm, fn);
 }
 
 #pragma weak MPI_Ibcast = PMPI_Ibcast
@@ -206,15 +283,16 @@ PMPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
     struct mpii_sched *s;
     int rc;
 
-    NB_ENTER(comm, c, req, fn);
-    if ((rc = nb_type(count, dt)) != MPI_SUCCESS)
+    NB_ENTER(comm, c, req, fn,
+             mpii_inter_ibcast(buf, count, dt, root, c, req, fn));
+    if ((rc = sched_check_type(count, dt)) != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if (root < 0 || root >= c->size)
         return mpii_err(comm, MPI_ERR_ROOT, fn);
     if ((s = sched_new(c)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
-    add_bcast(s, c, buf, count, dt, root);
-    return nb_go(s, MPI_SUCCESS, req, comm, fn);
+    sched_bcast(s, c, buf, count, dt, root);
+    return sched_go(s, MPI_SUCCESS, req, comm, fn);
 }
 
 /* Igather and Igatherv: rcounts/displs NULL means rcount blocks. */
@@ -227,17 +305,18 @@ igather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     struct mpii_sched *s;
     int rc = MPI_SUCCESS, i, n, at;
 
-    NB_ENTER(comm, c, req, fn);
+    NB_ENTER(comm, c, req, fn,
+             inter_gather(sbuf, scount, st, rbuf, rcount, rcounts, displs, rt,
+                          root, c, req, fn));
     if (root < 0 || root >= c->size)
         return mpii_err(comm, MPI_ERR_ROOT, fn);
     if (c->rank == root) {
-        if ((rc = nb_type(rcount, rt)) == MPI_SUCCESS && rcounts != NULL &&
-            (rc = nb_counts(rcounts, c->size)) == MPI_SUCCESS &&
-            displs == NULL)
-            rc = MPI_ERR_ARG;
+        if ((rc = sched_check_type(rcount, rt)) == MPI_SUCCESS &&
+            rcounts != NULL)
+            rc = coll_check_counts(rcounts, displs, c->size);
     }
     if (rc == MPI_SUCCESS && (c->rank != root || sbuf != MPI_IN_PLACE))
-        rc = nb_type(scount, st);
+        rc = sched_check_type(scount, st);
     if (rc != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if ((s = sched_new(c)) == NULL)
@@ -253,7 +332,7 @@ igather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
             else if (sbuf != MPI_IN_PLACE)
                 sched_copy(s, sbuf, scount, st, nb_at(rbuf, at, rt), n, rt);
         }
-    return nb_go(s, MPI_SUCCESS, req, comm, fn);
+    return sched_go(s, MPI_SUCCESS, req, comm, fn);
 }
 
 #pragma weak MPI_Igather = PMPI_Igather
@@ -287,17 +366,18 @@ iscatter(const void *sbuf, int scount, const int scounts[],
     struct mpii_sched *s;
     int rc = MPI_SUCCESS, *cnt = NULL, *dsp = NULL;
 
-    NB_ENTER(comm, c, req, fn);
+    NB_ENTER(comm, c, req, fn,
+             inter_scatter(sbuf, scount, scounts, displs, st, rbuf, rcount, rt,
+                           root, c, req, fn));
     if (root < 0 || root >= c->size)
         return mpii_err(comm, MPI_ERR_ROOT, fn);
     if (c->rank == root) {
-        if ((rc = nb_type(scount, st)) == MPI_SUCCESS && scounts != NULL &&
-            (rc = nb_counts(scounts, c->size)) == MPI_SUCCESS &&
-            displs == NULL)
-            rc = MPI_ERR_ARG;
+        if ((rc = sched_check_type(scount, st)) == MPI_SUCCESS &&
+            scounts != NULL)
+            rc = coll_check_counts(scounts, displs, c->size);
     }
     if (rc == MPI_SUCCESS && (c->rank != root || rbuf != MPI_IN_PLACE))
-        rc = nb_type(rcount, rt);
+        rc = sched_check_type(rcount, rt);
     if (rc != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if ((s = sched_new(c)) == NULL)
@@ -305,17 +385,17 @@ iscatter(const void *sbuf, int scount, const int scounts[],
     if (c->rank == root && scounts == NULL) {
         cnt = malloc(2 * (size_t)c->size * sizeof *cnt);
         if (cnt == NULL)
-            return nb_go(s, MPI_ERR_NO_MEM, req, comm, fn);
+            return sched_go(s, MPI_ERR_NO_MEM, req, comm, fn);
         dsp = cnt + c->size;
         for (int i = 0; i < c->size; i++) {
             cnt[i] = scount;
             dsp[i] = i * scount;
         }
     }
-    add_scatterv(s, c, sbuf, cnt != NULL ? cnt : scounts,
+    sched_scatterv(s, c, sbuf, cnt != NULL ? cnt : scounts,
                  cnt != NULL ? dsp : displs, st, rbuf, rcount, rt, root);
     free(cnt);
-    return nb_go(s, MPI_SUCCESS, req, comm, fn);
+    return sched_go(s, MPI_SUCCESS, req, comm, fn);
 }
 
 #pragma weak MPI_Iscatter = PMPI_Iscatter
@@ -348,12 +428,13 @@ iallgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     struct mpii_sched *s;
     int rc, i, me, n, at;
 
-    NB_ENTER(comm, c, req, fn);
-    if ((rc = nb_type(rcount, rt)) == MPI_SUCCESS && rcounts != NULL &&
-        (rc = nb_counts(rcounts, c->size)) == MPI_SUCCESS && displs == NULL)
-        rc = MPI_ERR_ARG;
+    NB_ENTER(comm, c, req, fn,
+             inter_allgather(sbuf, scount, st, rbuf, rcount, rcounts, displs,
+                             rt, c, req, fn));
+    if ((rc = sched_check_type(rcount, rt)) == MPI_SUCCESS && rcounts != NULL)
+        rc = coll_check_counts(rcounts, displs, c->size);
     if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
-        rc = nb_type(scount, st);
+        rc = sched_check_type(scount, st);
     if (rc != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if ((s = sched_new(c)) == NULL)
@@ -376,7 +457,7 @@ iallgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
                              rt),
                        rcounts != NULL ? rcounts[me] : rcount, rt, i);
     }
-    return nb_go(s, MPI_SUCCESS, req, comm, fn);
+    return sched_go(s, MPI_SUCCESS, req, comm, fn);
 }
 
 #pragma weak MPI_Iallgather = PMPI_Iallgather
@@ -511,14 +592,14 @@ ialltoall(const void *sbuf, int scount, const int scounts[],
     MPI_Aint *sd = NULL, *rd = NULL;
     MPI_Datatype *stv = NULL, *rtv = NULL;
 
-    NB_ENTER(comm, c, req, fn);
-    if ((rc = nb_type(rcount, rt)) == MPI_SUCCESS && rcounts != NULL &&
-        (rc = nb_counts(rcounts, c->size)) == MPI_SUCCESS && rdispls == NULL)
-        rc = MPI_ERR_ARG;
+    NB_ENTER(comm, c, req, fn,
+             inter_alltoall(sbuf, scount, scounts, sdispls, st, rbuf, rcount,
+                            rcounts, rdispls, rt, c, req, fn));
+    if ((rc = sched_check_type(rcount, rt)) == MPI_SUCCESS && rcounts != NULL)
+        rc = coll_check_counts(rcounts, rdispls, c->size);
     if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE &&
-        (rc = nb_type(scount, st)) == MPI_SUCCESS && scounts != NULL &&
-        (rc = nb_counts(scounts, c->size)) == MPI_SUCCESS && sdispls == NULL)
-        rc = MPI_ERR_ARG;
+        (rc = sched_check_type(scount, st)) == MPI_SUCCESS && scounts != NULL)
+        rc = coll_check_counts(scounts, sdispls, c->size);
     if (rc != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if ((s = sched_new(c)) == NULL)
@@ -530,7 +611,7 @@ ialltoall(const void *sbuf, int scount, const int scounts[],
         rc = alltoall_build(s, c, sbuf, sc, sd, stv, rbuf, rcs, rd, rtv);
     free(sd);
     free(rd);
-    return nb_go(s, rc, req, comm, fn);
+    return sched_go(s, rc, req, comm, fn);
 }
 
 #pragma weak MPI_Ialltoall = PMPI_Ialltoall
@@ -560,9 +641,9 @@ w_check(int p, const int counts[], const int displs[],
 {
     int rc;
 
-    if (displs == NULL || types == NULL)
+    if (types == NULL)
         return MPI_ERR_ARG;
-    if ((rc = nb_counts(counts, p)) != MPI_SUCCESS)
+    if ((rc = coll_check_counts(counts, displs, p)) != MPI_SUCCESS)
         return rc;
     for (int i = 0; i < p; i++)
         if (mpii_type_get(types[i]) == NULL)
@@ -582,6 +663,36 @@ w_displs(int p, const int displs[])
     return d;
 }
 
+/* Ialltoallw over an intercommunicator: one block per remote process. */
+static int
+inter_alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
+                const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
+                const int rdispls[], const MPI_Datatype rtypes[],
+                struct mpii_comm *ic, MPI_Request *req, const char *fn)
+{
+    MPI_Aint *sd = NULL, *rd = NULL;
+    int rc;
+
+    rc = w_check(ic->size, rcounts, rdispls, rtypes);
+    if (rc == MPI_SUCCESS)
+        rc = w_check(ic->size, scounts, sdispls, stypes);
+    if (rc == MPI_SUCCESS && ((sd = w_displs(ic->size, sdispls)) == NULL ||
+                              (rd = w_displs(ic->size, rdispls)) == NULL))
+        rc = MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS) {
+        struct mpii_blocks snd = {
+            .buf = sbuf, .counts = scounts, .bdispls = sd, .types = stypes};
+        struct mpii_blocks rcv = {
+            .buf = rbuf, .counts = rcounts, .bdispls = rd, .types = rtypes};
+
+        rc = mpii_inter_iexchange(&snd, &rcv, ic, req, fn);
+    } else
+        rc = mpii_err(ic->handle, rc, fn);
+    free(sd);
+    free(rd);
+    return rc;
+}
+
 #pragma weak MPI_Ialltoallw = PMPI_Ialltoallw
 int
 PMPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
@@ -595,7 +706,9 @@ PMPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
     MPI_Aint *sd = NULL, *rd = NULL;
     int rc;
 
-    NB_ENTER(comm, c, req, fn);
+    NB_ENTER(comm, c, req, fn,
+             inter_alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts,
+                             rdispls, rtypes, c, req, fn));
     rc = w_check(c->size, rcounts, rdispls, rtypes);
     if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
         rc = w_check(c->size, scounts, sdispls, stypes);
@@ -611,7 +724,7 @@ PMPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
                             rd, rtypes);
     free(sd);
     free(rd);
-    return nb_go(s, rc, req, comm, fn);
+    return sched_go(s, rc, req, comm, fn);
 }
 
 #pragma weak MPI_Alltoallw = PMPI_Alltoallw
@@ -641,7 +754,7 @@ PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
 static int
 red_args(int count, MPI_Datatype dt, MPI_Op op)
 {
-    int rc = nb_type(count, dt);
+    int rc = sched_check_type(count, dt);
 
     if (rc == MPI_SUCCESS && mpii_op_commutative(op) < 0)
         rc = MPI_ERR_OP;
@@ -659,7 +772,8 @@ PMPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
     const void *mine;
     int rc;
 
-    NB_ENTER(comm, c, req, fn);
+    NB_ENTER(comm, c, req, fn,
+             mpii_inter_ireduce(sbuf, rbuf, count, dt, op, root, c, req, fn));
     if ((rc = red_args(count, dt, op)) != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if (root < 0 || root >= c->size)
@@ -667,8 +781,8 @@ PMPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
     if ((s = sched_new(c)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
     mine = sbuf == MPI_IN_PLACE && c->rank == root ? rbuf : sbuf;
-    rc = add_reduce(s, c, mine, rbuf, count, dt, op, root);
-    return nb_go(s, rc, req, comm, fn);
+    rc = sched_reduce(s, c, mine, rbuf, count, dt, op, root);
+    return sched_go(s, rc, req, comm, fn);
 }
 
 /* Allreduce by recursive doubling (p a power of two): log2 p rounds,
@@ -713,7 +827,8 @@ PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
     struct mpii_sched *s;
     int rc;
 
-    NB_ENTER(comm, c, req, fn);
+    NB_ENTER(comm, c, req, fn,
+             mpii_inter_iallreduce(sbuf, rbuf, count, dt, op, c, req, fn));
     if ((rc = red_args(count, dt, op)) != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if ((s = sched_new(c)) == NULL)
@@ -721,11 +836,11 @@ PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
     if (c->size > 1 && (c->size & (c->size - 1)) == 0)
         rc = add_allreduce_doubling(s, c, sbuf, rbuf, count, dt, op);
     else {
-        rc = add_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count,
+        rc = sched_reduce(s, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count,
                         dt, op, 0);
-        add_bcast(s, c, rbuf, count, dt, 0);
+        sched_bcast(s, c, rbuf, count, dt, 0);
     }
-    return nb_go(s, rc, req, comm, fn);
+    return sched_go(s, rc, req, comm, fn);
 }
 
 /* Ireduce_scatter(_block): counts[i] elements to rank i. */
@@ -754,9 +869,9 @@ ireduce_scatter(const void *sbuf, void *rbuf, const int counts[],
         free(displs);
         return MPI_ERR_NO_MEM;
     }
-    rc = add_reduce(s, c, mine, full, total, dt, op, 0);
+    rc = sched_reduce(s, c, mine, full, total, dt, op, 0);
     if (rc == MPI_SUCCESS)
-        add_scatterv(s, c, full, counts, displs, dt, rbuf, counts[c->rank],
+        sched_scatterv(s, c, full, counts, displs, dt, rbuf, counts[c->rank],
                      dt, 0);
     free(displs);
     return rc;
@@ -773,14 +888,18 @@ PMPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
     struct mpii_sched *s;
     int rc;
 
-    NB_ENTER(comm, c, req, fn);
+    NB_ENTER(comm, c, req, fn,
+             rcounts == NULL ? mpii_err(comm, MPI_ERR_ARG, fn)
+                             : inter_reduce_scatter(sbuf, rbuf, rcounts, 0,
+                                                    dt, op, c, req, fn));
     if ((rc = red_args(0, dt, op)) != MPI_SUCCESS ||
-        (rc = nb_counts(rcounts, c->size)) != MPI_SUCCESS)
+        /* no displacements here: only the counts are checked */
+        (rc = coll_check_counts(rcounts, rcounts, c->size)) != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if ((s = sched_new(c)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
     rc = ireduce_scatter(sbuf, rbuf, rcounts, dt, op, c, s);
-    return nb_go(s, rc, req, comm, fn);
+    return sched_go(s, rc, req, comm, fn);
 }
 
 #pragma weak MPI_Ireduce_scatter_block = PMPI_Ireduce_scatter_block
@@ -794,18 +913,20 @@ PMPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     struct mpii_sched *s;
     int rc, *counts;
 
-    NB_ENTER(comm, c, req, fn);
+    NB_ENTER(comm, c, req, fn,
+             inter_reduce_scatter(sbuf, rbuf, NULL, rcount, dt, op, c, req,
+                                  fn));
     if ((rc = red_args(rcount, dt, op)) != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if ((s = sched_new(c)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
     if ((counts = malloc((size_t)c->size * sizeof *counts)) == NULL)
-        return nb_go(s, MPI_ERR_NO_MEM, req, comm, fn);
+        return sched_go(s, MPI_ERR_NO_MEM, req, comm, fn);
     for (int i = 0; i < c->size; i++)
         counts[i] = rcount;
     rc = ireduce_scatter(sbuf, rbuf, counts, dt, op, c, s);
     free(counts);
-    return nb_go(s, rc, req, comm, fn);
+    return sched_go(s, rc, req, comm, fn);
 }
 
 /* Iscan (exclusive 0) and Iexscan (1): a chain along the ranks. */
@@ -819,7 +940,8 @@ iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
     void *prefix = NULL, *acc;
     int rc, r;
 
-    NB_ENTER(comm, c, req, fn);
+    NB_ENTER(comm, c, req, fn,
+             mpii_err(comm, MPI_ERR_COMM, fn));
     if ((rc = red_args(count, dt, op)) != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if ((s = sched_new(c)) == NULL)
@@ -828,7 +950,7 @@ iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
     mine = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     if ((acc = sched_tmp(s, count, dt)) == NULL ||
         (r > 0 && (prefix = sched_tmp(s, count, dt)) == NULL))
-        return nb_go(s, MPI_ERR_NO_MEM, req, comm, fn);
+        return sched_go(s, MPI_ERR_NO_MEM, req, comm, fn);
     /* acc = prefix(0 .. r - 1) op mine: what goes on to r + 1. */
     if (r > 0)
         sched_recv(s, prefix, count, dt, r - 1);
@@ -843,7 +965,7 @@ iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
         sched_round(s);
         sched_send(s, acc, count, dt, r + 1);
     }
-    return nb_go(s, MPI_SUCCESS, req, comm, fn);
+    return sched_go(s, MPI_SUCCESS, req, comm, fn);
 }
 
 #pragma weak MPI_Iscan = PMPI_Iscan
@@ -892,34 +1014,5 @@ PMPI_Op_commutative(MPI_Op op, int *commute)
      * ever used in one-sided calls); mpii_op_commutative says no to keep
      * the reductions' operand order. */
     *commute = c || op == MPI_REPLACE || op == MPI_NO_OP;
-    return MPI_SUCCESS;
-}
-
-/* Comm_idup: the duplicate is made at once, synchronizing as Comm_dup
- * does (its context id must be agreed before any other communicator is
- * made, docs/mpi.md); the request is complete when returned. */
-#pragma weak MPI_Comm_idup = PMPI_Comm_idup
-int
-PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
-{
-    static const char fn[] = "MPI_Comm_idup";
-    struct mpii_req *r;
-    int rc;
-
-    MPII_CHECK_INIT(fn);
-    if (mpii_comm_get(comm) == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
-    if (req == NULL)
-        return mpii_err(comm, MPI_ERR_REQUEST, fn);
-    if ((rc = PMPI_Comm_dup(comm, newcomm)) != MPI_SUCCESS)
-        return rc; /* reported by Comm_dup */
-    if ((r = req_new(REQ_COLL, req)) == NULL) {
-        (void)PMPI_Comm_free(newcomm);
-        return mpii_err(comm, MPI_ERR_NO_MEM, fn);
-    }
-    r->comm = mpii_comm_get(comm);
-    r->status.MPI_SOURCE = MPI_ANY_SOURCE;
-    r->status.MPI_TAG = MPI_ANY_TAG;
-    req_complete(r, MPI_SUCCESS);
     return MPI_SUCCESS;
 }

@@ -6,11 +6,29 @@
  * for all, on the communicator's collective context.  The blocks of each
  * side are described by a table (struct mpii_blocks, mpii.h).  Each
  * receive names its source, so nothing depends on arrival order and
- * replicas need no agreement.
+ * replicas need no agreement.  Also the checks and addressing every
+ * collective shares.
  */
 #include <stdlib.h>
 
 #include "mpii.h"
+
+int
+coll_check_counts(const int counts[], const int displs[], int n)
+{
+    if (counts == NULL || displs == NULL)
+        return MPI_ERR_ARG;
+    for (int i = 0; i < n; i++)
+        if (counts[i] < 0)
+            return MPI_ERR_COUNT;
+    return MPI_SUCCESS;
+}
+
+char *
+coll_at(const void *buf, long long i, MPI_Aint ext)
+{
+    return (char *)buf + i * (long long)ext;
+}
 
 int
 mpii_blocks_at(const struct mpii_blocks *s, int i, char **addr, int *count,

@@ -14,7 +14,7 @@
 
 #define NBC_CTX_BIT 0x80000000u /* context ids stay below 2^31 */
 
-enum step_kind { ST_SEND, ST_RECV, ST_OP, ST_COPY };
+enum step_kind { ST_SEND, ST_RECV, ST_OP, ST_COPY, ST_CALL };
 
 struct step {
     enum step_kind kind;
@@ -25,6 +25,8 @@ struct step {
     MPI_Datatype dt, rdt;
     MPI_Op op;
     int peer;
+    int local;       /* a rank of the local group (intercommunicators) */
+    int (*fn)(void *); /* ST_CALL */
     MPI_Request req; /* sends and receives, once started */
 };
 
@@ -33,6 +35,10 @@ struct mpii_sched {
     struct mpii_comm *comm;
     uint32_t ctx;
     int tag;
+    struct mpii_comm *lcomm; /* the local group, sched_local */
+    uint32_t lctx;
+    int ltag;
+    int local; /* steps being added are local */
     struct step *steps;
     int nsteps, cap;
     int round;   /* the round being built, then the one running */
@@ -55,9 +61,25 @@ sched_new(struct mpii_comm *c)
     if (s == NULL)
         return NULL;
     s->comm = c;
+    mpii_comm_hold(c); /* Comm_free may come before the end */
     s->ctx = c->ctx | NBC_CTX_BIT;
     s->tag = (int)(c->nbc_seq++ & 0x7fffffffu);
     return s;
+}
+
+int
+sched_local(struct mpii_sched *s, int on)
+{
+    if (s->lcomm == NULL) {
+        if (!s->comm->inter ||
+            (s->lcomm = mpii_comm_get(s->comm->lcomm)) == NULL)
+            return MPI_ERR_COMM;
+        mpii_comm_hold(s->lcomm);
+        s->lctx = s->lcomm->ctx | NBC_CTX_BIT;
+        s->ltag = (int)(s->lcomm->nbc_seq++ & 0x7fffffffu);
+    }
+    s->local = on;
+    return MPI_SUCCESS;
 }
 
 void
@@ -87,6 +109,7 @@ step_add(struct mpii_sched *s, enum step_kind kind)
     memset(st, 0, sizeof *st);
     st->kind = kind;
     st->round = s->round;
+    st->local = s->local;
     st->req = MPI_REQUEST_NULL;
     return st;
 }
@@ -150,8 +173,19 @@ sched_copy(struct mpii_sched *s, const void *sbuf, int scount,
     st->rdt = rdt;
 }
 
-static void *
-sched_alloc(struct mpii_sched *s, size_t n)
+void
+sched_call(struct mpii_sched *s, int (*fn)(void *), void *arg)
+{
+    struct step *st = step_add(s, ST_CALL);
+
+    if (st == NULL)
+        return;
+    st->fn = fn;
+    st->rbuf = arg;
+}
+
+void *
+sched_bytes(struct mpii_sched *s, size_t n)
 {
     void *p;
 
@@ -186,7 +220,7 @@ sched_tmp(struct mpii_sched *s, int count, MPI_Datatype dt)
     if (count > 0)
         span = (size_t)(count - 1) * (size_t)(ext < 0 ? -ext : ext) +
                (size_t)text;
-    if ((p = sched_alloc(s, span)) == NULL) {
+    if ((p = sched_bytes(s, span)) == NULL) {
         s->err = MPI_ERR_NO_MEM;
         return NULL;
     }
@@ -225,12 +259,16 @@ round_start(struct mpii_sched *s)
     for (i = s->first; i < s->nsteps && s->steps[i].round == s->round; i++) {
         struct step *st = &s->steps[i];
 
+        struct mpii_comm *c = st->local ? s->lcomm : s->comm;
+        uint32_t ctx = st->local ? s->lctx : s->ctx;
+        int tag = st->local ? s->ltag : s->tag;
+
         if (st->kind == ST_SEND)
-            rc = mpii_isend(st->sbuf, st->count, st->dt, st->peer, s->tag,
-                            s->comm, s->ctx, MPII_SEND_STANDARD, &st->req);
+            rc = mpii_isend(st->sbuf, st->count, st->dt, st->peer, tag, c,
+                            ctx, MPII_SEND_STANDARD, &st->req);
         else if (st->kind == ST_RECV)
-            rc = mpii_irecv(st->rbuf, st->count, st->dt, st->peer, s->tag,
-                            s->comm, s->ctx, &st->req);
+            rc = mpii_irecv(st->rbuf, st->count, st->dt, st->peer, tag, c,
+                            ctx, &st->req);
         else
             continue;
         if (rc != MPI_SUCCESS && s->err == MPI_SUCCESS)
@@ -269,6 +307,8 @@ round_finish(struct mpii_sched *s)
                                                 st->count, st->dt);
         else if (st->kind == ST_COPY)
             rc = copy_run(st);
+        else if (st->kind == ST_CALL)
+            rc = st->fn(st->rbuf);
         if (rc != MPI_SUCCESS && s->err == MPI_SUCCESS)
             s->err = rc;
     }
@@ -362,6 +402,20 @@ sched_start(struct mpii_sched *s, MPI_Request *handle)
     return MPI_SUCCESS;
 }
 
+int
+sched_go(struct mpii_sched *s, int rc, MPI_Request *req, MPI_Comm comm,
+         const char *fn)
+{
+    if (s == NULL)
+        return mpii_err(comm, MPI_ERR_NO_MEM, fn);
+    if (rc != MPI_SUCCESS) {
+        sched_drop(s);
+        return mpii_err(comm, rc, fn);
+    }
+    rc = sched_start(s, req);
+    return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, fn);
+}
+
 void
 sched_drop(struct mpii_sched *s)
 {
@@ -373,6 +427,8 @@ sched_drop(struct mpii_sched *s)
         free(s->mem[i]);
     free(s->mem);
     free(s->steps);
+    mpii_comm_release(s->lcomm);
+    mpii_comm_release(s->comm);
     free(s);
 }
 

@@ -7,7 +7,8 @@
  * The agreement runs on the internal context with the parent's id as tag,
  * so agreements on different communicators never mix.  Comm_create is a
  * split by group membership; Comm_create_group agrees among the group's
- * members only (the parent's id and the user's tag as tag).
+ * members only (the parent's id and the user's tag as tag).  Over an
+ * intercommunicator, split (and so dup and create) is intercomm.c's.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -75,8 +76,11 @@ comm_new(int size, int slot)
     return c;
 }
 
+static void comm_drop(struct mpii_comm *);
+
+/* Free a communicator nothing refers to any more. */
 static void
-comm_drop(struct mpii_comm *c)
+comm_destroy(struct mpii_comm *c)
 {
     struct mpii_comm *l;
 
@@ -85,11 +89,32 @@ comm_drop(struct mpii_comm *c)
     free(c->lworld);
     if (c->inter && (l = mpii_comm_get(c->lcomm)) != NULL && l != c)
         comm_drop(l);
+    free(c->world);
+    free(c);
+}
+
+/* The handle goes at once; the communicator when the last pending
+ * nonblocking collective on it lets it go (mpii_comm_hold). */
+static void
+comm_drop(struct mpii_comm *c)
+{
     comms[c->handle == COMM_BASE || c->handle == COMM_BASE + 1
               ? c->handle - COMM_BASE
               : c->handle & 0xfff] = NULL;
-    free(c->world);
-    free(c);
+    mpii_comm_release(c);
+}
+
+void
+mpii_comm_hold(struct mpii_comm *c)
+{
+    c->refs++;
+}
+
+void
+mpii_comm_release(struct mpii_comm *c)
+{
+    if (c != NULL && --c->refs == 0)
+        comm_destroy(c);
 }
 
 struct mpii_comm *
@@ -217,14 +242,10 @@ PMPI_Comm_size(MPI_Comm comm, int *size)
     return MPI_SUCCESS;
 }
 
-struct member {
-    int color, key, rank;
-};
-
-static int
-by_key(const void *a, const void *b)
+int
+mpii_member_cmp(const void *a, const void *b)
 {
-    const struct member *x = a, *y = b;
+    const struct mpii_member *x = a, *y = b;
 
     if (x->key != y->key)
         return x->key < y->key ? -1 : 1;
@@ -237,16 +258,18 @@ comm_split(struct mpii_comm *c, int color, int key, MPI_Comm *out,
            const char *fn)
 {
     struct mpii_comm *n;
-    struct member *m;
+    struct mpii_member *m;
     int mine[3], *all, i, k = 0, rc;
     uint32_t ctx = 0;
 
     if (out == NULL)
         return mpii_err(c->handle, MPI_ERR_ARG, fn);
-    if (c->inter) /* not yet over intercommunicators */
-        return mpii_err(c->handle, MPI_ERR_COMM, fn);
     if (color < 0 && color != MPI_UNDEFINED)
         return mpii_err(c->handle, MPI_ERR_ARG, fn);
+    if (c->inter) { /* intercomm.c */
+        rc = mpii_inter_split(c, color, key, out);
+        return rc == MPI_SUCCESS ? rc : mpii_err(c->handle, rc, fn);
+    }
     all = malloc((size_t)c->size * 3 * sizeof *all);
     m = malloc((size_t)c->size * sizeof *m);
     if (all == NULL || m == NULL) {
@@ -275,7 +298,7 @@ comm_split(struct mpii_comm *c, int color, int key, MPI_Comm *out,
                 m[k].rank = i;
                 k++;
             }
-        qsort(m, (size_t)k, sizeof *m, by_key);
+        qsort(m, (size_t)k, sizeof *m, mpii_member_cmp);
         if ((n = comm_new(k, -1)) == NULL) {
             free(all);
             free(m);
@@ -442,14 +465,17 @@ PMPI_Comm_compare(MPI_Comm a, MPI_Comm b, int *result)
 static int
 group_position(struct mpii_comm *c, int n, const int *world)
 {
+    /* An intercommunicator's groups are subsets of its local group. */
+    int size = c->inter ? c->lsize : c->size;
+    const int *cw = c->inter ? c->lworld : c->world;
     int i, j, me = MPI_UNDEFINED, found;
 
     for (i = 0; i < n; i++) {
-        for (j = 0, found = 0; j < c->size && !found; j++)
-            found = c->world[j] == world[i];
+        for (j = 0, found = 0; j < size && !found; j++)
+            found = cw[j] == world[i];
         if (!found)
             return -1;
-        if (world[i] == c->world[c->rank])
+        if (world[i] == cw[c->rank])
             me = i;
     }
     return me;

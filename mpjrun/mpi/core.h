@@ -95,6 +95,9 @@ int req_inactive(const struct mpii_req *);
  * mpii_irecv_claimed).  An MPI error. */
 int mpii_probe_agreed(const struct mpii_comm *, int source, int tag,
                       int wait, int *flag, MPI_Status *, struct umsg **claim);
+/* The source and tag of a receive or probe on c: MPI_ERR_RANK,
+ * MPI_ERR_TAG or MPI_SUCCESS (wildcards and MPI_PROC_NULL allowed). */
+int mpii_probe_check(int source, int tag, const struct mpii_comm *c);
 /* The receive of a claimed message (from src with tag on comm): it
  * starts at once; an MPI error if the buffer is invalid (the message
  * then stays claimed). */

@@ -206,6 +206,7 @@ type_destroy(struct mpii_type *t)
 
     if (t == NULL || mpii_type_builtin(t))
         return;
+    mpii_attrs_drop(&t->attrs); /* Type_free ran the callbacks */
     for (i = 0; i < t->nd; i++)
         if (t->types != NULL)
             mpii_type_release(t->types[i]);
@@ -393,6 +394,8 @@ void
 mpii_type_fini(void)
 {
     mpii_handles_fini(&derived, type_release_any);
+    for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
+        mpii_attrs_drop(&builtin[i].attrs);
 }
 
 /* --- construction --------------------------------------------------- */
@@ -648,13 +651,18 @@ PMPI_Type_free(MPI_Datatype *datatype)
 {
     static const char fn[] = "MPI_Type_free";
     struct mpii_type *t;
+    int rc;
 
     if (datatype == NULL)
         return TYPE_ERR(MPI_ERR_ARG, fn);
     /* Builtin types cannot be freed; a type still used by a pending
-     * request or by another type lives on until they let it go. */
-    if ((t = mpii_handle_take(&derived, (uint32_t)*datatype)) == NULL)
+     * request or by another type lives on until they let it go.  Its
+     * attributes go now, through their delete callbacks. */
+    if ((t = derived_lookup(*datatype)) == NULL)
         return TYPE_ERR(MPI_ERR_TYPE, fn);
+    if (t->handle == *datatype && (rc = mpii_type_attr_free(t)) != MPI_SUCCESS)
+        return TYPE_ERR(rc, fn);
+    (void)mpii_handle_take(&derived, (uint32_t)*datatype);
     mpii_type_release(t);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;

@@ -45,6 +45,7 @@ struct mpii_type {
     MPI_Aint *aints;
     const struct mpii_type **types; /* each holds a reference */
     char name[MPI_MAX_OBJECT_NAME];
+    struct mpii_attr *attrs; /* type_attr.c */
 };
 
 #define DT_KIND 0x4c000000u
@@ -80,5 +81,11 @@ void mpii_build_abort(struct mpii_build *);
 int mpii_type_new_handle(const struct mpii_type *, MPI_Datatype *);
 /* Non-zero for a builtin (named) type. */
 int mpii_type_builtin(const struct mpii_type *);
+
+/* type_attr.c: Type_dup copies the attributes of old to new through
+ * their copy callbacks; Type_free of the handle that made a type deletes
+ * them through their delete callbacks (MPI error codes). */
+int mpii_type_attr_copy(const struct mpii_type *old, struct mpii_type *new);
+int mpii_type_attr_free(struct mpii_type *);
 
 #endif

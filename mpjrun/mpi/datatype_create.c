@@ -323,6 +323,7 @@ PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
         b.t->committed = old->committed;
         if (old->size == 0 && old->nblocks == 0)
             b.t->basic = old->basic;
+        rc = mpii_type_attr_copy(old, b.t);
     }
     return finish(&b, rc, newtype, fn);
 }

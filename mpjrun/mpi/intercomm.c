@@ -19,8 +19,14 @@
  * local part: Barrier, Bcast (MPI_ROOT, MPI_PROC_NULL), Reduce and
  * Allreduce; the leaders (local rank 0) carry the data across.
  *
- * Not yet: the other collectives, Comm_dup, Comm_split and Comm_create
- * over intercommunicators (MPI_ERR_COMM).
+ * Comm_split over an intercommunicator (and Comm_dup and Comm_create,
+ * which comm.c writes as splits): each group exchanges every member's
+ * (color, key, highest unused context id), the leaders swap their
+ * groups' lists over the intercommunicator, and each leader hands the
+ * other group's list and the highest id of all to its members; each
+ * process then keeps, on both sides, the members of its color in key
+ * order.  The new intercommunicator takes the id, its hidden local
+ * communicator id + 2, as Intercomm_create does.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +35,7 @@
 
 #define TAG_CREATE 0x60000000u /* | user tag << 2 | step */
 #define TAG_MERGE 0x50000000u  /* | ctx << 2 | step */
+#define TAG_SPLIT 0x70000000u  /* | ctx << 2 | step */
 
 /* The local group of an intercommunicator as a communicator of its own,
  * for agreements only. */
@@ -101,7 +108,7 @@ PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
                       MPI_Comm *newintercomm)
 {
     static const char fn[] = "MPI_Intercomm_create";
-    struct mpii_comm *lc, *pc = NULL, *w, *n, *l;
+    struct mpii_comm *lc, *pc = NULL, *w;
     int mine, *all = NULL, *msg = NULL, cap, rc, ctx, rsize;
     int t = (int)(TAG_CREATE | (((unsigned)tag & 0x3ffffffu) << 2));
 
@@ -161,31 +168,8 @@ PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
     /* ctx for the intercommunicator, ctx + 2 for each group's hidden
      * local communicator (the groups are disjoint: no message mixes). */
     mpii_comm_ctx_used((uint32_t)ctx + 2);
-    if ((l = mpii_comm_new(lc->size)) == NULL) {
-        rc = MPI_ERR_NO_MEM;
-        goto out;
-    }
-    memcpy(l->world, lc->world, (size_t)lc->size * sizeof *l->world);
-    l->rank = lc->rank;
-    l->ctx = (uint32_t)ctx + 2;
-    l->errh = MPI_ERRORS_RETURN;
-    if ((n = mpii_comm_new(rsize)) == NULL ||
-        (n->lworld = malloc((size_t)lc->size * sizeof *n->lworld)) == NULL) {
-        if (n != NULL)
-            mpii_comm_drop(n);
-        mpii_comm_drop(l);
-        rc = MPI_ERR_NO_MEM;
-        goto out;
-    }
-    memcpy(n->world, msg + 2, (size_t)rsize * sizeof *n->world);
-    memcpy(n->lworld, lc->world, (size_t)lc->size * sizeof *n->lworld);
-    n->inter = 1;
-    n->lsize = lc->size;
-    n->rank = lc->rank;
-    n->ctx = (uint32_t)ctx;
-    n->errh = lc->errh;
-    n->lcomm = l->handle;
-    *newintercomm = n->handle;
+    rc = mpii_inter_build(lc->world, lc->size, lc->rank, msg + 2, rsize,
+                     (uint32_t)ctx, lc->errh, newintercomm);
 out:
     free(all);
     free(msg);
@@ -463,4 +447,144 @@ mpii_inter_allreduce(const void *sbuf, void *rbuf, int count,
         rc = PMPI_Bcast(rbuf, count, dt, 0, lc->handle);
     free(base);
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, fn);
+}
+
+/* --- Comm_split over an intercommunicator ---------------------------- */
+
+/* The world ranks of the members of one side (n (color, key) pairs,
+ * world ranks in world) with this color, in key order, into out; how
+ * many; *me gets our position when mine is our rank there (else -1). */
+static int
+split_side(const int *ck, int n, const int *world, int color, int mine,
+           int *out, int *me)
+{
+    struct mpii_member *m = malloc((size_t)(n > 0 ? n : 1) * sizeof *m);
+    int i, k = 0;
+
+    if (m == NULL)
+        return -1;
+    for (i = 0; i < n; i++)
+        if (ck[2 * i] == color) {
+            m[k].key = ck[2 * i + 1];
+            m[k].rank = i;
+            k++;
+        }
+    qsort(m, (size_t)k, sizeof *m, mpii_member_cmp);
+    *me = -1;
+    for (i = 0; i < k; i++) {
+        out[i] = world[m[i].rank];
+        if (m[i].rank == mine)
+            *me = i;
+    }
+    free(m);
+    return k;
+}
+
+/* A new intercommunicator (context ctx, its local part ctx + 2) of the
+ * nl local world ranks lw (we are local rank me) and nr remote ones rw. */
+int
+mpii_inter_build(const int *lw, int nl, int me, const int *rw, int nr,
+            uint32_t ctx, MPI_Errhandler errh, MPI_Comm *out)
+{
+    struct mpii_comm *n, *l;
+
+    if ((l = mpii_comm_new(nl)) == NULL)
+        return MPI_ERR_NO_MEM;
+    memcpy(l->world, lw, (size_t)nl * sizeof *lw);
+    l->rank = me;
+    l->ctx = ctx + 2;
+    l->errh = MPI_ERRORS_RETURN;
+    if ((n = mpii_comm_new(nr)) == NULL ||
+        (n->lworld = malloc((size_t)nl * sizeof *n->lworld)) == NULL) {
+        if (n != NULL)
+            mpii_comm_drop(n);
+        mpii_comm_drop(l);
+        return MPI_ERR_NO_MEM;
+    }
+    memcpy(n->world, rw, (size_t)nr * sizeof *rw);
+    memcpy(n->lworld, lw, (size_t)nl * sizeof *lw);
+    n->inter = 1;
+    n->lsize = nl;
+    n->rank = me;
+    n->ctx = ctx;
+    n->errh = errh;
+    n->lcomm = l->handle;
+    *out = n->handle;
+    return MPI_SUCCESS;
+}
+
+int
+mpii_inter_split(struct mpii_comm *ic, int color, int key, MPI_Comm *out)
+{
+    struct mpii_comm tmp, *w = mpii_comm_get(MPI_COMM_WORLD);
+    int t = (int)(TAG_SPLIT | ((ic->ctx & 0x3ffffffu) << 2));
+    int mine[3], *all = NULL, *msg = NULL, *lw = NULL, *rw = NULL, cap, i;
+    int rc, nl, nr, me, dummy;
+
+    *out = MPI_COMM_NULL;
+    if (w == NULL)
+        return MPI_ERR_COMM;
+    local_view(ic, &tmp);
+    cap = 2 + 2 * w->size; /* [ctx, size, (color, key)...] */
+    all = malloc((size_t)ic->lsize * 3 * sizeof *all);
+    msg = malloc((size_t)cap * sizeof *msg);
+    lw = malloc((size_t)(ic->lsize + ic->size) * sizeof *lw);
+    if (all == NULL || msg == NULL || lw == NULL) {
+        rc = MPI_ERR_NO_MEM;
+        goto out;
+    }
+    rw = lw + ic->lsize;
+    /* 1. Every member's color, key and highest unused id, in the group. */
+    mine[0] = color;
+    mine[1] = key;
+    mine[2] = (int)mpii_comm_next_ctx();
+    if ((rc = mpii_comm_exchange(&tmp, mine, 3, all, t | 1)) != MPI_SUCCESS)
+        goto out;
+    /* 2. The leaders swap [highest id, size, (color, key)...]. */
+    if (ic->rank == 0) {
+        int *mylist = malloc((size_t)(2 + 2 * ic->lsize) * sizeof *mylist);
+
+        if (mylist == NULL) {
+            rc = MPI_ERR_NO_MEM;
+            goto out;
+        }
+        mylist[0] = max_first(all + 2, ic->lsize, 3);
+        mylist[1] = ic->lsize;
+        for (i = 0; i < ic->lsize; i++) {
+            mylist[2 + 2 * i] = all[3 * i];
+            mylist[3 + 2 * i] = all[3 * i + 1];
+        }
+        rc = swap(ic, 0, mylist, 2 + 2 * ic->lsize, msg, cap, t | 2);
+        if (rc == MPI_SUCCESS && msg[0] < mylist[0])
+            msg[0] = mylist[0];
+        free(mylist);
+        if (rc == MPI_SUCCESS && msg[1] != ic->size)
+            rc = MPI_ERR_INTERN;
+        if (rc != MPI_SUCCESS)
+            goto out;
+    }
+    /* 3. The leader hands [id, size, the other group's list] out. */
+    if ((rc = hand_out(&tmp, 0, msg, ic->rank == 0 ? 2 + 2 * ic->size : 0,
+                       cap, t | 3)) != MPI_SUCCESS)
+        goto out;
+    mpii_comm_ctx_used((uint32_t)msg[0] + 2);
+    if (color == MPI_UNDEFINED)
+        goto out;
+    /* 4. Our color on both sides, in key order. */
+    for (i = 0; i < ic->lsize; i++) { /* (color, key) pairs in place */
+        all[2 * i] = all[3 * i];
+        all[2 * i + 1] = all[3 * i + 1];
+    }
+    nl = split_side(all, ic->lsize, ic->lworld, color, ic->rank, lw, &me);
+    nr = split_side(msg + 2, ic->size, ic->world, color, -1, rw, &dummy);
+    if (nl < 0 || nr < 0)
+        rc = MPI_ERR_NO_MEM;
+    else if (nl > 0 && nr > 0) /* else no intercommunicator: NULL */
+        rc = mpii_inter_build(lw, nl, me, rw, nr, (uint32_t)msg[0], ic->errh,
+                              out);
+out:
+    free(all);
+    free(msg);
+    free(lw);
+    return rc;
 }

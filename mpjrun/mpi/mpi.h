@@ -234,6 +234,39 @@ int p2p_comm_null_delete_fn(MPI_Comm, int, void *, void *);
 #define MPI_NULL_COPY_FN p2p_comm_null_copy_fn
 #define MPI_DUP_FN p2p_comm_dup_fn
 #define MPI_NULL_DELETE_FN p2p_comm_null_delete_fn
+/* Attributes on datatypes (MPI 3.1 6.7.4). */
+typedef int(MPI_Type_copy_attr_function)(MPI_Datatype oldtype, int type_keyval,
+                                         void *extra_state,
+                                         void *attribute_val_in,
+                                         void *attribute_val_out, int *flag);
+typedef int(MPI_Type_delete_attr_function)(MPI_Datatype datatype,
+                                           int type_keyval,
+                                           void *attribute_val,
+                                           void *extra_state);
+int p2p_type_null_copy_fn(MPI_Datatype, int, void *, void *, void *, int *);
+int p2p_type_dup_fn(MPI_Datatype, int, void *, void *, void *, int *);
+int p2p_type_null_delete_fn(MPI_Datatype, int, void *, void *);
+#define MPI_TYPE_NULL_COPY_FN p2p_type_null_copy_fn
+#define MPI_TYPE_DUP_FN p2p_type_dup_fn
+#define MPI_TYPE_NULL_DELETE_FN p2p_type_null_delete_fn
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                           MPI_Type_delete_attr_function *type_delete_attr_fn,
+                           int *type_keyval, void *extra_state);
+int MPI_Type_free_keyval(int *type_keyval);
+int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval,
+                      void *attribute_val);
+int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval,
+                      void *attribute_val, int *flag);
+int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                            MPI_Type_delete_attr_function *type_delete_attr_fn,
+                            int *type_keyval, void *extra_state);
+int PMPI_Type_free_keyval(int *type_keyval);
+int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval,
+                       void *attribute_val);
+int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval,
+                       void *attribute_val, int *flag);
+int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
 
 /* Error classes. */
 #define MPI_SUCCESS 0
@@ -754,6 +787,31 @@ int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                            const MPI_Datatype sendtypes[], void *recvbuf,
                            const int recvcounts[], const MPI_Aint rdispls[],
                            const MPI_Datatype recvtypes[], MPI_Comm comm);
+/* the nonblocking forms (coll_neighbor.c) */
+int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount,
+                          MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm,
+                          MPI_Request *request);
+int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount,
+                           MPI_Datatype sendtype, void *recvbuf,
+                           const int recvcounts[], const int displs[],
+                           MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Request *request);
+int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount,
+                         MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Request *request);
+int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+                          const int sdispls[], MPI_Datatype sendtype,
+                          void *recvbuf, const int recvcounts[],
+                          const int rdispls[], MPI_Datatype recvtype,
+                          MPI_Comm comm, MPI_Request *request);
+int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                          const MPI_Aint sdispls[],
+                          const MPI_Datatype sendtypes[], void *recvbuf,
+                          const int recvcounts[], const MPI_Aint rdispls[],
+                          const MPI_Datatype recvtypes[], MPI_Comm comm,
+                          MPI_Request *request);
 /* ==== end of topologies ==== */
 
 /* ==== one-sided communication (win.c, rma.c, rma_target.c) ==== */
@@ -1335,6 +1393,30 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                             const MPI_Datatype sendtypes[], void *recvbuf,
                             const int recvcounts[], const MPI_Aint rdispls[],
                             const MPI_Datatype recvtypes[], MPI_Comm comm);
+int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount,
+                          MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm,
+                          MPI_Request *request);
+int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount,
+                           MPI_Datatype sendtype, void *recvbuf,
+                           const int recvcounts[], const int displs[],
+                           MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Request *request);
+int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount,
+                         MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Request *request);
+int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+                          const int sdispls[], MPI_Datatype sendtype,
+                          void *recvbuf, const int recvcounts[],
+                          const int rdispls[], MPI_Datatype recvtype,
+                          MPI_Comm comm, MPI_Request *request);
+int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                          const MPI_Aint sdispls[],
+                          const MPI_Datatype sendtypes[], void *recvbuf,
+                          const int recvcounts[], const MPI_Aint rdispls[],
+                          const MPI_Datatype recvtypes[], MPI_Comm comm,
+                          MPI_Request *request);
 /* ==== end of PMPI_ topologies ==== */
 
 /* ==== PMPI_: one-sided communication ==== */

@@ -11,7 +11,9 @@
  *               free, compare, names)
  *   group.c     process groups
  *   intercomm.c intercommunicators: create, merge, remote group
- *   attr.c      attributes and keyvals on communicators
+ *   keyval.c    keyvals and attribute lists of any object
+ *   attr.c      attributes on communicators
+ *   type_attr.c attributes on datatypes
  *   handles.c   tables of objects behind checked integer handles
  *   datatype.c  datatypes: layout, builtin table, sizes, extents, pack and
  *               unpack, envelope and contents, names
@@ -27,6 +29,8 @@
  *   persist.c   persistent and generalized requests
  *   mprobe.c    matched probes (Mprobe ... Imrecv) and MPI_Message
  *   coll_sched.c, coll_nb.c  schedules and the nonblocking collectives
+ *   coll_nb_inter.c  the nonblocking collectives over intercommunicators
+ *   comm_idup.c MPI_Comm_idup
  *   info.c      info objects
  *   errclass.c  error classes and codes the program adds
  *   fint.c      C/Fortran handle conversion
@@ -182,12 +186,22 @@ struct mpii_comm {
 struct mpii_comm *mpii_comm_get(MPI_Comm);
 /* The same, NULL for an intercommunicator too (collectives). */
 struct mpii_comm *mpii_intra_get(MPI_Comm);
+/* A member of a split: sorted by key, then by old rank (qsort). */
+struct mpii_member {
+    int color, key, rank;
+};
+int mpii_member_cmp(const void *, const void *);
 /* For intercomm.c: a new communicator of size ranks (world to fill); the
  * lowest context id this process has not used, and moving past one; every
  * member's k ints, in rank order, to every member, over c's agreement
  * channel (internal context, this tag). */
 struct mpii_comm *mpii_comm_new(int size);
 void mpii_comm_drop(struct mpii_comm *);
+/* Something pending keeps a communicator alive after MPI_Comm_free (a
+ * nonblocking collective's schedule): its handle is gone, the memory
+ * stays until the last release. */
+void mpii_comm_hold(struct mpii_comm *);
+void mpii_comm_release(struct mpii_comm *); /* NULL is fine */
 uint32_t mpii_comm_next_ctx(void);
 void mpii_comm_ctx_used(uint32_t ctx);
 int mpii_comm_exchange(struct mpii_comm *, const int *mine, int k, int *all,
@@ -195,6 +209,16 @@ int mpii_comm_exchange(struct mpii_comm *, const int *mine, int k, int *all,
 
 /* --- intercomm.c ---------------------------------------------------- */
 
+/* Comm_split over intercommunicator ic (MPI_UNDEFINED: no new
+ * communicator): *out is the intercommunicator of the members of our
+ * color on both sides, MPI_COMM_NULL if either side has none.  An MPI
+ * error code (not reported). */
+int mpii_inter_split(struct mpii_comm *ic, int color, int key, MPI_Comm *out);
+/* A new intercommunicator (context ctx, its hidden local part ctx + 2)
+ * of the nl local world ranks lw (we are local rank me) and the nr remote
+ * ones rw, in *out; MPI_ERR_NO_MEM. */
+int mpii_inter_build(const int *lw, int nl, int me, const int *rw, int nr,
+                     uint32_t ctx, MPI_Errhandler errh, MPI_Comm *out);
 /* Non-zero if comm is a live intercommunicator. */
 int mpii_comm_inter(MPI_Comm);
 /* The collectives over intercommunicators there are (errors reported). */
@@ -222,6 +246,12 @@ int mpii_topo_neighbors(struct mpii_comm *c, int **in, int *nin, int **out,
                         int *nout);
 
 /* --- coll_round.c ---------------------------------------------------- */
+
+/* A vector of counts (and displacements, which may be anything): both
+ * given, no count negative.  An MPI error code. */
+int coll_check_counts(const int counts[], const int displs[], int n);
+/* Address of element i of a buffer of elements of extent ext. */
+char *coll_at(const void *buf, long long i, MPI_Aint ext);
 
 /* The blocks of one side of a round: block i is at buf + displacement,
  * count elements of type. */
@@ -285,9 +315,36 @@ int mpii_group_of(int n, const int *world, MPI_Group *out);
 int mpii_group_members(MPI_Group, const int **world);
 void mpii_group_fini(void);
 
-/* --- attr.c --------------------------------------------------------- */
+/* --- keyval.c, attr.c ------------------------------------------------- */
 
 struct mpii_attr;
+/* The kind of object a keyval serves, and its callbacks (those of the
+ * kind's member pair; NULL: none). */
+enum mpii_attr_kind { MPII_ATTR_COMM, MPII_ATTR_TYPE };
+struct mpii_keyval_fns {
+    enum mpii_attr_kind kind;
+    MPI_Comm_copy_attr_function *comm_copy;
+    MPI_Comm_delete_attr_function *comm_del;
+    MPI_Type_copy_attr_function *type_copy;
+    MPI_Type_delete_attr_function *type_del;
+};
+/* A new keyval (*keyval) / the program frees one of this kind. */
+int mpii_keyval_new(const struct mpii_keyval_fns *, void *extra, int *keyval);
+int mpii_keyval_free(enum mpii_attr_kind, int *keyval);
+/* Attribute lists of any object (obj its handle, given to callbacks),
+ * MPI error codes; MPI_ERR_KEYVAL for a keyval of another kind. */
+int mpii_attrs_set(enum mpii_attr_kind, int obj, struct mpii_attr **list,
+                   int key, void *val);
+int mpii_attrs_get(enum mpii_attr_kind, struct mpii_attr *list, int key,
+                   void *val, int *flag);
+int mpii_attrs_delete(enum mpii_attr_kind, int obj, struct mpii_attr **list,
+                      int key);
+/* Append to *to what the copy callbacks of from's attributes keep. */
+int mpii_attrs_copy(int from_obj, const struct mpii_attr *from,
+                    struct mpii_attr **to);
+int mpii_attrs_delete_all(int obj, struct mpii_attr **list);
+void mpii_attrs_drop(struct mpii_attr **list); /* no callbacks */
+void mpii_keyval_fini(void); /* every keyval goes (MPI_Finalize) */
 /* Comm_dup: copy from's attributes to to through their copy callbacks. */
 int mpii_attr_copy(struct mpii_comm *from, struct mpii_comm *to);
 /* Comm_free: delete every attribute through its delete callback. */

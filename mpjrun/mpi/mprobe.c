@@ -34,12 +34,7 @@ mprobe_check(int source, int tag, MPI_Comm comm, MPI_Message *message,
         return MPI_ERR_COMM;
     if (message == NULL)
         return MPI_ERR_ARG;
-    if (source != MPI_ANY_SOURCE && source != MPI_PROC_NULL &&
-        (source < 0 || source >= (*c)->size))
-        return MPI_ERR_RANK;
-    if (tag != MPI_ANY_TAG && (tag < 0 || tag > MPI_TAG_UB_VALUE))
-        return MPI_ERR_TAG;
-    return MPI_SUCCESS;
+    return mpii_probe_check(source, tag, *c);
 }
 
 static void

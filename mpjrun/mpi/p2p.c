@@ -140,9 +140,12 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     return rc;
 }
 
-int
-mpii_irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
-           struct mpii_comm *comm, uint32_t ctx, MPI_Request *handle)
+/* A receive request of count elements of dt from source with tag on
+ * comm's context ctx, not yet posted.  An MPI error. */
+static int
+recv_new(void *buf, int count, MPI_Datatype dt, int source, int tag,
+         struct mpii_comm *comm, uint32_t ctx, MPI_Request *handle,
+         struct mpii_req **out)
 {
     const struct mpii_type *t;
     struct mpii_req *r;
@@ -150,11 +153,6 @@ mpii_irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
 
     if ((rc = check_buf(buf, count, dt, &t)) != MPI_SUCCESS)
         return rc;
-    if (source != MPI_ANY_SOURCE && source != MPI_PROC_NULL &&
-        (source < 0 || source >= comm->size))
-        return MPI_ERR_RANK;
-    if (tag != MPI_ANY_TAG && (tag < 0 || tag > MPI_TAG_UB_VALUE))
-        return MPI_ERR_TAG;
     if ((r = req_new(REQ_RECV, handle)) == NULL)
         return MPI_ERR_NO_MEM;
     r->buf = buf;
@@ -166,6 +164,21 @@ mpii_irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
     r->peer = source;
     r->tag = tag;
     r->cap = mpii_type_size(t) * (size_t)count;
+    *out = r;
+    return MPI_SUCCESS;
+}
+
+int
+mpii_irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
+           struct mpii_comm *comm, uint32_t ctx, MPI_Request *handle)
+{
+    struct mpii_req *r;
+    int rc;
+
+    if ((rc = mpii_probe_check(source, tag, comm)) != MPI_SUCCESS ||
+        (rc = recv_new(buf, count, dt, source, tag, comm, ctx, handle, &r)) !=
+            MPI_SUCCESS)
+        return rc;
     if (source == MPI_PROC_NULL) {
         r->status.MPI_SOURCE = MPI_PROC_NULL;
         r->status.MPI_TAG = MPI_ANY_TAG;
@@ -196,25 +209,13 @@ mpii_irecv_claimed(void *buf, int count, MPI_Datatype dt,
                    struct mpii_comm *comm, struct umsg *u, int src, int tag,
                    MPI_Request *handle)
 {
-    const struct mpii_type *t;
     struct mpii_req *r;
     int rc;
 
-    if ((rc = check_buf(buf, count, dt, &t)) != MPI_SUCCESS)
-        return rc;
-    if ((r = req_new(REQ_RECV, handle)) == NULL)
-        return MPI_ERR_NO_MEM;
-    r->buf = buf;
-    r->count = count;
-    r->type = t;
-    mpii_type_hold(t);
-    r->comm = comm;
-    r->ctx = comm->ctx;
-    r->peer = src;
-    r->tag = tag;
-    r->cap = mpii_type_size(t) * (size_t)count;
-    match_take_claimed(r, u);
-    return MPI_SUCCESS;
+    rc = recv_new(buf, count, dt, src, tag, comm, comm->ctx, handle, &r);
+    if (rc == MPI_SUCCESS)
+        match_take_claimed(r, u);
+    return rc;
 }
 
 /* --- completing ------------------------------------------------------- */
@@ -1012,8 +1013,8 @@ mpii_probe_agreed(const struct mpii_comm *c, int source, int tag, int wait,
     return MPI_SUCCESS;
 }
 
-static int
-probe_check(int source, int tag, const struct mpii_comm *c)
+int
+mpii_probe_check(int source, int tag, const struct mpii_comm *c)
 {
     if (source != MPI_ANY_SOURCE && source != MPI_PROC_NULL &&
         (source < 0 || source >= c->size))
@@ -1031,7 +1032,7 @@ PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *st)
     int rc;
 
     COMM_OR_ERR(c, comm, "MPI_Probe");
-    if ((rc = probe_check(source, tag, c)) != MPI_SUCCESS)
+    if ((rc = mpii_probe_check(source, tag, c)) != MPI_SUCCESS)
         return mpii_err(comm, rc, "MPI_Probe");
     if (source == MPI_PROC_NULL) {
         status_empty(st);
@@ -1051,7 +1052,7 @@ PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *st)
     int rc;
 
     COMM_OR_ERR(c, comm, "MPI_Iprobe");
-    if ((rc = probe_check(source, tag, c)) != MPI_SUCCESS || flag == NULL)
+    if ((rc = mpii_probe_check(source, tag, c)) != MPI_SUCCESS || flag == NULL)
         return mpii_err(comm, rc ? rc : MPI_ERR_ARG, "MPI_Iprobe");
     if (source == MPI_PROC_NULL) {
         *flag = 1;
