@@ -14,13 +14,21 @@
 # reports how long until every one of its peers is registered again and
 # how the queries fared.  Everything stops after SECONDS.
 #
-# Bounded: a process may hold `ulimit -Hn` descriptors, and a supernode
-# one session per peer; PEERS is lowered to what three supernodes can
-# hold (the survivors must take the killed one's peers), with a note.
-# HEARTBEAT_MS (default 1000) is the simulated peers' period; the
-# supernodes' expiry is ten periods, at least 10 s.  A machine too busy
-# to carry PEERS heartbeats a second (the load generators encrypt each
-# one) needs a longer period, or peers expire and re-register in a loop.
+# Bounded by descriptors: a supernode holds one session per peer, and
+# after the kill three supernodes hold them all.  The bench asks for the
+# open files that needs (a third of PEERS, 5 % to spare, plus admission's
+# reserve), raising the hard limit as root (up to fs.nr_open; as root it
+# raises fs.nr_open, fs.file-max and nf_conntrack_max too when they are
+# short, and puts them back at the end).  Without the privilege, PEERS is
+# lowered to what `ulimit -Hn` lets three supernodes hold, with a note.
+# Simulated peers go in shards of at most 15,000, one process each, each
+# peer from its own loopback source address (ephemeral ports are per
+# source and destination pair).
+# HEARTBEAT_MS (default 1000) is the period the supernodes ask for
+# ([supernode] heartbeat_ms) and the simulated peers use; the supernodes'
+# expiry is ten periods, at least 10 s.  A machine too busy to carry
+# PEERS heartbeats a period (the load generators encrypt each one) needs
+# a longer period, or peers expire and re-register in a loop.
 set -eu
 build=$(cd "${1:-build}" && pwd)
 want=${2:-100000}
@@ -28,9 +36,46 @@ secs=${3:-120}
 hb=${4:-1000}
 expire=$((hb * 10 / 1000))
 [ "$expire" -lt 10 ] && expire=10
+preauth=1024
+# Descriptors one supernode needs when three hold every peer, with 5 %
+# to spare (the cap below), and a little more.
+need=$((want * 100 / 285 + 32 + preauth + 64 + 256))
+restore=""
+dir=$(mktemp -d /tmp/p2p-bench-fed.XXXXXX)
+pids=""
+cleanup() {
+    for p in $pids; do kill "$p" 2>/dev/null || true; done
+    for p in $pids; do wait "$p" 2>/dev/null || true; done
+    rm -rf "$dir"
+    for kv in $restore; do
+        echo "${kv#*=}" >"/proc/sys/$(echo "${kv%%=*}" | tr . /)" || true
+    done
+}
+trap cleanup EXIT INT TERM
+# raise_sysctl NAME MIN: as root, raise /proc/sys/NAME to MIN if lower,
+# remembering the old value for the end of the run.
+raise_sysctl() {
+    f=/proc/sys/$(echo "$1" | tr . /)
+    [ -w "$f" ] || return 0
+    old=$(cat "$f")
+    [ "$old" -ge "$2" ] && return 0
+    echo "$2" >"$f" || return 0
+    echo "note: $1 raised from $old to $2 for the run" >&2
+    restore="$restore $1=$old"
+}
+if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt "$need" ]; then
+    if [ "$(id -u)" = 0 ]; then
+        raise_sysctl fs.nr_open "$need"
+        raise_sysctl fs.file-max $((want * 3 + 65536))
+        raise_sysctl net.netfilter.nf_conntrack_max $((want * 3))
+        if ulimit -Hn "$need" 2>/dev/null; then
+            echo "note: open-file limit raised to $need for the bench" >&2
+        fi
+    fi
+fi
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 nofile=$(ulimit -n)
-preauth=1024
+[ "$nofile" = unlimited ] && nofile=1048576
 # A supernode's sessions: its descriptors less 32, less what admission
 # keeps for connections still in their handshake, less a margin for its
 # federation links and the queries.
@@ -48,14 +93,6 @@ shard_max=$((nofile - 500))
 [ "$shard_max" -gt 15000 ] && shard_max=15000
 nshards=$(((peers + shard_max - 1) / shard_max))
 
-dir=$(mktemp -d /tmp/p2p-bench-fed.XXXXXX)
-pids=""
-cleanup() {
-    for p in $pids; do kill "$p" 2>/dev/null || true; done
-    for p in $pids; do wait "$p" 2>/dev/null || true; done
-    rm -rf "$dir"
-}
-trap cleanup EXIT INT TERM
 
 "$build/bin/p2p-keygen" --group "$dir/group.key" >/dev/null
 port=9790
@@ -77,6 +114,7 @@ preauth_per_host = 64
 [supernode]
 check_peers = no
 federation = $members
+heartbeat_ms = $hb
 EOF
 
 snpid() { eval echo "\$sn$1"; }
