@@ -242,12 +242,12 @@ http_conn_track(struct http *h, struct evhttp_connection *evcon)
     return 0;
 }
 
+/* The headers of every successful answer, page and API alike. */
 static void
-http_send(struct evhttp_request *req, const char *type, const void *body,
-          size_t len, const char *cache)
+http_reply_headers(struct evhttp_request *req, const char *type,
+                   const char *cache)
 {
     struct evkeyvalq *out = evhttp_request_get_output_headers(req);
-    struct evbuffer *b = evbuffer_new();
 
     evhttp_add_header(out, "Content-Type", type);
     evhttp_add_header(out, "Cache-Control", cache);
@@ -255,6 +255,17 @@ http_send(struct evhttp_request *req, const char *type, const void *body,
     evhttp_add_header(out, "Referrer-Policy", "no-referrer");
     evhttp_add_header(out, "Content-Security-Policy",
                       "default-src 'self'; frame-ancestors 'none'");
+}
+
+/* A compiled-in asset: referenced, not copied (it lives as long as the
+ * program). */
+static void
+http_send(struct evhttp_request *req, const char *type, const void *body,
+          size_t len, const char *cache)
+{
+    struct evbuffer *b = evbuffer_new();
+
+    http_reply_headers(req, type, cache);
     evbuffer_add_reference(b, body, len, NULL, NULL);
     evhttp_send_reply(req, HTTP_OK, "OK", b);
     evbuffer_free(b);
@@ -291,15 +302,14 @@ http_json(struct http *h, enum http_api which)
     return c->json;
 }
 
+/* An endpoint's JSON: copied, as the cache may replace it before a slow
+ * client has read it. */
 static void
 http_send_json(struct evhttp_request *req, const char *json)
 {
-    struct evkeyvalq *out = evhttp_request_get_output_headers(req);
     struct evbuffer *b = evbuffer_new();
 
-    evhttp_add_header(out, "Content-Type", "application/json");
-    evhttp_add_header(out, "Cache-Control", "no-store");
-    evhttp_add_header(out, "X-Content-Type-Options", "nosniff");
+    http_reply_headers(req, "application/json", "no-store");
     evbuffer_add(b, json, strlen(json));
     evbuffer_add(b, "\n", 1);
     evhttp_send_reply(req, HTTP_OK, "OK", b);
