@@ -203,7 +203,10 @@ main(int argc, char **argv)
     sp.heartbeat_ms = cfg.sn_expire * 1000 / 3 < cfg.sn_heartbeat_ms
                           ? cfg.sn_expire * 1000 / 3
                           : cfg.sn_heartbeat_ms;
-    sp.rtt_every_ms = 2000;
+    /* A round-trip probe per heartbeat period, at most one every 2 s:
+     * probing faster than peers heartbeat would cost more than the
+     * heartbeats themselves. */
+    sp.rtt_every_ms = sp.heartbeat_ms > 2000 ? sp.heartbeat_ms : 2000;
     /* One descriptor per registered peer: take every one the hard limit
      * allows, and say how many that is (the sessions' ceiling). */
     v = net_raise_nofile();
