@@ -253,11 +253,13 @@ class FederationCase(harness.ClusterTestCase):
         run = subprocess.Popen([binary("p2p_fedforge"), "--conf",
                                 self.c.conf, "--supernode", sn.addr,
                                 "--mode", "valid", "--count", "5",
-                                "--hold", "6"], stdout=subprocess.PIPE,
+                                "--hold", "15"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True,
                                env=self.c.env)
         try:
-            wait_until(lambda: len(self.c.list_peers([sn])) == 6, 10,
+            # (The forger holds its summary 15 s: on a loaded machine its
+            # start and handshake alone may take seconds.)
+            wait_until(lambda: len(self.c.list_peers([sn])) == 6, 14,
                        "the forged summary's 5 peers to be listed")
             self.assertEqual(len(self.local_ids(sn)), 1)
             out, err = run.communicate(timeout=30)
