@@ -164,6 +164,8 @@ api_remote_best(const void *a, const void *b)
 static size_t
 api_remote_peers(struct server *srv, struct api_walk *w)
 {
+    /* A summary describes no machine: the same fields, empty. */
+    static const struct reg_peer_info no_info;
     struct api_remotes r = {server_registry(srv), NULL, 0, 0};
     char id[2 * SEC_SIGN_PK_LEN + 1];
     size_t i, n = 0;
@@ -198,6 +200,7 @@ api_remote_peers(struct server *srv, struct api_walk *w)
         json_object_set_new(o, "rtt_us",
                             e->rtt_us ? json_integer(e->rtt_us) : json_null());
         json_object_set_new(o, "age_ms", json_integer((json_int_t)e->age_ms));
+        api_info(o, &no_info, w->now_unix);
         json_object_set_new(o, "remote", json_true());
         json_object_set_new(o, "supernode", json_string(r.v[i].via));
         api_walk_add(w, o);

@@ -122,6 +122,10 @@ class FederationCase(harness.ClusterTestCase):
                         self.assertEqual(e["supernode"], where[e["addr"]])
                         self.assertEqual(e["state"], "available")
                         self.assertIn(e["slots_total"], (1, 2))
+                        # Every documented field, the machine's empty.
+                        self.assertEqual(e["version"], "")
+                        self.assertIsNone(e["uptime_s"])
+                        self.assertIn("mem_free", e)
             self.assertEqual(d["remote_total"], 4)
             self.assertGreaterEqual(d["remote_max"], 4)
         # A member found itself in its list and skipped it.
