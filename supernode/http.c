@@ -133,6 +133,21 @@ http_refused(struct http *h, struct evhttp_request *req, int code,
               peer != NULL ? peer : "?", (unsigned)port, code, why);
 }
 
+/* The headers of every answer: page, API and errors alike. */
+static void
+http_reply_headers(struct evhttp_request *req, const char *type,
+                   const char *cache)
+{
+    struct evkeyvalq *out = evhttp_request_get_output_headers(req);
+
+    evhttp_add_header(out, "Content-Type", type);
+    evhttp_add_header(out, "Cache-Control", cache);
+    evhttp_add_header(out, "X-Content-Type-Options", "nosniff");
+    evhttp_add_header(out, "Referrer-Policy", "no-referrer");
+    evhttp_add_header(out, "Content-Security-Policy",
+                      "default-src 'self'; frame-ancestors 'none'");
+}
+
 /* Send a short plain-text error. */
 static void
 http_error(struct http *h, struct evhttp_request *req, int code,
@@ -142,8 +157,7 @@ http_error(struct http *h, struct evhttp_request *req, int code,
 
     http_refused(h, req, code, why);
     evbuffer_add_printf(b, "%d %s: %s\n", code, reason, why);
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-                      "text/plain; charset=utf-8");
+    http_reply_headers(req, "text/plain; charset=utf-8", "no-store");
     evhttp_add_header(evhttp_request_get_output_headers(req), "Connection",
                       "close");
     evhttp_send_reply(req, code, reason, b);
@@ -240,21 +254,6 @@ http_conn_track(struct http *h, struct evhttp_connection *evcon)
     h->conns[h->nconns++] = evcon;
     evhttp_connection_set_closecb(evcon, http_conn_closed, h);
     return 0;
-}
-
-/* The headers of every successful answer, page and API alike. */
-static void
-http_reply_headers(struct evhttp_request *req, const char *type,
-                   const char *cache)
-{
-    struct evkeyvalq *out = evhttp_request_get_output_headers(req);
-
-    evhttp_add_header(out, "Content-Type", type);
-    evhttp_add_header(out, "Cache-Control", cache);
-    evhttp_add_header(out, "X-Content-Type-Options", "nosniff");
-    evhttp_add_header(out, "Referrer-Policy", "no-referrer");
-    evhttp_add_header(out, "Content-Security-Policy",
-                      "default-src 'self'; frame-ancestors 'none'");
 }
 
 /* A compiled-in asset: referenced, not copied (it lives as long as the
