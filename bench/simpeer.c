@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "monotime.h"
 
 void
 simpeer_group_load(struct simpeer_group *sg, const char *conf,
@@ -75,7 +76,12 @@ static void
 pace_tick(evutil_socket_t fd, short what, void *arg)
 {
     struct simpeer_pace *p = arg;
-    uint64_t due = ++p->ticks * (uint64_t)p->n / 100 - p->sent;
+    /* By the clock, not by ticks counted: a loop too busy to tick on
+     * time would otherwise stretch the period (and the supernodes would
+     * expire peers that their simulated owners meant to keep alive). */
+    uint64_t due = (monotime_us() - p->start_us) * (uint64_t)p->n /
+                       p->period_us -
+                   p->sent;
 
     p->sent += due;
     for (; due > 0; due--, p->next = (p->next + 1) % p->n)
@@ -90,6 +96,8 @@ simpeer_pace_start(struct simpeer_pace *p, struct event_base *base,
     p->n = n;
     p->beat = beat;
     p->arg = arg;
+    p->start_us = monotime_us();
+    p->period_us = (uint64_t)period_ms * 1000;
     /* 100 ticks per period. */
     p->ev = simpeer_timer(base, 1, (uint64_t)period_ms * 10, pace_tick, p);
 }

@@ -50,11 +50,12 @@ void simpeer_register(struct channel *ch, const uint8_t *pk,
                       const char *version, const struct resources *res);
 
 /* Heartbeats of n simulated peers, one per peer per period, spread
- * evenly over 100 ticks of the period (exactly n per 100 ticks, whatever
- * the rounding): beat(i, arg) for each peer i in turn. */
+ * evenly over 100 ticks of the period (exactly n per period by the
+ * clock, whatever the rounding and however late the ticks):
+ * beat(i, arg) for each peer i in turn. */
 struct simpeer_pace {
     struct event *ev;
-    uint64_t ticks, sent;
+    uint64_t start_us, period_us, sent;
     int n, next;
     void (*beat)(int i, void *arg);
     void *arg;

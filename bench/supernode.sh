@@ -14,9 +14,11 @@
 # every supernode, and one supernode killed mid-run.  Reports memory and
 # CPU per supernode, query latency and where the candidates came from,
 # and the time until every peer is registered again.
-# Usage: bench/supernode.sh --federation [BUILD_DIR] [PEERS] [SECONDS] [HEARTBEAT_MS]
-#        (default: build 100000 120 1000; PEERS is lowered to what the open-file
-#        limit lets three supernodes hold, and says so)
+# Usage: [SUPERNODES=N] [FED_KEEP=DIR] bench/supernode.sh --federation
+#        [BUILD_DIR] [PEERS] [SECONDS] [HEARTBEAT_MS]
+#        (default: 4 supernodes, build 100000 120 1000; the open-file limit
+#        is raised where the privilege allows, else more supernodes run so
+#        that the survivors of the kill hold every peer, and it says so)
 set -eu
 if [ "${1:-}" = "--federation" ]; then
     shift

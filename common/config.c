@@ -49,6 +49,7 @@ static const struct conf_key conf_keys[] = {
     {"network", "preauth_per_host", CONF_INT, F(preauth_per_host), 1, 65536},
     {"supernode", "listen", CONF_STR, F(sn_listen), 0, 0},
     {"supernode", "expire", CONF_INT, F(sn_expire), 1, 3600},
+    {"supernode", "heartbeat_ms", CONF_INT, F(sn_heartbeat_ms), 50, 600000},
     {"supernode", "pid_file", CONF_PATH, F(sn_pid_file), 0, 0},
     {"supernode", "check_peers", CONF_BOOL, F(sn_check_peers), 0, 0},
     {"supernode", "http", CONF_STR, F(sn_http), 0, 0},
@@ -338,6 +339,7 @@ config_defaults(struct p2p_config *cfg)
     cfg->preauth_per_host = 16;
     cfg->sn_listen = xstrdup("0.0.0.0:9700");
     cfg->sn_expire = 10;
+    cfg->sn_heartbeat_ms = 1000;
     cfg->sn_check_peers = 1;
     cfg->sn_http = xstrdup(CONF_DEFAULT_SN_HTTP);
     cfg->sn_fed_summary = 1000;

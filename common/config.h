@@ -46,6 +46,7 @@ struct p2p_config {
     /* [supernode] */
     char *sn_listen;
     int sn_expire; /* seconds of silence before a peer is dropped */
+    int sn_heartbeat_ms; /* period asked of peers (capped by the expiry) */
     char *sn_pid_file;
     int sn_check_peers; /* list a peer once its address proves its key */
     char *sn_http;       /* dashboard ADDR:PORT, or "none" */

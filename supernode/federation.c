@@ -9,11 +9,18 @@
  * key, best first, bounded.
  *
  * Summaries are full, numbered, and sent every federation_interval_ms
- * when the registry changed, at least every third of the expiry
- * otherwise (that doubles as the keepalive): a receiver forgets a member
- * silent for the expiry, and with it that member's peers.  Nothing is
- * forwarded: the members form a full mesh, each configured with the
- * others (a member that finds itself in the list skips that entry).
+ * while the registry changes in a way that matters for ranking (a
+ * registration, a departure, free slots or state, memory or load by a
+ * step: registry_generation()), and otherwise at least every
+ * FED_REFRESH_INTERVALS intervals or every third of the expiry, whichever
+ * comes first: that refresh carries the small drifts of memory, load and
+ * round trip that did not count as changes, and doubles as the keepalive.
+ * A receiver forgets a member's summary, and with it that member's peers,
+ * when nothing came from it for the expiry (summary_expire()); its
+ * session closes after twice the expiry and a second of silence (the
+ * channel's idle limit, server.c).  Nothing is forwarded: the members
+ * form a full mesh, each configured with the others (a member that finds
+ * itself in the list skips that entry).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +35,9 @@
 
 #define FEDLINK_BACKOFF_MIN_MS 200
 #define FEDLINK_BACKOFF_MAX_MS 5000
+/* With nothing that counts changed, a summary still goes out after this
+ * many intervals (10 s by default), so that nothing it carries is older. */
+#define FED_REFRESH_INTERVALS 10
 
 enum fedlink_state {
     FEDLINK_IDLE,       /* waiting out the back-off */
@@ -284,7 +294,7 @@ federation_push(struct federation *fed, uint64_t now_ms)
 void
 federation_cron(struct federation *fed, uint64_t now_ms)
 {
-    uint64_t gen, keepalive;
+    uint64_t gen, refresh;
     int i;
 
     for (i = 0; i < fed->nlinks; i++)
@@ -300,8 +310,10 @@ federation_cron(struct federation *fed, uint64_t now_ms)
     if (fed->nlinks == 0 || now_ms < fed->next_push_ms)
         return;
     gen = registry_generation(fed->reg);
-    keepalive = (uint64_t)fed->p.expire_s * 1000u / 3;
-    if (gen == fed->sent_gen && now_ms - fed->last_push_ms < keepalive)
+    refresh = (uint64_t)fed->p.expire_s * 1000u / 3;
+    if (refresh > (uint64_t)fed->p.interval_ms * FED_REFRESH_INTERVALS)
+        refresh = (uint64_t)fed->p.interval_ms * FED_REFRESH_INTERVALS;
+    if (gen == fed->sent_gen && now_ms - fed->last_push_ms < refresh)
         return;
     federation_push(fed, now_ms);
     fed->sent_gen = gen;
@@ -343,4 +355,11 @@ size_t
 federation_remote_count(const struct federation *fed)
 {
     return summary_entries(fed->store);
+}
+
+void
+federation_remote_walk(const struct federation *fed, uint64_t now_ms,
+                       summary_walk_fn fn, void *arg)
+{
+    summary_walk(fed->store, now_ms, fn, arg);
 }

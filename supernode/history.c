@@ -11,7 +11,6 @@
 #include "supernode.h"
 #include "xmalloc.h"
 
-#define HISTORY_SAMPLES 900 /* half an hour */
 #define HISTORY_GONE 128
 #define HISTORY_GONE_KEEP_MS (5 * 60 * 1000)
 

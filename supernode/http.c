@@ -133,6 +133,21 @@ http_refused(struct http *h, struct evhttp_request *req, int code,
               peer != NULL ? peer : "?", (unsigned)port, code, why);
 }
 
+/* The headers of every answer: page, API and errors alike. */
+static void
+http_reply_headers(struct evhttp_request *req, const char *type,
+                   const char *cache)
+{
+    struct evkeyvalq *out = evhttp_request_get_output_headers(req);
+
+    evhttp_add_header(out, "Content-Type", type);
+    evhttp_add_header(out, "Cache-Control", cache);
+    evhttp_add_header(out, "X-Content-Type-Options", "nosniff");
+    evhttp_add_header(out, "Referrer-Policy", "no-referrer");
+    evhttp_add_header(out, "Content-Security-Policy",
+                      "default-src 'self'; frame-ancestors 'none'");
+}
+
 /* Send a short plain-text error. */
 static void
 http_error(struct http *h, struct evhttp_request *req, int code,
@@ -142,8 +157,7 @@ http_error(struct http *h, struct evhttp_request *req, int code,
 
     http_refused(h, req, code, why);
     evbuffer_add_printf(b, "%d %s: %s\n", code, reason, why);
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-                      "text/plain; charset=utf-8");
+    http_reply_headers(req, "text/plain; charset=utf-8", "no-store");
     evhttp_add_header(evhttp_request_get_output_headers(req), "Connection",
                       "close");
     evhttp_send_reply(req, code, reason, b);
@@ -242,19 +256,15 @@ http_conn_track(struct http *h, struct evhttp_connection *evcon)
     return 0;
 }
 
+/* A compiled-in asset: referenced, not copied (it lives as long as the
+ * program). */
 static void
 http_send(struct evhttp_request *req, const char *type, const void *body,
           size_t len, const char *cache)
 {
-    struct evkeyvalq *out = evhttp_request_get_output_headers(req);
     struct evbuffer *b = evbuffer_new();
 
-    evhttp_add_header(out, "Content-Type", type);
-    evhttp_add_header(out, "Cache-Control", cache);
-    evhttp_add_header(out, "X-Content-Type-Options", "nosniff");
-    evhttp_add_header(out, "Referrer-Policy", "no-referrer");
-    evhttp_add_header(out, "Content-Security-Policy",
-                      "default-src 'self'; frame-ancestors 'none'");
+    http_reply_headers(req, type, cache);
     evbuffer_add_reference(b, body, len, NULL, NULL);
     evhttp_send_reply(req, HTTP_OK, "OK", b);
     evbuffer_free(b);
@@ -291,15 +301,14 @@ http_json(struct http *h, enum http_api which)
     return c->json;
 }
 
+/* An endpoint's JSON: copied, as the cache may replace it before a slow
+ * client has read it. */
 static void
 http_send_json(struct evhttp_request *req, const char *json)
 {
-    struct evkeyvalq *out = evhttp_request_get_output_headers(req);
     struct evbuffer *b = evbuffer_new();
 
-    evhttp_add_header(out, "Content-Type", "application/json");
-    evhttp_add_header(out, "Cache-Control", "no-store");
-    evhttp_add_header(out, "X-Content-Type-Options", "nosniff");
+    http_reply_headers(req, "application/json", "no-store");
     evbuffer_add(b, json, strlen(json));
     evbuffer_add(b, "\n", 1);
     evhttp_send_reply(req, HTTP_OK, "OK", b);

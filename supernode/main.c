@@ -198,10 +198,17 @@ main(int argc, char **argv)
     if (sec_init() == -1)
         fatalx("libsodium failed to initialise");
     sp.expire_s = cfg.sn_expire;
-    /* Three heartbeats fit in the expiry, at most one a second. */
-    sp.heartbeat_ms =
-        cfg.sn_expire * 1000 / 3 < 1000 ? cfg.sn_expire * 1000 / 3 : 1000;
-    sp.rtt_every_ms = 2000;
+    /* The period asked of peers: [supernode] heartbeat_ms, but three
+     * heartbeats must fit in the expiry. */
+    sp.heartbeat_ms = cfg.sn_expire * 1000 / 3 < cfg.sn_heartbeat_ms
+                          ? cfg.sn_expire * 1000 / 3
+                          : cfg.sn_heartbeat_ms;
+    /* A round-trip probe per heartbeat period, at most one every 2 s:
+     * probing faster than peers heartbeat would cost more than the
+     * heartbeats themselves. */
+    sp.rtt_every_ms = sp.heartbeat_ms > 2000 ? sp.heartbeat_ms : 2000;
+    /* One descriptor per registered peer: take every one the hard limit
+     * allows, and say how many that is (the sessions' ceiling). */
     v = net_raise_nofile();
     sp.max_sessions = v > 64 ? (int)(v - 32) : 32;
     sp.max_preauth = sp.max_sessions / 4 < cfg.preauth_max
@@ -281,8 +288,11 @@ main(int argc, char **argv)
     evsignal_add(ev_term, NULL);
     evsignal_add(ev_int, NULL);
     evtimer_add(ev_cron, &cron_tv);
-    log_info("listening on %s, group %s, expiry %d s", na.text, sp.group.name,
-             sp.expire_s);
+    log_info("listening on %s, group %s, expiry %d s, heartbeat %d ms",
+             na.text, sp.group.name, sp.expire_s, sp.heartbeat_ms);
+    log_info("open files: %ld (soft limit raised to the hard limit); "
+             "sessions at most %d, handshakes at most %d",
+             v, sp.max_sessions, sp.max_preauth);
 
     event_base_dispatch(base);
 

@@ -18,6 +18,7 @@ struct reg_peer {
     char host_label[WIRE_MAX_LABEL + 1];
     char addr[WIRE_MAX_ADDR + 1];
     struct resources res;
+    struct resources res_ranked; /* res when the generation last moved */
     struct reg_peer_info info; /* for the dashboard */
     uint64_t last_seen_ms;
     uint32_t srtt_us; /* smoothed, 0 until the first sample */
@@ -30,7 +31,7 @@ struct registry {
     struct reg_peer *table;
     TAILQ_HEAD(, reg_peer) ages;
     size_t count;
-    uint64_t generation; /* bumped by every change */
+    uint64_t generation; /* bumped by every change that matters */
 };
 
 struct registry *
@@ -87,6 +88,7 @@ registry_upsert(struct registry *r, const struct msg_register *reg,
     memcpy(p->host_label, reg->host_label, sizeof p->host_label);
     strncpy(p->addr, addr, sizeof p->addr - 1);
     p->res = reg->res;
+    p->res_ranked = reg->res;
     memcpy(p->info.version, reg->version, sizeof p->info.version);
     memcpy(p->info.cpu_model, reg->cpu_model, sizeof p->info.cpu_model);
     memcpy(p->info.os, reg->os, sizeof p->info.os);
@@ -101,21 +103,45 @@ registry_upsert(struct registry *r, const struct msg_register *reg,
     return p;
 }
 
-static int
-registry_same_res(const struct resources *a, const struct resources *b)
+/* |a - b| */
+static uint64_t
+registry_diff(uint64_t a, uint64_t b)
 {
-    return a->cores == b->cores && a->mem_total == b->mem_total &&
-           a->mem_free == b->mem_free && a->load_milli == b->load_milli &&
-           a->slots_total == b->slots_total &&
-           a->slots_free == b->slots_free && a->state == b->state;
+    return a > b ? a - b : b - a;
+}
+
+/* Would a peer that said `was` and now says `now` be ranked or fitted
+ * differently?  Slots, state and size exactly; free memory and load only
+ * when they moved by a step (REGISTRY_MEM_STEP_*, REGISTRY_LOAD_STEP) from
+ * what the last counted change said: both move a little on every
+ * heartbeat of a live machine, and counting that would make every
+ * heartbeat a change. */
+static int
+registry_ranked_change(const struct resources *was,
+                       const struct resources *now)
+{
+    uint64_t mem_step;
+
+    if (was->cores != now->cores || was->mem_total != now->mem_total ||
+        was->slots_total != now->slots_total ||
+        was->slots_free != now->slots_free || was->state != now->state)
+        return 1;
+    mem_step = now->mem_total / REGISTRY_MEM_STEP_DIV;
+    if (mem_step < REGISTRY_MEM_STEP_MIN)
+        mem_step = REGISTRY_MEM_STEP_MIN;
+    return registry_diff(was->mem_free, now->mem_free) >= mem_step ||
+           registry_diff(was->load_milli, now->load_milli) >=
+               REGISTRY_LOAD_STEP;
 }
 
 void
 registry_heartbeat(struct registry *r, struct reg_peer *p,
                    const struct resources *res, uint64_t now_ms)
 {
-    if (!registry_same_res(&p->res, res))
+    if (registry_ranked_change(&p->res_ranked, res)) {
         r->generation++;
+        p->res_ranked = *res;
+    }
     p->res = *res;
     p->last_seen_ms = now_ms;
     TAILQ_REMOVE(&r->ages, p, by_age);

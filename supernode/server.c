@@ -447,8 +447,10 @@ session_fed_summary(struct session *s, const struct msg_fed_summary *f)
     }
     if (s->state == SESS_OPEN) {
         session_set_state(s, SESS_FEDERATION);
-        /* Summaries come every interval, keepalives every third of the
-         * expiry: silence beyond the expiry is a dead member. */
+        /* A summary comes at least every third of the expiry; its
+         * contents are forgotten after the expiry (summary_expire), the
+         * session itself is closed after twice the expiry and a second
+         * of silence, as a peer's: the summary lapses first. */
         channel_set_idle(s->ch, s->srv->p.expire_s * 2000 + 1000);
     }
 }
@@ -647,6 +649,13 @@ size_t
 server_remote_peer_count(const struct server *srv)
 {
     return federation_remote_count(srv->fed);
+}
+
+void
+server_remote_walk(const struct server *srv, uint64_t now_ms,
+                   summary_walk_fn fn, void *arg)
+{
+    federation_remote_walk(srv->fed, now_ms, fn, arg);
 }
 
 struct registry *

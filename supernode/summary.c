@@ -193,25 +193,53 @@ summary_expire(struct summary *s, uint64_t cutoff_ms)
 }
 
 void
+summary_walk(const struct summary *s, uint64_t now_ms, summary_walk_fn fn,
+             void *arg)
+{
+    const struct summary_origin *o;
+    const struct summary_entry *e;
+    struct peer_entry pe;
+
+    for (o = s->origins; o != NULL; o = o->hh.next)
+        for (e = o->entries; e != NULL; e = e->hh.next) {
+            pe = e->e;
+            if (now_ms > e->received_ms)
+                pe.age_ms += now_ms - e->received_ms;
+            fn(&pe, o->addr, arg);
+        }
+}
+
+/* summary_append()'s callback: the next slot of the grown vector. */
+struct summary_sink {
+    struct peer_entry *v;
+    size_t n;
+};
+
+static void
+summary_sink_add(const struct peer_entry *e, const char *origin, void *arg)
+{
+    struct summary_sink *k = arg;
+
+    (void)origin;
+    k->v[k->n++] = *e;
+}
+
+void
 summary_append(const struct summary *s, uint64_t now_ms, struct peer_entry **v,
                size_t *n)
 {
     const struct summary_origin *o;
-    const struct summary_entry *e;
+    struct summary_sink k;
     size_t total = *n;
 
     for (o = s->origins; o != NULL; o = o->hh.next)
         total += o->count;
     if (total == *n)
         return;
-    *v = xreallocarray(*v, total, sizeof **v);
-    for (o = s->origins; o != NULL; o = o->hh.next)
-        for (e = o->entries; e != NULL; e = e->hh.next) {
-            (*v)[*n] = e->e;
-            if (now_ms > e->received_ms)
-                (*v)[*n].age_ms += now_ms - e->received_ms;
-            (*n)++;
-        }
+    k.v = *v = xreallocarray(*v, total, sizeof **v);
+    k.n = *n;
+    summary_walk(s, now_ms, summary_sink_add, &k);
+    *n = k.n;
 }
 
 size_t

@@ -55,7 +55,14 @@ size_t registry_expire(struct registry *, uint64_t cutoff_ms,
 struct reg_peer *registry_find(const struct registry *,
                                const uint8_t id[SEC_SIGN_PK_LEN]);
 size_t registry_count(const struct registry *);
-/* Changes with every registration, heartbeat and removal. */
+/* Changes with every registration and removal, and with every heartbeat
+ * that changes what ranks or fits a peer: its slots, state or size, its
+ * free memory by a sixteenth of its total (at least 64 MiB), its load by a
+ * quarter of a core, each measured from the last change counted.  Smaller
+ * drifts leave it alone (they are seen by the next list or summary). */
+#define REGISTRY_MEM_STEP_DIV 16
+#define REGISTRY_MEM_STEP_MIN (64ull << 20)
+#define REGISTRY_LOAD_STEP 250 /* milli */
 uint64_t registry_generation(const struct registry *);
 /* A list reply of every peer, ages relative to now_ms; the caller frees
  * out->peers. */
@@ -94,6 +101,12 @@ size_t summary_expire(struct summary *, uint64_t cutoff_ms);
  * as of now_ms. */
 void summary_append(const struct summary *, uint64_t now_ms,
                     struct peer_entry **v, size_t *n);
+/* Call fn for every entry, its age as of now_ms, with the address of the
+ * supernode that summarised it (fn must not change the store). */
+typedef void (*summary_walk_fn)(const struct peer_entry *, const char *origin,
+                                void *arg);
+void summary_walk(const struct summary *, uint64_t now_ms, summary_walk_fn,
+                  void *arg);
 size_t summary_origins(const struct summary *);
 size_t summary_entries(const struct summary *);
 
@@ -127,6 +140,9 @@ int federation_receive(struct federation *, const struct msg_fed_summary *,
 void federation_list(struct federation *, int local_only, uint64_t now_ms,
                      struct msg_list_reply *out);
 size_t federation_remote_count(const struct federation *);
+/* Every peer the other members summarised, as summary_walk(). */
+void federation_remote_walk(const struct federation *, uint64_t now_ms,
+                            summary_walk_fn, void *arg);
 
 /* server.c */
 struct server_params {
@@ -153,6 +169,9 @@ void server_free(struct server *);
 size_t server_peer_count(const struct server *);
 /* Peers the other members of its federation summarised (listed once). */
 size_t server_remote_peer_count(const struct server *);
+/* The other members' summarised peers, as summary_walk() (dashboard). */
+void server_remote_walk(const struct server *, uint64_t now_ms,
+                        summary_walk_fn, void *arg);
 /* For the dashboard (http.c, api.c). */
 struct registry *server_registry(const struct server *);
 struct jobview *server_jobview(const struct server *);
@@ -185,6 +204,7 @@ void jobview_export(const struct jobview *, size_t max_procs,
 
 /* history.c: samples for the dashboard's chart, and departed peers */
 #define HISTORY_EVERY_MS 2000
+#define HISTORY_SAMPLES 900 /* kept: half an hour */
 struct history_sample {
     uint64_t t; /* seconds since the epoch */
     uint32_t peers, slots_total, slots_used, jobs;

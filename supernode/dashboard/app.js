@@ -79,7 +79,8 @@ function peerDetails(p) {
       (p.gone_why ? " (" + p.gone_why + ")" : "")],
     ["OS", p.os || "?"], ["kernel", p.kernel || "?"],
     ["peerd", (p.version || "?") + ", up " + duration(p.uptime_s)],
-  ];
+  ].concat(p.remote ? [["registered with", p.supernode +
+    " (summarised by the federation)"]] : []);
 }
 
 function showDetails() {
@@ -99,7 +100,8 @@ function renderPeers(data) {
   const tiles = data.peers.map(p => {
     const used = p.slots_total - p.slots_free;
     const t = el("div", {
-      class: "peer state-" + (STATES.includes(p.state) ? p.state : "unknown"),
+      class: "peer state-" + (STATES.includes(p.state) ? p.state : "unknown") +
+        (p.remote ? " remote" : ""),
       "data-id": p.id, "data-host": p.host, "data-addr": p.addr,
       "data-state": p.state,
       title: peerDetails(p).map(([k, v]) => k + ": " + v).join("\n"),
@@ -114,7 +116,8 @@ function renderPeers(data) {
       el("div", { class: "line" }, "rtt " +
          (p.rtt_us === null ? "?" : (p.rtt_us / 1000).toFixed(2) + " ms") +
          " · age " + (p.age_ms / 1000).toFixed(1) + " s"),
-      el("div", { class: "line" }, p.version || ""));
+      el("div", { class: "line" }, p.remote ? "via " + p.supernode
+                                             : p.version || ""));
     t.addEventListener("click", () => {
       selected = selected === p.id ? null : p.id;
       showDetails();
@@ -126,8 +129,12 @@ function renderPeers(data) {
   const live = data.peers.filter(p => p.state !== "gone" && p.state !== "silent");
   const total = live.reduce((a, p) => a + p.slots_total, 0);
   const used = live.reduce((a, p) => a + p.slots_total - p.slots_free, 0);
+  const remote = live.filter(p => p.remote).length;
   document.getElementById("summary").textContent =
-    live.length + " peers · " + used + "/" + total + " slots in use";
+    live.length + " peers · " + used + "/" + total + " slots in use" +
+    (data.remote_total ? " · " + remote + " of them registered elsewhere in the federation" +
+      (data.remote_total > remote ? " (the best " + remote + " of " + data.remote_total + ")" : "")
+      : "");
 }
 
 // --- jobs ------------------------------------------------------------------

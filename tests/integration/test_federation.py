@@ -46,6 +46,16 @@ class FederationCase(harness.ClusterTestCase):
             "peer.conf", sns, peer={"supernodes_per_peer": per_peer})
         return sns
 
+    def api_get(self, sn, path):
+        """The dashboard's JSON at path (the supernode started with
+        http=True)."""
+        conn = http.client.HTTPConnection(*sn.http, timeout=10)
+        try:
+            conn.request("GET", path)
+            return json.loads(conn.getresponse().read())
+        finally:
+            conn.close()
+
     def local_ids(self, sn):
         """Node keys of the peers registered with sn itself."""
         r = self.c.mpihost([sn], extra=["--local"])
@@ -80,12 +90,7 @@ class FederationCase(harness.ClusterTestCase):
         # The dashboard names the members and counts what they summarised.
         for i, sn in enumerate(sns):
             def api_sns(sn=sn):
-                conn = http.client.HTTPConnection(*sn.http, timeout=10)
-                try:
-                    conn.request("GET", "/api/supernodes")
-                    return json.loads(conn.getresponse().read())
-                finally:
-                    conn.close()
+                return self.api_get(sn, "/api/supernodes")
             got = wait_until(
                 lambda: (lambda d: d if d["self"]["federated_peers"] == 4
                          else None)(api_sns()), 15,
@@ -94,6 +99,35 @@ class FederationCase(harness.ClusterTestCase):
             fed = sorted(k["addr"] for k in got["known"]
                          if k["source"] == "federation")
             self.assertEqual(fed, sorted(s.addr for s in sns))
+        # /api/peers shows the whole network: its own peers, and the
+        # others' from their summaries, marked remote with the member that
+        # summarised them; each peer once.
+        where = {p.addr: sns[i % 3].addr for i, p in enumerate(peers)}
+        for i, sn in enumerate(sns):
+            def remote_marks(sn=sn):
+                d = self.api_get(sn, "/api/peers")
+                live = [e for e in d["peers"] if e["state"] != "gone"]
+                if len(live) != len(peers):
+                    return None
+                return d, live
+            d, live = wait_until(remote_marks, 15,
+                                 "supernode%d's /api/peers to list all 6" % i)
+            self.assertEqual(sorted(e["addr"] for e in live),
+                             sorted(p.addr for p in peers))
+            for e in live:
+                with self.subTest(supernode=i, peer=e["addr"]):
+                    mine = where[e["addr"]] == sn.addr
+                    self.assertIs(e["remote"], not mine)
+                    if not mine:
+                        self.assertEqual(e["supernode"], where[e["addr"]])
+                        self.assertEqual(e["state"], "available")
+                        self.assertIn(e["slots_total"], (1, 2))
+                        # Every documented field, the machine's empty.
+                        self.assertEqual(e["version"], "")
+                        self.assertIsNone(e["uptime_s"])
+                        self.assertIn("mem_free", e)
+            self.assertEqual(d["remote_total"], 4)
+            self.assertGreaterEqual(d["remote_max"], 4)
         # A member found itself in its list and skipped it.
         for sn in sns:
             sn.wait_log(r"is this supernode itself; skipped", timeout=10)
@@ -167,6 +201,30 @@ class FederationCase(harness.ClusterTestCase):
                              self.local_ids(back)), len(peers))
         self.assert_all_stop_cleanly()
 
+    def test_heartbeat_period_asked(self):
+        """[supernode] heartbeat_ms is the period a supernode asks of its
+        peers; a peer takes the shorter of it and its own."""
+        snconf = self.c.write_config(
+            "sn-hb.conf", key_file=self.c.key,
+            handshake_timeout_ms=self.c.handshake_timeout_ms,
+            extra="[supernode]\nheartbeat_ms = 150\n")
+        sn = self.c.start_supernode(expire=10, conf=snconf)
+        sn.wait_log(r"expiry 10 s, heartbeat 150 ms")
+        sn.wait_log(r"open files: \d+ \(soft limit raised to the hard "
+                    r"limit\); sessions at most \d+")
+        p = self.c.start_peer(2, [sn])  # its own: self.c.heartbeat_ms
+        self.assertGreater(self.c.heartbeat_ms, 150)
+        self.c.wait_listed([sn], [p])
+        p.wait_log(r"registered with supernode .* \(heartbeat 150 ms\)")
+        # Capped by the expiry: three heartbeats fit in it.
+        slow = self.c.write_config(
+            "sn-slow.conf", key_file=self.c.key,
+            handshake_timeout_ms=self.c.handshake_timeout_ms,
+            extra="[supernode]\nheartbeat_ms = 600000\n")
+        sn2 = self.c.start_supernode(expire=3, conf=slow, name="slow")
+        sn2.wait_log(r"expiry 3 s, heartbeat 1000 ms")
+        self.assert_all_stop_cleanly()
+
     def forge(self, sn, mode, count=3, hold=10):
         return self.c.run([binary("p2p_fedforge"), "--conf", self.c.conf,
                            "--supernode", sn.addr, "--mode", mode,
@@ -199,11 +257,13 @@ class FederationCase(harness.ClusterTestCase):
         run = subprocess.Popen([binary("p2p_fedforge"), "--conf",
                                 self.c.conf, "--supernode", sn.addr,
                                 "--mode", "valid", "--count", "5",
-                                "--hold", "6"], stdout=subprocess.PIPE,
+                                "--hold", "15"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True,
                                env=self.c.env)
         try:
-            wait_until(lambda: len(self.c.list_peers([sn])) == 6, 10,
+            # (The forger holds its summary 15 s: on a loaded machine its
+            # start and handshake alone may take seconds.)
+            wait_until(lambda: len(self.c.list_peers([sn])) == 6, 14,
                        "the forged summary's 5 peers to be listed")
             self.assertEqual(len(self.local_ids(sn)), 1)
             out, err = run.communicate(timeout=30)

@@ -232,6 +232,51 @@ t_summary_expire_and_age(void)
     summary_free(NULL);
 }
 
+/* summary_walk (the dashboard's view): each entry once per sender, aged,
+ * with the address of the member that summarised it. */
+struct walk_seen {
+    int n, from7, from8;
+    uint64_t age7;
+};
+
+static void
+walk_count(const struct peer_entry *e, const char *origin, void *arg)
+{
+    struct walk_seen *w = arg;
+
+    w->n++;
+    if (strcmp(origin, "10.9.9.7:9700") == 0) {
+        w->from7++;
+        w->age7 = e->age_ms;
+    } else if (strcmp(origin, "10.9.9.8:9700") == 0)
+        w->from8++;
+}
+
+static void
+t_summary_walk(void)
+{
+    struct summary *s = summary_new();
+    struct peer_entry v[3];
+    struct msg_fed_summary f;
+    struct walk_seen w = {0};
+    char err[200];
+
+    entry(&v[0], 1, 4, 0, 10);
+    entry(&v[1], 2, 4, 0, 10);
+    entry(&v[2], 3, 4, 0, 10);
+    v[0].age_ms = 100;
+    part(&f, 7, 1, 0, 1, v, 1);
+    CHECK_EQ_INT(summary_apply(s, &f, 1000, err, sizeof err), 0);
+    part(&f, 8, 1, 0, 1, v + 1, 2);
+    CHECK_EQ_INT(summary_apply(s, &f, 1000, err, sizeof err), 0);
+    summary_walk(s, 1250, walk_count, &w);
+    CHECK_EQ_INT(w.n, 3);
+    CHECK_EQ_INT(w.from7, 1);
+    CHECK_EQ_INT(w.from8, 2);
+    CHECK(w.age7 == 350);
+    summary_free(s);
+}
+
 static void
 t_rank_order(void)
 {
@@ -325,6 +370,7 @@ static const struct test_case cases[] = {
     {"summary_refused", t_summary_refused},
     {"summary_bounds", t_summary_bounds},
     {"summary_expire_and_age", t_summary_expire_and_age},
+    {"summary_walk", t_summary_walk},
     {"rank_order", t_rank_order},
     {"rank_dedup", t_rank_dedup},
     {"rendezvous", t_rendezvous},

@@ -215,6 +215,67 @@ t_many(void)
     registry_free(r);
 }
 
+/* The generation (what gates the federation's summaries) moves with what
+ * ranks a peer, not with the jitter of every heartbeat. */
+static void
+t_generation_ranked(void)
+{
+    struct registry *r = registry_new();
+    struct msg_register a = reg_for(1, "a");
+    struct resources res;
+    struct reg_peer *p;
+    uint64_t g;
+    void *old;
+    int o, i;
+
+    a.res.mem_total = 16ull << 30;
+    a.res.mem_free = 8ull << 30;
+    a.res.load_milli = 500;
+    p = registry_upsert(r, &a, "127.0.0.2:1", &o, 100, &old);
+    g = registry_generation(r);
+    res = a.res;
+    /* Memory and load wander a little each heartbeat, and come back:
+     * no change, however many heartbeats. */
+    for (i = 0; i < 100; i++) {
+        res.mem_free = (8ull << 30) + (uint64_t)(i % 7) * (10ull << 20);
+        res.load_milli = 500 + (uint32_t)(i % 5) * 40;
+        registry_heartbeat(r, p, &res, 200 + (uint64_t)i);
+    }
+    CHECK(registry_generation(r) == g);
+    /* ... but the latest figures are kept. */
+    CHECK(reg_peer_res(p)->load_milli == res.load_milli);
+    /* A slot taken is a change at once. */
+    res.load_milli = 500;
+    res.mem_free = 8ull << 30;
+    res.slots_free--;
+    registry_heartbeat(r, p, &res, 400);
+    CHECK(registry_generation(r) > g);
+    g = registry_generation(r);
+    /* Load drifting by small steps counts once it has moved a quarter of
+     * a core from the last counted value (not from the last heartbeat). */
+    for (i = 1; i <= 30; i++) {
+        res.load_milli = 500 + (uint32_t)i * 10;
+        registry_heartbeat(r, p, &res, 400 + (uint64_t)i);
+        if (i < 25)
+            CHECK(registry_generation(r) == g);
+    }
+    CHECK(registry_generation(r) == g + 1);
+    g = registry_generation(r);
+    /* Free memory by a sixteenth of the total (1 GiB here). */
+    res.mem_free -= 900ull << 20;
+    registry_heartbeat(r, p, &res, 500);
+    CHECK(registry_generation(r) == g);
+    res.mem_free -= 200ull << 20;
+    registry_heartbeat(r, p, &res, 501);
+    CHECK(registry_generation(r) == g + 1);
+    /* A state change. */
+    g = registry_generation(r);
+    res.state = PEER_STATE_OWNER_BUSY;
+    registry_heartbeat(r, p, &res, 502);
+    CHECK(registry_generation(r) == g + 1);
+    registry_free(r);
+}
+
 static const struct test_case cases[] = {
     {"insert and find", t_insert_find},
     {"same node key replaces the entry", t_replace_same_key},
@@ -223,6 +284,7 @@ static const struct test_case cases[] = {
     {"rtt smoothing", t_rtt_smoothing},
     {"export", t_export},
     {"many peers", t_many},
+    {"generation moves with what ranks a peer", t_generation_ranked},
 };
 
 TEST_MAIN(cases)
