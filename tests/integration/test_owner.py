@@ -30,6 +30,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TICKS = """i=1
 while [ $i -le %d ]; do echo "tick $i"; sleep 0.05; i=$((i+1)); done
 """
+# Ten ticks, then the rest once the file $1 exists (the test lets it go).
+GATED_TICKS = """i=1
+while [ $i -le %d ]; do
+    if [ $i -eq 11 ]; then
+        while [ ! -e "$1" ]; do sleep 0.05; done
+    fi
+    echo "tick $i"; sleep 0.05; i=$((i+1))
+done
+"""
 
 
 class TestOwner(harness.JobTestCase):
@@ -97,21 +106,26 @@ class TestOwner(harness.JobTestCase):
     def test_owner_glances_work_continues(self):
         self.sn, (peer,) = self.start_jobnet(
             1, peer_confs={0: self.idle_conf(suspend_s=30)})
-        prog = self.script("ticks.sh", TICKS % 60)
-        run = self.start_p2prun(["-n", "1", prog])
-        wait_until(lambda: "tick 10" in run.stdout, 10, "ten ticks")
+        # The job stops by itself after ten ticks until the gate file is
+        # made, while it is suspended: nothing is in flight, and any tick
+        # after the tenth shows it ran while suspended.
+        prog = self.script("ticks.sh", GATED_TICKS % 60)
+        gate = self.c.path("go")
+        run = self.start_p2prun(["-n", "1", prog, gate])
+        wait_until(lambda: "tick 10" in run.stdout, 30, "ten ticks")
         t0 = self.owner_types()
-        peer.wait_log(r"suspended 1 job", timeout=5)
+        peer.wait_log(r"suspended 1 job", timeout=30)
         took = time.monotonic() - t0
         figure("owner typed: guest work suspended %.2f s later (target < 1 s)"
                % took)
-        time.sleep(0.3)  # a tick in flight may still land
         frozen = run.stdout
+        with open(gate, "w"):
+            pass
         time.sleep(1.0)
         self.assertEqual(run.stdout, frozen, "the job ran while suspended")
         self.assertTrue(run.alive())
         self.owner_leaves()
-        peer.wait_log(r"resumed 1 job", timeout=5)
+        peer.wait_log(r"resumed 1 job", timeout=30)
         self.assertEqual(run.wait(30), 0, run.describe())
         self.assertEqual(run.stdout, "".join("tick %d\n" % i
                                              for i in range(1, 61)))

@@ -165,18 +165,18 @@ echo "ok $1"
         wait_until(lambda: len(self.c.job_processes(peers)) >= 4, 20,
                    "four tasks running")
         run.kill()
-        self.wait_no_job_processes(peers, 5, "tasks of a killed p2prun")
+        self.wait_no_job_processes(peers, 30, "tasks of a killed p2prun")
         run = self.start_p2prun(["--each", inp, "--", "sleep", mark])
         wait_until(lambda: len(self.c.job_processes(peers)) >= 4, 20,
                    "four tasks running")
         t0 = time.monotonic()
         run.signal(signal.SIGINT)
-        self.assertEqual(run.wait(10), 130, run.describe())
+        self.assertEqual(run.wait(60), 130, run.describe())
         figure("Ctrl-C on a farm: p2prun exited %.2f s later"
                % (time.monotonic() - t0))
         self.assertIn("stopping every task", run.stderr)
-        self.wait_no_job_processes(peers, 3, "the farm's tasks")
-        self.assert_job_over(sn, peers, timeout=5)
+        self.wait_no_job_processes(peers, 30, "the farm's tasks")
+        self.assert_job_over(sn, peers, timeout=30)
 
     def test_task_that_kills_its_peers(self):
         sn, peers = self.start_jobnet(4, slots=1)
@@ -186,9 +186,10 @@ echo "ok $1"
 if [ "$1" = poison ]; then exec sleep %s; fi
 sleep 0.2; echo "$1"
 """ % mark)
-        run = self.start_p2prun(["--each", inp, "--", prog])
+        # -vv: p2prun logs each task it hears has started.
+        run = self.start_p2prun(["-vv", "--each", inp, "--", prog])
         dead = []
-        for _ in range(3):
+        for n in range(3):
             def poisoned():
                 for pid, (argv, env, uid) in \
                         self.c.job_processes(peers).items():
@@ -204,7 +205,9 @@ sleep 0.2; echo "$1"
             # Its peer's "started" must reach p2prun before the peer dies:
             # a task that only waited in a dead peer's queue was not
             # running there, and does not count.
-            time.sleep(0.5)
+            wait_until(lambda: run.stderr.count("task 2 started on ") > n,
+                       60, lambda: "p2prun to hear that the poison task "
+                       "started:\n" + run.describe())
             self.kill_peer_and_jobs(victim)
             dead.append(victim)
         self.assertEqual(run.wait(30), 1, run.describe())
