@@ -149,7 +149,7 @@ echo "ok $1"
         inp = self.inputs("in", [str(i) for i in range(1, 41)])
         prog = self.script("slow.sh", 'sleep 0.3; echo "done $1"\n')
         run = self.start_p2prun(["--each", inp, "--", prog])
-        wait_until(lambda: run.stdout.count("done") >= 6, 30, "six tasks")
+        wait_until(lambda: run.stdout.count("done") >= 6, 60, "six tasks")
         self.kill_peer_and_jobs(peers[0])
         self.assertEqual(run.wait(60), 0, run.describe())
         self.assertEqual(run.stdout, "".join("done %d\n" % i
@@ -222,7 +222,7 @@ sleep 0.2; echo "$1"
         inp = self.inputs("in", [str(i) for i in range(1, 13)])
         prog = self.script("s.sh", 'sleep 0.2; echo "done $1"\n')
         run = self.start_p2prun(["--each", inp, "--", prog])
-        wait_until(lambda: run.stdout.count("done") >= 6, 30, "six tasks")
+        wait_until(lambda: run.stdout.count("done") >= 6, 60, "six tasks")
         frozen = peers[0]
         procs = list(self.c.job_processes([frozen]))
         frozen.signal(signal.SIGSTOP)
@@ -232,7 +232,7 @@ sleep 0.2; echo "$1"
             except ProcessLookupError:
                 pass
         try:
-            rc = run.wait(30)
+            rc = run.wait(60)
         finally:
             frozen.signal(signal.SIGCONT)
             for pid in procs:
