@@ -64,8 +64,12 @@ class TestOutputSpool(harness.JobTestCase):
 
     def gate(self):
         """A path whose creation lets the job print (mpi_flood.c's GATE,
-        FLOOD_SH's $1): the test starts the output, not a clock."""
-        return self.c.path("go-%s" % self.id().rsplit(".", 1)[-1])
+        FLOOD_SH's $1): the test starts the output, not a clock.  In a
+        directory the job's processes may write to (GATE.up.PID)."""
+        d = self.c.path("gate")
+        os.makedirs(d, exist_ok=True)
+        os.chmod(d, 0o777)
+        return os.path.join(d, "go")
 
     def freeze_masters_then_kill(self, run, name, gate, held=False):
         """The issue's sequence: both masters stopped before they print,
@@ -75,6 +79,14 @@ class TestOutputSpool(harness.JobTestCase):
         wait_until(lambda: len(self.replica_procs(name)) == 4 or
                    not run.alive(), 60, "the job's 4 processes")
         self.assertTrue(run.alive(), run.describe())
+        if name == "mpi_flood":
+            # Wired up: a master stopped in MPI_Init would hold every
+            # process of the job there.
+            pids = list(self.replica_procs(name))
+            wait_until(lambda: all(os.path.exists("%s.up.%d" % (gate, pid))
+                                   for pid in pids) or not run.alive(), 120,
+                       "the job's processes out of MPI_Init")
+            self.assertTrue(run.alive(), run.describe())
         (m0,) = self.replica_procs(name, rank=0, replica=0)
         (m1,) = self.replica_procs(name, rank=1, replica=0)
         # Each process leads its own session: stop, kill and continue the
