@@ -131,7 +131,7 @@ class TestOutputSpool(harness.JobTestCase):
                          sum(len("".join(expected_rank(r))) for r in (0, 1)))
         self.assert_rc(run, 0)
         self.assertNotIn("lost", run.stderr)
-        self.assert_job_over(self.sn, self.peers, timeout=5)
+        self.assert_job_over(self.sn, self.peers, timeout=30)
 
     def test_mpi_masters_frozen_then_killed(self):
         prog, gate = self.mpi_prog(), self.gate()

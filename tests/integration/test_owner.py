@@ -88,17 +88,17 @@ class TestOwner(harness.JobTestCase):
         r = self.p2prun(["-n", "1", "true"])
         self.assert_rc(r, 0)
         t0 = self.owner_types()
-        peer.wait_log(r"owner: away -> back: owner active", timeout=5)
+        peer.wait_log(r"owner: away -> back: owner active", timeout=30)
         figure("owner typed: peer refuses guests %.2f s later"
                % (time.monotonic() - t0))
-        wait_until(lambda: self.state(peer) == "owner-busy", 5,
+        wait_until(lambda: self.state(peer) == "owner-busy", 30,
                    "mpihost to show owner-busy")
         r = self.p2prun(["-n", "1", "true"])
         self.assertNotEqual(r.rc, 0, r.describe())
         # The supernode already says owner-busy, or the peer refuses.
         self.assertRegex(r.stderr, r"host2 owner-busy|owner active .*on host2")
         self.owner_leaves()
-        wait_until(lambda: self.state(peer) == "available", 5,
+        wait_until(lambda: self.state(peer) == "available", 30,
                    "the peer to be available again")
         r = self.p2prun(["-n", "1", "true"])
         self.assert_rc(r, 0)
@@ -140,7 +140,7 @@ class TestOwner(harness.JobTestCase):
         self.owner_types()
         self.assertEqual(run.wait(20), 75, run.describe())
         self.assertIn("rank 0 evicted from host2: owner active", run.stderr)
-        self.assert_job_over(self.sn, [peer], timeout=5)
+        self.assert_job_over(self.sn, [peer], timeout=30)
 
     def test_replicated_mpi_rank_fails_over(self):
         prog = self.c.path("mpi_steps")
@@ -206,13 +206,13 @@ class TestOwner(harness.JobTestCase):
         r = self.p2pshare(peer, "off")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("sharing: never (set by p2pshare)", r.stdout)
-        wait_until(lambda: self.state(peer) == "not-sharing", 5,
+        wait_until(lambda: self.state(peer) == "not-sharing", 30,
                    "not-sharing")
         r = self.p2prun(["-n", "1", "true"])
         self.assertNotEqual(r.rc, 0)
         self.assertRegex(r.stderr, r"host2 not-sharing|not sharing")
         self.assertEqual(self.p2pshare(peer, "default").returncode, 0)
-        wait_until(lambda: self.state(peer) == "available", 5, "available")
+        wait_until(lambda: self.state(peer) == "available", 30, "available")
         # Evict: a running job ends now, as an eviction.
         prog = self.script("ticks.sh", TICKS % 400)
         run = self.start_p2prun(["-n", "1", prog])
@@ -223,7 +223,7 @@ class TestOwner(harness.JobTestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(run.wait(20), 75, run.describe())
         self.assertIn("evicted from host2: evicted by the owner", run.stderr)
-        self.assert_job_over(self.sn, [peer], timeout=5)
+        self.assert_job_over(self.sn, [peer], timeout=30)
         r = self.c.run([harness.binary("p2pshare"), "sideways"])
         self.assertEqual(r.returncode, 2)
 
@@ -235,7 +235,7 @@ class TestOwner(harness.JobTestCase):
             heartbeat_ms=self.c.heartbeat_ms,
             extra="hours = %02d:00-%02d:00\n" % (start, (start + 1) % 24))
         self.sn, (peer,) = self.start_jobnet(1, peer_confs={0: conf})
-        wait_until(lambda: self.state(peer) == "not-sharing", 5,
+        wait_until(lambda: self.state(peer) == "not-sharing", 30,
                    "not-sharing outside the hours")
         r = self.p2prun(["-n", "1", "true"])
         self.assertNotEqual(r.rc, 0)

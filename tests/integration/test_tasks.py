@@ -270,7 +270,7 @@ sleep 0.2; echo "$1"
             flood.terminate()
             flood.wait(10)
         # The flooder gone, its tasks go and the slot comes back.
-        self.assert_job_over(sn, [peer], timeout=5)
+        self.assert_job_over(sn, [peer], timeout=30)
         r = self.p2prun(["-n", "1", "echo", "served"], timeout=30)
         self.assert_rc(r, 0)
         self.assertEqual(r.stdout, "served\n")
