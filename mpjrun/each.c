@@ -1286,8 +1286,11 @@ ep_on_msg(struct channel *ch, const struct msg *m, void *arg)
         return;
     case MSG_TASK_STARTED:
         if ((a = each_attempt_find(e, m->u.job)) != NULL && a->p == p &&
-            a->started_ms == 0)
+            a->started_ms == 0) {
             a->started_ms = monotime_ms();
+            log_debug("task %llu started on %s",
+                      (unsigned long long)a->t->num, ep_host(p));
+        }
         return;
     case MSG_OUTPUT:
         if ((a = each_attempt_find(e, m->u.data.job)) == NULL || a->p != p)

@@ -30,8 +30,8 @@ PAD = ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
        "VWXYZabcdefghijklmnopqrstuvwxy")
 FREEZE_S = 3
 
-# The plain job: the same lines from awk, after a second.
-FLOOD_SH = """sleep 1
+# The plain job: the same lines from awk, once the file $1 exists.
+FLOOD_SH = """while [ ! -e "$1" ]; do sleep 0.05; done
 awk -v r="$P2P_RANK" -v n=%d -v pad="%s" 'BEGIN {
     for (i = 0; i < n; i++)
         if (r == 0 || i %% 100 == 0)
@@ -62,12 +62,31 @@ class TestOutputSpool(harness.JobTestCase):
         os.chmod(prog, 0o755)
         return prog
 
-    def freeze_masters_then_kill(self, run, name):
-        """The issue's sequence: both masters stopped for FREEZE_S, then
-        rank 0's killed and rank 1's continued."""
+    def gate(self):
+        """A path whose creation lets the job print (mpi_flood.c's GATE,
+        FLOOD_SH's $1): the test starts the output, not a clock.  In a
+        directory the job's processes may write to (GATE.up.PID)."""
+        d = self.c.path("gate")
+        os.makedirs(d, exist_ok=True)
+        os.chmod(d, 0o777)
+        return os.path.join(d, "go")
+
+    def freeze_masters_then_kill(self, run, name, gate, held=False):
+        """The issue's sequence: both masters stopped before they print,
+        the output let go, FREEZE_S later (or once p2prun says a backup
+        is held, when held) rank 0's master killed and rank 1's
+        continued."""
         wait_until(lambda: len(self.replica_procs(name)) == 4 or
-                   not run.alive(), 20, "the job's 4 processes")
+                   not run.alive(), 60, "the job's 4 processes")
         self.assertTrue(run.alive(), run.describe())
+        if name == "mpi_flood":
+            # Wired up: a master stopped in MPI_Init would hold every
+            # process of the job there.
+            pids = list(self.replica_procs(name))
+            wait_until(lambda: all(os.path.exists("%s.up.%d" % (gate, pid))
+                                   for pid in pids) or not run.alive(), 120,
+                       "the job's processes out of MPI_Init")
+            self.assertTrue(run.alive(), run.describe())
         (m0,) = self.replica_procs(name, rank=0, replica=0)
         (m1,) = self.replica_procs(name, rank=1, replica=0)
         # Each process leads its own session: stop, kill and continue the
@@ -75,7 +94,14 @@ class TestOutputSpool(harness.JobTestCase):
         for pid in (m0, m1):
             os.killpg(pid, signal.SIGSTOP)
         try:
-            time.sleep(FREEZE_S)
+            with open(gate, "w"):
+                pass
+            if held:
+                wait_until(lambda: "holding its output" in run.stderr or
+                           not run.alive(), 60,
+                           lambda: "a backup held:\n" + run.describe())
+            else:
+                time.sleep(FREEZE_S)  # the backups run ahead meanwhile
             os.killpg(m0, signal.SIGKILL)
         finally:
             for pid in (m0, m1):
@@ -105,40 +131,39 @@ class TestOutputSpool(harness.JobTestCase):
                          sum(len("".join(expected_rank(r))) for r in (0, 1)))
         self.assert_rc(run, 0)
         self.assertNotIn("lost", run.stderr)
-        self.assert_job_over(self.sn, self.peers, timeout=5)
+        self.assert_job_over(self.sn, self.peers, timeout=30)
 
     def test_mpi_masters_frozen_then_killed(self):
-        prog = self.mpi_prog()
+        prog, gate = self.mpi_prog(), self.gate()
         run = self.start_p2prun(["-n", "2", "-r", "2", prog, str(LINES),
-                                 "1000"])
-        self.freeze_masters_then_kill(run, "mpi_flood")
+                                 "0", gate])
+        self.freeze_masters_then_kill(run, "mpi_flood", gate)
         self.assert_whole(run)
         self.assertIn("rank 0 replica 0", run.stderr)
 
     def test_mpi_leader_held_by_a_small_spool(self):
         """With a 1 MiB spool the backups are held while the masters are
-        frozen (p2prun -v says so), and the output is still whole."""
-        if harness.SANITIZED:
-            # The masters must be frozen after wire-up and before they
-            # print (a 1 s window); a sanitized build wires up too slowly
-            # to hit it reliably.  The plain build runs this case.
-            self.skipTest("timing window too narrow for a sanitized build")
-        prog = self.mpi_prog()
+        frozen (p2prun -v says so), and the output is still whole.  The
+        progress rule is kept out of the way (replica_lag_ms of 10 min)
+        so that a slow machine cannot declare the frozen master dead
+        before its backup is held."""
+        prog, gate = self.mpi_prog(), self.gate()
         conf = self.c.job_config("spool.conf", [self.sn],
                                  user_key=self.c.user_key("user")[0],
-                                 run={"output_spool_mb": 1})
+                                 run={"output_spool_mb": 1,
+                                      "replica_lag_ms": 600000})
         run = self.start_p2prun(["-v", "-n", "2", "-r", "2", prog, str(LINES),
-                                 "1000"], conf=conf)
-        self.freeze_masters_then_kill(run, "mpi_flood")
+                                 "0", gate], conf=conf)
+        self.freeze_masters_then_kill(run, "mpi_flood", gate, held=True)
         self.assert_whole(run)
         self.assertIn("rank 0 replica 1 on", run.stderr)
         self.assertIn("holding its output", run.stderr)
         self.assertIn("reading again", run.stderr)
 
     def test_plain_job(self):
-        prog = self.script("flood.sh", FLOOD_SH)
-        run = self.start_p2prun(["-n", "2", "-r", "2", prog])
-        self.freeze_masters_then_kill(run, "flood.sh")
+        prog, gate = self.script("flood.sh", FLOOD_SH), self.gate()
+        run = self.start_p2prun(["-n", "2", "-r", "2", prog, gate])
+        self.freeze_masters_then_kill(run, "flood.sh", gate)
         self.assert_whole(run)
 
 

@@ -30,6 +30,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TICKS = """i=1
 while [ $i -le %d ]; do echo "tick $i"; sleep 0.05; i=$((i+1)); done
 """
+# Ten ticks, then the rest once the file $1 exists (the test lets it go).
+GATED_TICKS = """i=1
+while [ $i -le %d ]; do
+    if [ $i -eq 11 ]; then
+        while [ ! -e "$1" ]; do sleep 0.05; done
+    fi
+    echo "tick $i"; sleep 0.05; i=$((i+1))
+done
+"""
 
 
 class TestOwner(harness.JobTestCase):
@@ -79,17 +88,17 @@ class TestOwner(harness.JobTestCase):
         r = self.p2prun(["-n", "1", "true"])
         self.assert_rc(r, 0)
         t0 = self.owner_types()
-        peer.wait_log(r"owner: away -> back: owner active", timeout=5)
+        peer.wait_log(r"owner: away -> back: owner active", timeout=30)
         figure("owner typed: peer refuses guests %.2f s later"
                % (time.monotonic() - t0))
-        wait_until(lambda: self.state(peer) == "owner-busy", 5,
+        wait_until(lambda: self.state(peer) == "owner-busy", 30,
                    "mpihost to show owner-busy")
         r = self.p2prun(["-n", "1", "true"])
         self.assertNotEqual(r.rc, 0, r.describe())
         # The supernode already says owner-busy, or the peer refuses.
         self.assertRegex(r.stderr, r"host2 owner-busy|owner active .*on host2")
         self.owner_leaves()
-        wait_until(lambda: self.state(peer) == "available", 5,
+        wait_until(lambda: self.state(peer) == "available", 30,
                    "the peer to be available again")
         r = self.p2prun(["-n", "1", "true"])
         self.assert_rc(r, 0)
@@ -97,21 +106,26 @@ class TestOwner(harness.JobTestCase):
     def test_owner_glances_work_continues(self):
         self.sn, (peer,) = self.start_jobnet(
             1, peer_confs={0: self.idle_conf(suspend_s=30)})
-        prog = self.script("ticks.sh", TICKS % 60)
-        run = self.start_p2prun(["-n", "1", prog])
-        wait_until(lambda: "tick 10" in run.stdout, 10, "ten ticks")
+        # The job stops by itself after ten ticks until the gate file is
+        # made, while it is suspended: nothing is in flight, and any tick
+        # after the tenth shows it ran while suspended.
+        prog = self.script("ticks.sh", GATED_TICKS % 60)
+        gate = self.c.path("go")
+        run = self.start_p2prun(["-n", "1", prog, gate])
+        wait_until(lambda: "tick 10" in run.stdout, 30, "ten ticks")
         t0 = self.owner_types()
-        peer.wait_log(r"suspended 1 job", timeout=5)
+        peer.wait_log(r"suspended 1 job", timeout=30)
         took = time.monotonic() - t0
         figure("owner typed: guest work suspended %.2f s later (target < 1 s)"
                % took)
-        time.sleep(0.3)  # a tick in flight may still land
         frozen = run.stdout
+        with open(gate, "w"):
+            pass
         time.sleep(1.0)
         self.assertEqual(run.stdout, frozen, "the job ran while suspended")
         self.assertTrue(run.alive())
         self.owner_leaves()
-        peer.wait_log(r"resumed 1 job", timeout=5)
+        peer.wait_log(r"resumed 1 job", timeout=30)
         self.assertEqual(run.wait(30), 0, run.describe())
         self.assertEqual(run.stdout, "".join("tick %d\n" % i
                                              for i in range(1, 61)))
@@ -126,7 +140,7 @@ class TestOwner(harness.JobTestCase):
         self.owner_types()
         self.assertEqual(run.wait(20), 75, run.describe())
         self.assertIn("rank 0 evicted from host2: owner active", run.stderr)
-        self.assert_job_over(self.sn, [peer], timeout=5)
+        self.assert_job_over(self.sn, [peer], timeout=30)
 
     def test_replicated_mpi_rank_fails_over(self):
         prog = self.c.path("mpi_steps")
@@ -192,13 +206,13 @@ class TestOwner(harness.JobTestCase):
         r = self.p2pshare(peer, "off")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("sharing: never (set by p2pshare)", r.stdout)
-        wait_until(lambda: self.state(peer) == "not-sharing", 5,
+        wait_until(lambda: self.state(peer) == "not-sharing", 30,
                    "not-sharing")
         r = self.p2prun(["-n", "1", "true"])
         self.assertNotEqual(r.rc, 0)
         self.assertRegex(r.stderr, r"host2 not-sharing|not sharing")
         self.assertEqual(self.p2pshare(peer, "default").returncode, 0)
-        wait_until(lambda: self.state(peer) == "available", 5, "available")
+        wait_until(lambda: self.state(peer) == "available", 30, "available")
         # Evict: a running job ends now, as an eviction.
         prog = self.script("ticks.sh", TICKS % 400)
         run = self.start_p2prun(["-n", "1", prog])
@@ -209,7 +223,7 @@ class TestOwner(harness.JobTestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(run.wait(20), 75, run.describe())
         self.assertIn("evicted from host2: evicted by the owner", run.stderr)
-        self.assert_job_over(self.sn, [peer], timeout=5)
+        self.assert_job_over(self.sn, [peer], timeout=30)
         r = self.c.run([harness.binary("p2pshare"), "sideways"])
         self.assertEqual(r.returncode, 2)
 
@@ -221,7 +235,7 @@ class TestOwner(harness.JobTestCase):
             heartbeat_ms=self.c.heartbeat_ms,
             extra="hours = %02d:00-%02d:00\n" % (start, (start + 1) % 24))
         self.sn, (peer,) = self.start_jobnet(1, peer_confs={0: conf})
-        wait_until(lambda: self.state(peer) == "not-sharing", 5,
+        wait_until(lambda: self.state(peer) == "not-sharing", 30,
                    "not-sharing outside the hours")
         r = self.p2prun(["-n", "1", "true"])
         self.assertNotEqual(r.rc, 0)

@@ -86,7 +86,7 @@ class TestProgress(harness.JobTestCase):
         self.assertIn("declared dead", run.stderr)
         wait_until(lambda: not harness._pid_alive(pid), 5,
                    "the stopped replica to be killed by its peer")
-        self.assert_job_over(self.sn, self.peers, timeout=5)
+        self.assert_job_over(self.sn, self.peers, timeout=30)
 
     def test_whole_peer_stopped(self):
         prog = self.compile("mpi_flood")
