@@ -192,8 +192,8 @@ async_incoming(const struct wire_hdr *h, const void *payload, int n)
     if (seq <= dc.async_taken ||
         h->total > (uint64_t)dc.async_taken + DEC_AHEAD_MAX) {
         rep_log("p2pmpi: rank %d: out-of-order decision %u out of range: "
-                 "dropped",
-                 rep_rank(), seq);
+                "dropped",
+                rep_rank(), seq);
         return;
     }
     for (d = dc.async; d != NULL; d = d->next)
@@ -295,8 +295,7 @@ dec_await(uint32_t dn, int32_t *v, int max, int *n)
     struct decision *d;
     int rc;
 
-    if ((rc = rep_io()->wait_until(rep_io()->ctx, arrived, &a)) !=
-        MPI_SUCCESS)
+    if ((rc = rep_io()->wait_until(rep_io()->ctx, arrived, &a)) != MPI_SUCCESS)
         return -rc;
     if ((d = got(dn)) == NULL)
         return 0; /* we are master now: decide */
@@ -355,8 +354,8 @@ dec_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
         (h->ctx == 0 && h->total > (uint64_t)dc.next + DEC_AHEAD_MAX) ||
         h->len % sizeof(int32_t) != 0 || n > DEC_MAX_VALUES) {
         rep_log("p2pmpi: rank %d: malformed decision from process %d: "
-                 "dropped",
-                 rep_rank(), p);
+                "dropped",
+                rep_rank(), p);
         return;
     }
     if (h->ctx == 1 && h->type == FR_DECIDE) {

@@ -493,8 +493,8 @@ on_takeover(int b, int y, uint64_t from)
      * us; what we send below from, it drops as duplicates. */
     if (from == 0) {
         rep_log("p2pmpi: rank %d: takeover from 0 asked by rank %d "
-                 "replica %d: ignored",
-                 rp.rank, b, y);
+                "replica %d: ignored",
+                rp.rank, b, y);
         return;
     }
     if (from - 1 > d->acked[y])
@@ -502,9 +502,9 @@ on_takeover(int b, int y, uint64_t from)
     d->feeding[y] = 1;
     if (rp.debug)
         rep_log("p2pmpi: rank %d replica %d: feeding rank %d replica %d "
-                 "from message %llu (sent %llu)",
-                 rp.rank, rp.replica, b, y, (unsigned long long)from,
-                 (unsigned long long)d->tx);
+                "from message %llu (sent %llu)",
+                rp.rank, rp.replica, b, y, (unsigned long long)from,
+                (unsigned long long)d->tx);
     for (e = d->head; e != NULL; e = e->next)
         if (e->h.lseq >= from && !e->done)
             feed(b, e, y);
@@ -529,7 +529,7 @@ rep_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
     }
     if (h->lseq == 0) {
         rep_log("p2pmpi: rank %d: unnumbered message from rank %d: dropped",
-                 rp.rank, a);
+                rp.rank, a);
         return;
     }
     if (h->lseq <= s->rx) {
@@ -541,9 +541,9 @@ rep_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
     }
     if (h->lseq != s->rx + 1) {
         rep_log("p2pmpi: rank %d: message %llu from rank %d replica %d "
-                 "skips %llu: dropped",
-                 rp.rank, (unsigned long long)h->lseq, a, y,
-                 (unsigned long long)(s->rx + 1));
+                "skips %llu: dropped",
+                rp.rank, (unsigned long long)h->lseq, a, y,
+                (unsigned long long)(s->rx + 1));
         return;
     }
     s->rx = h->lseq;
@@ -585,8 +585,8 @@ takeover(int a)
         from = low;
     if (rp.debug)
         rep_log("p2pmpi: rank %d replica %d: rank %d replica %d feeds us "
-                 "from message %llu",
-                 rp.rank, rp.replica, a, f, (unsigned long long)from);
+                "from message %llu",
+                rp.rank, rp.replica, a, f, (unsigned long long)from);
     /* Should f be gone as well, the next view brings the next one. */
     memset(&h, 0, sizeof h);
     h.type = FR_TAKEOVER;
@@ -649,7 +649,7 @@ rep_poll_ctl(void)
         if (vh.type != CTL_VIEW || vh.version != CTL_VERSION ||
             (size_t)n != sizeof vh + (size_t)vh.n * sizeof(uint32_t)) {
             rep_log("p2pmpi: rank %d: malformed control message: ignored",
-                     rp.rank);
+                    rp.rank);
             continue;
         }
         if (vh.number <= rp.view)
@@ -657,7 +657,7 @@ rep_poll_ctl(void)
         rp.view = vh.number;
         if (rp.debug)
             rep_log("p2pmpi: rank %d replica %d: view %u, %u dead", rp.rank,
-                     rp.replica, vh.number, vh.n);
+                    rp.replica, vh.number, vh.n);
         apply_view((const uint32_t *)(void *)(rp.ctlbuf + sizeof vh), vh.n);
     }
 }
@@ -703,13 +703,12 @@ rep_quiet(void)
             if (rp.debug && (++calls & 0xff) == 0)
                 for (y = 0; y < rp.nrep; y++)
                     rep_log("p2pmpi: rank %d replica %d: waiting for rank %d "
-                             "replica %d%s: first unacknowledged %llu, it "
-                             "acknowledged %llu, fins %d",
-                             rp.rank, rp.replica, b, y,
-                             rp.dead[b * rp.nrep + y] ? " (dead)" : "",
-                             (unsigned long long)rp.dst[b].head->h.lseq,
-                             (unsigned long long)rp.dst[b].acked[y],
-                             rep_fins());
+                            "replica %d%s: first unacknowledged %llu, it "
+                            "acknowledged %llu, fins %d",
+                            rp.rank, rp.replica, b, y,
+                            rp.dead[b * rp.nrep + y] ? " (dead)" : "",
+                            (unsigned long long)rp.dst[b].head->h.lseq,
+                            (unsigned long long)rp.dst[b].acked[y], rep_fins());
             return 0;
         }
     return 1;

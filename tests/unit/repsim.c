@@ -191,7 +191,8 @@ io_ctl_recv(void *ctx, void *buf, size_t cap)
     n = p->ctl.inlen[0] < cap ? p->ctl.inlen[0] : cap;
     memcpy(buf, p->ctl.in[0], n);
     p->ctl.nin--;
-    memmove(p->ctl.in[0], p->ctl.in[1], sizeof p->ctl.in[0] * (size_t)p->ctl.nin);
+    memmove(p->ctl.in[0], p->ctl.in[1],
+            sizeof p->ctl.in[0] * (size_t)p->ctl.nin);
     memmove(&p->ctl.inlen[0], &p->ctl.inlen[1],
             sizeof p->ctl.inlen[0] * (size_t)p->ctl.nin);
     return (long)n;
@@ -204,8 +205,7 @@ io_ctl_send(void *ctx, const void *msg, size_t len)
     const uint8_t *b = msg;
     struct ctl_suspect m;
 
-    if (len == sizeof m && b[0] == CTL_SUSPECT &&
-        p->ctl.nsuspects < SIM_REC) {
+    if (len == sizeof m && b[0] == CTL_SUSPECT && p->ctl.nsuspects < SIM_REC) {
         memcpy(&m, msg, sizeof m);
         p->ctl.suspects[p->ctl.nsuspects++] = (int)m.proc;
     }
@@ -537,8 +537,7 @@ sim_kill(struct sim *s, int proc)
 }
 
 int
-sim_accepted(const struct sim_proc *p, int src, int32_t tag0,
-             const char **why)
+sim_accepted(const struct sim_proc *p, int src, int32_t tag0, const char **why)
 {
     uint64_t want = 1;
     int i;

@@ -68,9 +68,15 @@ struct sim_proc {
     } ctl;
     struct mpii_req *completed[SIM_REC];
     int ncompleted;
-    struct { uint32_t dn; int src; } decided[SIM_REC];
+    struct {
+        uint32_t dn;
+        int src;
+    } decided[SIM_REC];
     int ndecided, rematched;
-    struct { int src; uint64_t lseq; } resumed[SIM_REC];
+    struct {
+        int src;
+        uint64_t lseq;
+    } resumed[SIM_REC];
     int nresumed;
     uint64_t orphan; /* what io->orphan answers (a rendezvous cut short) */
     char log[8][256];
@@ -117,8 +123,8 @@ void sim_inject(struct sim *, int from, int to, const struct wire_hdr *,
 
 /* Rank src sends an eager message (tag, payload) from every live
  * replica, as a deterministic program would (each replica its copy). */
-void sim_send_all(struct sim *, int src, int dst, int32_t tag,
-                  const void *data, size_t len);
+void sim_send_all(struct sim *, int src, int dst, int32_t tag, const void *data,
+                  size_t len);
 /* One process sends (the others of its rank have not got that far). */
 int sim_send(struct sim *, int proc, int dst, int32_t tag, const void *data,
              size_t len, struct mpii_req *r);

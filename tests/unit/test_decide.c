@@ -18,7 +18,7 @@
 static struct sim sim;
 static int nrep;
 
-#define P(rank, replica) ((rank) * nrep + (replica))
+#define P(rank, replica) ((rank)*nrep + (replica))
 
 static int
 setup(int size, int r)

@@ -14,7 +14,7 @@
 #include "repsim.h"
 #include "test.h"
 
-#define P(rank, replica) ((rank) * 2 + (replica)) /* R = 2 everywhere */
+#define P(rank, replica) ((rank)*2 + (replica)) /* R = 2 everywhere */
 
 static struct sim sim;
 
@@ -60,8 +60,8 @@ check_all_accepted(int n)
                 continue;
             got = sim_accepted(&sim.p[p], a, 100, &why);
             if (!CHECK_EQ_INT(got, n))
-                test_fail(__FILE__, __LINE__, "process %d from rank %d: %s",
-                          p, a, why != NULL ? why : "count");
+                test_fail(__FILE__, __LINE__, "process %d from rank %d: %s", p,
+                          a, why != NULL ? why : "count");
         }
     }
 }
@@ -488,7 +488,7 @@ t_suspicions_and_progress(void)
     rep_poll_ctl();
     CHECK_EQ_INT(sim.p[P(0, 0)].ctl.nprogress, 1);
     CHECK_EQ_INT(sim.p[P(0, 0)].ctl.progress, 2); /* one sent, one taken */
-    rep_poll_ctl(); /* too soon */
+    rep_poll_ctl();                               /* too soon */
     CHECK_EQ_INT(sim.p[P(0, 0)].ctl.nprogress, 1);
     sim.now += 300; /* unchanged, but alive */
     rep_poll_ctl();
