@@ -78,15 +78,19 @@ sim_take(struct sim *s, int (*keep)(const struct sim_frame *, void *),
     return NULL;
 }
 
-int
-sim_run_if(struct sim *s, int (*keep)(const struct sim_frame *, void *),
-           void *arg)
+/* Deliver the queued frames that keep admits (NULL: any), at most max
+ * (-1: no limit); frames sent while delivering go to the end and are
+ * looked at too.  A protocol that answers every frame with another
+ * would never stop: 100000 frames is plenty for any case here. */
+static int
+sim_deliver(struct sim *s, int (*keep)(const struct sim_frame *, void *),
+            void *arg, int max)
 {
     struct sim_frame *f;
     int n = 0;
 
-    /* Frames sent while delivering go to the end and are looked at too. */
-    while ((f = sim_take(s, keep, arg)) != NULL && n < 100000) {
+    while ((max < 0 || n < max) && n < 100000 &&
+           (f = sim_take(s, keep, arg)) != NULL) {
         sim_dispatch(s, f);
         frame_free(f);
         n++;
@@ -95,18 +99,16 @@ sim_run_if(struct sim *s, int (*keep)(const struct sim_frame *, void *),
 }
 
 int
+sim_run_if(struct sim *s, int (*keep)(const struct sim_frame *, void *),
+           void *arg)
+{
+    return sim_deliver(s, keep, arg, -1);
+}
+
+int
 sim_run(struct sim *s, int max)
 {
-    struct sim_frame *f;
-    int n = 0;
-
-    while ((max < 0 || n < max) && n < 100000 &&
-           (f = sim_take(s, NULL, NULL)) != NULL) {
-        sim_dispatch(s, f);
-        frame_free(f);
-        n++;
-    }
-    return n;
+    return sim_deliver(s, NULL, NULL, max);
 }
 
 int

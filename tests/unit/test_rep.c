@@ -81,6 +81,19 @@ on_link(const struct sim_frame *f, void *arg)
     return f->from == l[0] && f->to == l[1];
 }
 
+/* Both replicas of rank 0 announce a rendezvous send (message 1, r0
+ * and r1 their requests) to rank 1, and the announcements arrive. */
+static void
+rendezvous(struct mpii_req *r0, struct mpii_req *r1)
+{
+    memset(r0, 0, sizeof *r0);
+    memset(r1, 0, sizeof *r1);
+    r0->active = r1->active = 1;
+    sim_send(&sim, P(0, 0), 1, 100, NULL, 100000, r0);
+    sim_send(&sim, P(0, 1), 1, 100, NULL, 100000, r1);
+    sim_run(&sim, -1);
+}
+
 static int
 quiet(int proc)
 {
@@ -249,12 +262,7 @@ t_rendezvous_waits_for_every_replica(void)
 
     if (!setup(2))
         return;
-    memset(&r0, 0, sizeof r0);
-    memset(&r1, 0, sizeof r1);
-    r0.active = r1.active = 1;
-    sim_send(&sim, P(0, 0), 1, 100, NULL, 100000, &r0);
-    sim_send(&sim, P(0, 1), 1, 100, NULL, 100000, &r1);
-    sim_run(&sim, -1);
+    rendezvous(&r0, &r1);
     CHECK_EQ_INT(sim.p[P(1, 0)].ngot, 1);
     CHECK_EQ_INT(sim.p[P(1, 0)].got[0].type, FR_RTS);
     old = sim_use(&sim, P(1, 0));
@@ -336,12 +344,7 @@ t_takeover_resumes_rendezvous(void)
 
     if (!setup(2))
         return;
-    memset(&r0, 0, sizeof r0);
-    memset(&r1, 0, sizeof r1);
-    r0.active = r1.active = 1;
-    sim_send(&sim, P(0, 0), 1, 100, NULL, 100000, &r0);
-    sim_send(&sim, P(0, 1), 1, 100, NULL, 100000, &r1);
-    sim_run(&sim, -1);
+    rendezvous(&r0, &r1);
     sim.p[to].orphan = 1; /* its bytes were coming from replica 0 */
     sim_kill(&sim, P(0, 0));
     CHECK_EQ_INT(sim.p[to].takeover_from, 1);
