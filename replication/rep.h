@@ -32,6 +32,8 @@ struct conn;
 struct wire_hdr;
 struct mpii_req;
 struct rep_io;
+struct rep;       /* one process's replication state (rep.c) */
+struct dec_state; /* its agreement part (decide.c) */
 
 /* Start with the table's knowledge: dead[i] set for a process that is
  * not in it.  io is how we reach the other processes, the coordinator
