@@ -9,6 +9,9 @@
  * backup keeps every decision it received (a few bytes each), indexed by
  * number, so that it can pass them on if it becomes master while other
  * backups live.
+ *
+ * The state is part of rep.c's instance (dc names the selected one's),
+ * and frames, requests and matching go through its struct rep_io.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +19,7 @@
 #include "core.h"
 #include "decide.h"
 #include "rep.h"
+#include "rep_io.h"
 
 /* How far ahead of us a master's decision number may be. */
 #define DEC_AHEAD_MAX (1u << 24)
@@ -30,7 +34,7 @@ struct decision {
     int held_err;
 };
 
-static struct {
+struct dec_state {
     uint32_t next;
     struct decision *sent; /* master: not yet acknowledged by everyone */
     struct decision **got; /* backup: received from the master, by number */
@@ -38,7 +42,23 @@ static struct {
     struct decision *async; /* backup: out-of-order decisions not taken */
     uint32_t async_taken;   /* the highest taken */
     int was_master;
-} dc;
+};
+
+struct dec_state dec_builtin;
+#define dc (*rep_dec_state())
+
+struct dec_state *
+dec_state_new(void)
+{
+    return calloc(1, sizeof(struct dec_state));
+}
+
+void
+dec_state_free(struct dec_state *d)
+{
+    if (d != &dec_builtin)
+        free(d);
+}
 
 int
 dec_on(void)
@@ -116,16 +136,15 @@ static void
 send_to_ctx(int replica, uint8_t type, uint32_t ctx, uint32_t dn,
             const int32_t *v, int n)
 {
-    struct conn *c = conn_to_proc(rep_rank() * rep_nrep() + replica);
+    const struct rep_io *io = rep_io();
     struct wire_hdr h;
 
-    if (c == NULL)
-        return;
     memset(&h, 0, sizeof h);
     h.type = type;
     h.ctx = ctx;
     h.total = dn;
-    (void)conn_send(c, &h, v, (size_t)n * sizeof *v, 1, NULL);
+    io->send(io->ctx, rep_rank() * rep_nrep() + replica, &h, v,
+             (size_t)n * sizeof *v);
 }
 
 static void
@@ -172,9 +191,9 @@ async_incoming(const struct wire_hdr *h, const void *payload, int n)
 
     if (seq <= dc.async_taken ||
         h->total > (uint64_t)dc.async_taken + DEC_AHEAD_MAX) {
-        mpii_log("p2pmpi: rank %d: out-of-order decision %u out of range: "
-                 "dropped",
-                 rep_rank(), seq);
+        rep_log("p2pmpi: rank %d: out-of-order decision %u out of range: "
+                "dropped",
+                rep_rank(), seq);
         return;
     }
     for (d = dc.async; d != NULL; d = d->next)
@@ -221,7 +240,7 @@ settle_all(void)
             struct mpii_req *r = d->held;
 
             r->dn = 0; /* decided and known: complete for real */
-            req_complete(r, d->held_err);
+            rep_io()->complete(rep_io()->ctx, r, d->held_err);
         }
         free(d->v);
         free(d);
@@ -256,7 +275,7 @@ dec_publish(uint32_t dn, const int32_t *v, int n)
     if (publish(dn, v, n) == NULL)
         return MPI_ERR_NO_MEM;
     settle_all();
-    return req_wait_until(published, &dn);
+    return rep_io()->wait_until(rep_io()->ctx, published, &dn);
 }
 
 struct await_arg {
@@ -276,7 +295,7 @@ dec_await(uint32_t dn, int32_t *v, int max, int *n)
     struct decision *d;
     int rc;
 
-    if ((rc = req_wait_until(arrived, &a)) != MPI_SUCCESS)
+    if ((rc = rep_io()->wait_until(rep_io()->ctx, arrived, &a)) != MPI_SUCCESS)
         return -rc;
     if ((d = got(dn)) == NULL)
         return 0; /* we are master now: decide */
@@ -324,7 +343,7 @@ dec_hold(struct mpii_req *r, int err)
 void
 dec_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
 {
-    int p = conn_proc(c), y = p % rep_nrep();
+    int p = rep_io()->proc_of(rep_io()->ctx, c), y = p % rep_nrep();
     struct decision *d;
     uint32_t dn = (uint32_t)h->total;
     int n = (int)(h->len / sizeof(int32_t));
@@ -334,9 +353,9 @@ dec_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
     if (p / rep_nrep() != rep_rank() || h->total == 0 || h->ctx > 1 ||
         (h->ctx == 0 && h->total > (uint64_t)dc.next + DEC_AHEAD_MAX) ||
         h->len % sizeof(int32_t) != 0 || n > DEC_MAX_VALUES) {
-        mpii_log("p2pmpi: rank %d: malformed decision from process %d: "
-                 "dropped",
-                 rep_rank(), p);
+        rep_log("p2pmpi: rank %d: malformed decision from process %d: "
+                "dropped",
+                rep_rank(), p);
         return;
     }
     if (h->ctx == 1 && h->type == FR_DECIDE) {
@@ -358,7 +377,7 @@ dec_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
         if (got_add(dn, v, n) == -1)
             return; /* no ack: the master waits, we cannot follow */
         if (n >= 1)
-            match_decided(dn, v[0]);
+            rep_io()->decided(rep_io()->ctx, dn, v[0]);
     }
     send_to(y, FR_DECIDE_ACK, dn, NULL, 0);
 }
@@ -384,7 +403,7 @@ dec_view_changed(void)
         for (i = 0; i < dc.gotcap; i++)
             if ((d = dc.got[i]) != NULL && find(dc.sent, d->dn) == NULL)
                 (void)publish(d->dn, d->v, d->n);
-        match_rematch();
+        rep_io()->rematch(rep_io()->ctx);
     }
     settle_all();
 }

@@ -71,4 +71,11 @@ void dec_start(void);
 void dec_view_changed(void);
 void dec_fini(void);
 
+/* The decision state of rep.c's instances (rep_instance_new): the
+ * built-in instance's, a fresh one, and freeing one after dec_fini. */
+struct dec_state;
+extern struct dec_state dec_builtin;
+struct dec_state *dec_state_new(void);
+void dec_state_free(struct dec_state *);
+
 #endif

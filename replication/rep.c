@@ -15,18 +15,22 @@
  * rendezvous or a FIN; a completed rendezvous is also named on its own,
  * so that its sender's request completes even while an older rendezvous
  * of the same pair is still waiting for its receive.
+ *
+ * Nothing here touches a socket, a connection or a request queue: that
+ * goes through rp.io (rep_io.h).  The state is one struct rep per
+ * process; rp names the selected one (rep_instance_select: the tests run
+ * several processes in one program, the library only the built-in one).
  */
-#include <sys/socket.h>
-
-#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core.h"
 #include "ctl.h"
 #include "decide.h"
 #include "rep.h"
+#include "rep_io.h"
 
 #define REP_ACK_EVERY 16
 /* Progress reports to peerd: a new counter at most this often, the same
@@ -67,9 +71,11 @@ struct source {
     int fin;
 };
 
-static struct {
+struct rep {
     int on, started, debug;
-    int rank, replica, size, nrep, ctl;
+    int rank, replica, size, nrep;
+    struct rep_io io;
+    struct dec_state *dec; /* decide.c's part */
     uint32_t view;
     uint8_t *dead, *suspected; /* [size * nrep] */
     struct dest *dst;          /* [size] */
@@ -79,7 +85,67 @@ static struct {
     int progress;                /* peerd relays progress reports */
     uint64_t progress_sent;      /* last counter reported */
     uint64_t progress_ms;        /* when */
-} rp = {.ctl = -1};
+};
+
+static struct rep rep_builtin = {.dec = &dec_builtin};
+static struct rep *rep_cur = &rep_builtin;
+#define rp (*rep_cur)
+
+struct rep *
+rep_instance_new(void)
+{
+    struct rep *r = calloc(1, sizeof *r);
+
+    if (r != NULL && (r->dec = dec_state_new()) == NULL) {
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void
+rep_instance_free(struct rep *r)
+{
+    if (r == NULL || r == &rep_builtin || r == rep_cur)
+        return;
+    dec_state_free(r->dec);
+    free(r);
+}
+
+struct rep *
+rep_instance_select(struct rep *r)
+{
+    struct rep *old = rep_cur;
+
+    rep_cur = r != NULL ? r : &rep_builtin;
+    return old;
+}
+
+const struct rep_io *
+rep_io(void)
+{
+    return &rp.io;
+}
+
+struct dec_state *
+rep_dec_state(void)
+{
+    return rp.dec;
+}
+
+void
+rep_log(const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+
+    if (rp.io.log == NULL)
+        return;
+    va_start(ap, fmt);
+    (void)vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    rp.io.log(rp.io.ctx, line);
+}
 
 void
 rep_set_progress(int on)
@@ -94,16 +160,14 @@ static void
 rep_report_progress(void)
 {
     struct ctl_progress m;
-    struct timespec ts;
     uint64_t count = 0, now;
     int b;
 
-    if (!rp.progress || rp.ctl == -1)
+    if (!rp.progress || rp.io.ctl_send == NULL)
         return;
     for (b = 0; b < rp.size; b++)
         count += rp.dst[b].tx + rp.src[b].rx;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+    now = rp.io.now_ms(rp.io.ctx);
     if (now - rp.progress_ms <
         (count != rp.progress_sent ? REP_PROGRESS_MS : REP_BEAT_MS))
         return;
@@ -111,7 +175,7 @@ rep_report_progress(void)
     m.type = CTL_PROGRESS;
     m.version = CTL_VERSION;
     m.count = count;
-    if (send(rp.ctl, &m, sizeof m, MSG_NOSIGNAL | MSG_DONTWAIT) == sizeof m) {
+    if (rp.io.ctl_send(rp.io.ctx, &m, sizeof m) == 0) {
         rp.progress_sent = count;
         rp.progress_ms = now;
     }
@@ -166,7 +230,7 @@ rep_lowest_live(int rank)
 
 int
 rep_init(int rank, int replica, int size, int nrep, const uint8_t *dead,
-         int ctl)
+         const struct rep_io *io)
 {
     int b, n = size * nrep;
 
@@ -176,7 +240,7 @@ rep_init(int rank, int replica, int size, int nrep, const uint8_t *dead,
     rp.replica = replica;
     rp.size = size;
     rp.nrep = nrep;
-    rp.ctl = ctl;
+    rp.io = *io;
     if ((rp.dead = calloc((size_t)n, 1)) == NULL ||
         (rp.suspected = calloc((size_t)n, 1)) == NULL ||
         (rp.dst = calloc((size_t)size, sizeof *rp.dst)) == NULL ||
@@ -207,11 +271,9 @@ rep_init(int rank, int replica, int size, int nrep, const uint8_t *dead,
 static void
 feed(int b, const struct logent *e, int y)
 {
-    struct conn *c = conn_to_proc(b * rp.nrep + y);
     struct wire_hdr h = e->h;
 
-    if (c != NULL)
-        (void)conn_send(c, &h, e->data, e->len, 1, NULL);
+    rp.io.send(rp.io.ctx, b * rp.nrep + y, &h, e->data, e->len);
 }
 
 static void settle(int b);
@@ -301,7 +363,7 @@ settle(int b)
 
             e->req = NULL;
             e->done = 1;
-            req_complete(r, MPI_SUCCESS);
+            rp.io.complete(rp.io.ctx, r, MPI_SUCCESS);
         }
     if (low == UINT64_MAX)
         low = d->tx; /* nobody left to feed: the job is failing */
@@ -335,7 +397,6 @@ ack(int a, uint64_t one, int force)
 {
     struct source *s = &rp.src[a];
     struct wire_hdr h;
-    struct conn *c;
     uint64_t upto = complete_upto(s);
     int y;
 
@@ -344,14 +405,13 @@ ack(int a, uint64_t one, int force)
     if (upto > s->ack_sent)
         s->ack_sent = upto;
     for (y = 0; y < rp.nrep; y++) {
-        if (rp.dead[a * rp.nrep + y] ||
-            (c = conn_to_proc(a * rp.nrep + y)) == NULL)
+        if (rp.dead[a * rp.nrep + y])
             continue;
         memset(&h, 0, sizeof h);
         h.type = FR_ACK;
         h.total = s->ack_sent;
         h.lseq = one;
-        (void)conn_send(c, &h, NULL, 0, 0, NULL);
+        rp.io.send(rp.io.ctx, a * rp.nrep + y, &h, NULL, 0);
     }
 }
 
@@ -432,19 +492,19 @@ on_takeover(int b, int y, uint64_t from)
     /* from may lie beyond what we sent: that replica of b is ahead of
      * us; what we send below from, it drops as duplicates. */
     if (from == 0) {
-        mpii_log("p2pmpi: rank %d: takeover from 0 asked by rank %d "
-                 "replica %d: ignored",
-                 rp.rank, b, y);
+        rep_log("p2pmpi: rank %d: takeover from 0 asked by rank %d "
+                "replica %d: ignored",
+                rp.rank, b, y);
         return;
     }
     if (from - 1 > d->acked[y])
         d->acked[y] = from - 1;
     d->feeding[y] = 1;
     if (rp.debug)
-        mpii_log("p2pmpi: rank %d replica %d: feeding rank %d replica %d "
-                 "from message %llu (sent %llu)",
-                 rp.rank, rp.replica, b, y, (unsigned long long)from,
-                 (unsigned long long)d->tx);
+        rep_log("p2pmpi: rank %d replica %d: feeding rank %d replica %d "
+                "from message %llu (sent %llu)",
+                rp.rank, rp.replica, b, y, (unsigned long long)from,
+                (unsigned long long)d->tx);
     for (e = d->head; e != NULL; e = e->next)
         if (e->h.lseq >= from && !e->done)
             feed(b, e, y);
@@ -454,7 +514,7 @@ on_takeover(int b, int y, uint64_t from)
 void
 rep_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
 {
-    int p = conn_proc(c), a = p / rp.nrep, y = p % rp.nrep;
+    int p = rp.io.proc_of(rp.io.ctx, c), a = p / rp.nrep, y = p % rp.nrep;
     struct source *s = &rp.src[a];
 
     if (a == rp.rank)
@@ -468,22 +528,22 @@ rep_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
         return;
     }
     if (h->lseq == 0) {
-        mpii_log("p2pmpi: rank %d: unnumbered message from rank %d: dropped",
-                 rp.rank, a);
+        rep_log("p2pmpi: rank %d: unnumbered message from rank %d: dropped",
+                rp.rank, a);
         return;
     }
     if (h->lseq <= s->rx) {
         /* A replay: only a rendezvous still waiting for its bytes
          * needs it. */
         if (h->type == FR_RTS)
-            (void)match_resume(a, h->lseq, c, h->sid);
+            (void)rp.io.resume(rp.io.ctx, a, h->lseq, c, h->sid);
         return;
     }
     if (h->lseq != s->rx + 1) {
-        mpii_log("p2pmpi: rank %d: message %llu from rank %d replica %d "
-                 "skips %llu: dropped",
-                 rp.rank, (unsigned long long)h->lseq, a, y,
-                 (unsigned long long)(s->rx + 1));
+        rep_log("p2pmpi: rank %d: message %llu from rank %d replica %d "
+                "skips %llu: dropped",
+                rp.rank, (unsigned long long)h->lseq, a, y,
+                (unsigned long long)(s->rx + 1));
         return;
     }
     s->rx = h->lseq;
@@ -495,10 +555,10 @@ rep_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
     case FR_RTS:
         if (pend_add(s, h->lseq) == -1)
             return;
-        match_incoming(c, h, NULL);
+        rp.io.deliver(rp.io.ctx, c, h, NULL);
         break;
     default: /* FR_EAGER */
-        match_incoming(c, h, payload);
+        rp.io.deliver(rp.io.ctx, c, h, payload);
         ack(a, 0, 0);
         break;
     }
@@ -513,27 +573,25 @@ takeover(int a)
 {
     struct source *s = &rp.src[a];
     struct wire_hdr h;
-    struct conn *c;
     uint64_t low, from;
     int f = !rp.dead[a * rp.nrep + rp.replica] ? rp.replica : lowest_live(a);
 
     if (f < 0)
         return; /* every replica of a is gone: the job is failing */
     s->feeder = f;
-    low = match_orphan(a);
+    low = rp.io.orphan(rp.io.ctx, a);
     from = s->rx + 1;
     if (low != 0 && low < from)
         from = low;
     if (rp.debug)
-        mpii_log("p2pmpi: rank %d replica %d: rank %d replica %d feeds us "
-                 "from message %llu",
-                 rp.rank, rp.replica, a, f, (unsigned long long)from);
-    if ((c = conn_to_proc(a * rp.nrep + f)) == NULL)
-        return; /* gone as well: the next view brings the next one */
+        rep_log("p2pmpi: rank %d replica %d: rank %d replica %d feeds us "
+                "from message %llu",
+                rp.rank, rp.replica, a, f, (unsigned long long)from);
+    /* Should f be gone as well, the next view brings the next one. */
     memset(&h, 0, sizeof h);
     h.type = FR_TAKEOVER;
     h.total = from;
-    (void)conn_send(c, &h, NULL, 0, 0, NULL);
+    rp.io.send(rp.io.ctx, a * rp.nrep + f, &h, NULL, 0);
 }
 
 void
@@ -560,7 +618,7 @@ apply_view(const uint32_t *dead, uint32_t n)
             continue;
         rp.dead[p] = 1;
         touched = 1;
-        transport_drop(p);
+        rp.io.drop(rp.io.ctx, p);
         rp.dst[p / rp.nrep].feeding[p % rp.nrep] = 0;
     }
     if (!touched)
@@ -579,27 +637,27 @@ void
 rep_poll_ctl(void)
 {
     struct ctl_view_head vh;
-    ssize_t n;
+    long n;
 
-    if (!rp.on || rp.ctl == -1)
+    if (!rp.on || rp.io.ctl_recv == NULL)
         return;
     rep_report_progress();
-    while ((n = recv(rp.ctl, rp.ctlbuf, rp.ctlcap, MSG_DONTWAIT)) > 0) {
+    while ((n = rp.io.ctl_recv(rp.io.ctx, rp.ctlbuf, rp.ctlcap)) > 0) {
         if ((size_t)n < sizeof vh)
             continue;
         memcpy(&vh, rp.ctlbuf, sizeof vh);
         if (vh.type != CTL_VIEW || vh.version != CTL_VERSION ||
             (size_t)n != sizeof vh + (size_t)vh.n * sizeof(uint32_t)) {
-            mpii_log("p2pmpi: rank %d: malformed control message: ignored",
-                     rp.rank);
+            rep_log("p2pmpi: rank %d: malformed control message: ignored",
+                    rp.rank);
             continue;
         }
         if (vh.number <= rp.view)
             continue;
         rp.view = vh.number;
         if (rp.debug)
-            mpii_log("p2pmpi: rank %d replica %d: view %u, %u dead", rp.rank,
-                     rp.replica, vh.number, vh.n);
+            rep_log("p2pmpi: rank %d replica %d: view %u, %u dead", rp.rank,
+                    rp.replica, vh.number, vh.n);
         apply_view((const uint32_t *)(void *)(rp.ctlbuf + sizeof vh), vh.n);
     }
 }
@@ -612,14 +670,14 @@ rep_suspect(int p)
     /* A replica of a rank that finished talking to us (we have its
      * FIN) closes its connections when it leaves: nothing to report. */
     if (!rp.on || p < 0 || p >= rp.size * rp.nrep || rp.dead[p] ||
-        rp.suspected[p] || rp.ctl == -1 || rp.src[p / rp.nrep].fin)
+        rp.suspected[p] || rp.io.ctl_send == NULL || rp.src[p / rp.nrep].fin)
         return;
     rp.suspected[p] = 1;
     memset(&m, 0, sizeof m);
     m.type = CTL_SUSPECT;
     m.version = CTL_VERSION;
     m.proc = (uint32_t)p;
-    (void)send(rp.ctl, &m, sizeof m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)rp.io.ctl_send(rp.io.ctx, &m, sizeof m);
 }
 
 /* --- finalize --------------------------------------------------------- */
@@ -644,14 +702,13 @@ rep_quiet(void)
         if (b != rp.rank && rp.dst[b].head != NULL) {
             if (rp.debug && (++calls & 0xff) == 0)
                 for (y = 0; y < rp.nrep; y++)
-                    mpii_log("p2pmpi: rank %d replica %d: waiting for rank %d "
-                             "replica %d%s: first unacknowledged %llu, it "
-                             "acknowledged %llu, fins %d",
-                             rp.rank, rp.replica, b, y,
-                             rp.dead[b * rp.nrep + y] ? " (dead)" : "",
-                             (unsigned long long)rp.dst[b].head->h.lseq,
-                             (unsigned long long)rp.dst[b].acked[y],
-                             rep_fins());
+                    rep_log("p2pmpi: rank %d replica %d: waiting for rank %d "
+                            "replica %d%s: first unacknowledged %llu, it "
+                            "acknowledged %llu, fins %d",
+                            rp.rank, rp.replica, b, y,
+                            rp.dead[b * rp.nrep + y] ? " (dead)" : "",
+                            (unsigned long long)rp.dst[b].head->h.lseq,
+                            (unsigned long long)rp.dst[b].acked[y], rep_fins());
             return 0;
         }
     return 1;
@@ -661,6 +718,7 @@ void
 rep_fini(void)
 {
     struct logent *e;
+    struct dec_state *dec = rp.dec;
     int b;
 
     for (b = 0; rp.dst != NULL && b < rp.size; b++) {
@@ -680,5 +738,5 @@ rep_fini(void)
     free(rp.suspected);
     free(rp.ctlbuf);
     memset(&rp, 0, sizeof rp);
-    rp.ctl = -1;
+    rp.dec = dec;
 }

@@ -18,7 +18,9 @@
  *
  * Called by transport.c (frames, lost connections, views on the control
  * socket), p2p.c and env.c (sending, finalize) and request.c (completed
- * rendezvous receives).
+ * rendezvous receives).  Everything it needs from them goes through the
+ * struct rep_io given to rep_init (rep_io.h), so that the unit tests can
+ * run several simulated processes in one program (rep_instance_*).
  */
 #ifndef P2PMPI_REP_H
 #define P2PMPI_REP_H
@@ -29,11 +31,15 @@
 struct conn;
 struct wire_hdr;
 struct mpii_req;
+struct rep_io;
+struct rep;       /* one process's replication state (rep.c) */
+struct dec_state; /* its agreement part (decide.c) */
 
 /* Start with the table's knowledge: dead[i] set for a process that is
- * not in it.  ctl is the control socket (views in, suspicions out). */
+ * not in it.  io is how we reach the other processes, the coordinator
+ * (views in, suspicions out), matching and requests; copied. */
 int rep_init(int rank, int replica, int size, int nrep, const uint8_t *dead,
-             int ctl);
+             const struct rep_io *io);
 /* Connections are up: ask for feeding where our own replica is dead. */
 void rep_start(void);
 void rep_fini(void);
@@ -67,5 +73,21 @@ void rep_set_progress(int on);
  * can still need us). */
 int rep_fins(void);
 int rep_quiet(void);
+
+/* Several processes in one program (the unit tests).  An instance holds
+ * one process's replication state, rep.c's and decide.c's; every call
+ * above acts on the selected instance.  The library uses the built-in
+ * one and never selects another.  rep_instance_free takes an instance
+ * that is not selected, after rep_fini and dec_fini on it (NULL: no-op);
+ * rep_instance_select returns the instance selected until then. */
+struct rep *rep_instance_new(void);
+void rep_instance_free(struct rep *);
+struct rep *rep_instance_select(struct rep *);
+
+/* For decide.c: the selected instance's I/O and decision state, and a
+ * diagnostic line through io->log. */
+const struct rep_io *rep_io(void);
+struct dec_state *rep_dec_state(void);
+void rep_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -220,4 +220,11 @@ struct mpii_req *req_find_rendezvous(int wsrc, uint64_t lseq);
  * the lowest lseq among them, or 0. */
 uint64_t req_orphan(int wsrc);
 
+/* --- the replication core's I/O (repio.c) --- */
+
+struct rep_io;
+/* The library's implementation of replication/rep_io.h for rep_init;
+ * ctl is the control socket to peerd (-1: none). */
+const struct rep_io *repio_make(int ctl);
+
 #endif

@@ -199,7 +199,7 @@ env_wireup(int rank, int size)
             if (rx.tab[i].rank < (uint32_t)size &&
                 rx.tab[i].replica < (uint32_t)nrep && rx.tab[i].addr[0] != '\0')
                 dead[rx.tab[i].rank * (uint32_t)nrep + rx.tab[i].replica] = 0;
-        rc = rep_init(rank, replica, size, nrep, dead, ctl);
+        rc = rep_init(rank, replica, size, nrep, dead, repio_make(ctl));
         rep_set_progress((rx.flags & CTL_TF_PROGRESS) != 0);
         free(dead);
         if (rc != MPI_SUCCESS) {
