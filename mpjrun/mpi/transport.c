@@ -950,6 +950,8 @@ conn_send_sealed(struct conn *c, const struct wire_hdr *h, const void *data,
         conn_kill(c);
         return MPI_ERR_OTHER;
     }
+    if (mpii_test_corrupt(h->type == FR_DATA))
+        t->head[t->hlen - 1] ^= 0x01; /* the tag's last bit */
     t->done = done;
     return conn_queue(c, t);
 }
