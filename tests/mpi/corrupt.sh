@@ -31,4 +31,6 @@ fail() {
 grep -q "rank 1: malformed frame from rank 0 (sealed payload does not verify)" \
     "$out" || fail "no refusal in the log"
 ! grep -q "killed by signal" "$out" || fail "a process crashed"
+! grep -q "ERROR: AddressSanitizer\|runtime error:" "$out" ||
+    fail "a sanitizer error"
 echo "corrupt.sh ($kind): refused (status $rc, ${elapsed}s)"
