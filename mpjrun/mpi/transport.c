@@ -38,8 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core.h"
 #include "aead.h"
+#include "core.h"
 #include "ctl.h"
 #include "decide.h"
 #include "rep.h"

@@ -349,6 +349,12 @@ t_hello_refused(void)
     magic = WF_MAGIC ^ 1;
     memcpy(p.hello, &magic, 4);
     CHECK_CONTAINS(pair_accept(&p), "version");
+    /* The previous version (P2M4: libsodium's ChaCha20-Poly1305 frames)
+     * is named, so that a mixed job says what is wrong. */
+    pair_init(&p, key, key);
+    magic = 0x4d345032u;
+    memcpy(p.hello, &magic, 4);
+    CHECK_CONTAINS(pair_accept(&p), "older libp2pmpi (P2M4");
     h.world = 6; /* beyond the job */
     h.replica = 0;
     wf_hello_build(p.hello, &h);
