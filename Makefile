@@ -21,7 +21,7 @@ DEBBUILD ?= build-deb
 # CPack needs for the .deb's dependencies; chromium (headless) is what the
 # dashboard's page test renders it with.
 DEBIAN_PACKAGES = cmake make gcc pkg-config python3 \
-	libevent-dev libprotobuf-c-dev protobuf-c-compiler libsodium-dev \
+	libevent-dev libprotobuf-c-dev protobuf-c-compiler libsodium-dev libssl-dev \
 	libhwloc-dev libinih-dev libjansson-dev uthash-dev \
 	clang libclang-rt-14-dev iproute2 procps \
 	scdoc dpkg-dev file chromium

@@ -182,3 +182,32 @@ done
 [ $have_ompi = yes ] || echo "(Open MPI not available: its column is empty)"
 echo "ratio = ours / theirs: below 1 is better for times, above 1 for" \
      "bandwidth"
+
+# --- encryption ------------------------------------------------------------
+# Ours with encryption on (the default: AES-256-GCM, libcrypto) beside
+# --no-encrypt, interleaved run by run, medians of $runs: the price of
+# sealing (target: at least 0.7x the plain bandwidth at 1 MiB).
+if [ -n "$noenc" ]; then
+    echo "mpi.sh: measuring p2p encrypted beside --no-encrypt" >&2
+    for b in latency:latency_us bandwidth:bandwidth_gbs; do
+        prog=${b%%:*} key=${b#*:} i=0
+        : >"$work/enc.$prog"
+        : >"$work/plain.$prog"
+        while [ $i -lt "$runs" ]; do
+            HOME=$work/home P2P_CONF= "$p2prun" -n 2 --timeout 300 \
+                "$work/p2p_$prog" 2>/dev/null |
+                awk -v k="$key" '$1 == k { print $2 }' >>"$work/enc.$prog"
+            run_mpi p2p 2 "$work/p2p_$prog" |
+                awk -v k="$key" '$1 == k { print $2 }' >>"$work/plain.$prog"
+            i=$((i + 1))
+        done
+    done
+    echo
+    printf "%-34s %10s %10s %8s\n" figure encrypted plain ratio
+    for row in "latency:1-byte latency (us, lower better)" \
+               "bandwidth:1 MiB bandwidth (GB/s, higher)"; do
+        prog=${row%%:*} name=${row#*:}
+        e=$(median <"$work/enc.$prog") p=$(median <"$work/plain.$prog")
+        printf "%-34s %10s %10s %8s\n" "$name" "$e" "$p" "$(ratio "$e" "$p")"
+    done
+fi

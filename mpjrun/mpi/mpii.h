@@ -400,6 +400,10 @@ int mpii_replicated(void);
 /* testkill.c: fault injection for tests (P2P_TEST_KILL); a no-op
  * otherwise. */
 void mpii_test_point(const char *where);
+/* testkill.c: 1 when the sealed frame about to be sent (data: a
+ * rendezvous payload) is the one P2P_TEST_CORRUPT names, to be damaged
+ * on its way out. */
+int mpii_test_corrupt(int data);
 /* Exit status of a replica that could not join its job. */
 #define MPII_EXIT_WIREUP 75
 /* Ask the coordinator to end the job with this status (MPI_Abort and

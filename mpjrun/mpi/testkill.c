@@ -10,7 +10,10 @@
  * and P2P_TEST_CUT set to "RANK.REPLICA:PROC:N" makes that process close
  * its connection to process index PROC (rank * R + replica), staying
  * alive, the Nth time it starts a point-to-point send: a partial network
- * partition, as both ends see it.
+ * partition, as both ends see it.  P2P_TEST_CORRUPT set to
+ * "RANK.REPLICA:KIND:N" (KIND "data" for rendezvous payloads, "any" for
+ * every kind) makes that process flip a bit of the Nth sealed frame of
+ * that kind it sends, after sealing: the receiver must refuse it.
  * Nothing happens without the variables.
  */
 #include <signal.h>
@@ -76,4 +79,25 @@ mpii_test_point(const char *where)
     }
     if (armed == 1 && strcmp(where, point) == 0 && --countdown == 0)
         raise(SIGKILL);
+}
+
+int
+mpii_test_corrupt(int data)
+{
+    static int on = -1, only_data, left;
+    const char *v = getenv("P2P_TEST_CORRUPT");
+    char kind[8];
+    int rank, replica, n;
+
+    if (on == -1) {
+        on = v != NULL &&
+             sscanf(v, "%d.%d:%7[a-z]:%d", &rank, &replica, kind, &n) == 4 &&
+             is_me(rank, replica) && n > 0 &&
+             (strcmp(kind, "data") == 0 || strcmp(kind, "any") == 0);
+        only_data = on && strcmp(kind, "data") == 0;
+        left = on ? n : 0;
+    }
+    if (!on || (only_data && !data))
+        return 0;
+    return --left == 0;
 }

@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "aead.h"
 #include "core.h"
 #include "ctl.h"
 #include "decide.h"
@@ -92,9 +93,14 @@ struct conn {
     /* sending */
     struct txitem *txh, **txt;
     uint64_t seq_tx, seq_rx;
-    /* sealing */
+    /* sealing: one AEAD context per direction, keyed once at the
+     * handshake.  Nonce uniqueness: each direction of each connection
+     * has its own key (wf_keys: MACs over both ends' fresh nonces), and
+     * its frames are numbered by a 64-bit counter from 0 that only goes
+     * up (ctr_tx++ per sealed frame, never reset or wrapped), so no
+     * nonce repeats under a key. */
     int sealed;
-    uint8_t ktx[SEC_KEY_LEN], krx[SEC_KEY_LEN];
+    struct aead *atx, *arx;
     uint64_t ctr_tx, ctr_rx;
     /* finishing (R = 1): FIN sent, FIN received on this connection */
     int fin_tx, fin_rx;
@@ -266,11 +272,27 @@ conn_new(int fd)
     return c;
 }
 
-static void
+/* The handshake is proven: key both directions' AEAD contexts (sealed
+ * jobs).  -1 when libcrypto cannot (no memory). */
+static int
 hs_keys(struct conn *c, int connector)
 {
-    wf_keys(&c->hsk, connector, c->ktx, c->krx);
+    uint8_t ktx[SEC_KEY_LEN], krx[SEC_KEY_LEN];
+
     c->sealed = tp.sealed;
+    if (!tp.sealed)
+        return 0;
+    wf_keys(&c->hsk, connector, ktx, krx);
+    c->atx = aead_new(WF_CIPHER, ktx);
+    c->arx = aead_new(WF_CIPHER, krx);
+    sec_wipe(ktx, sizeof ktx);
+    sec_wipe(krx, sizeof krx);
+    if (c->atx == NULL || c->arx == NULL) {
+        mpii_log("rank %d: cannot set up %s for process %d", tp.world,
+                 aead_name(WF_CIPHER), c->world);
+        return -1;
+    }
+    return 0;
 }
 
 /* Small handshake writes fit any socket buffer: all or an error. */
@@ -370,8 +392,8 @@ conn_free(struct conn *c)
         conn_close(c);
     free(c->rbuf);
     free(c->plain);
-    sec_wipe(c->ktx, sizeof c->ktx);
-    sec_wipe(c->krx, sizeof c->krx);
+    aead_free(c->atx);
+    aead_free(c->arx);
     free(c);
 }
 
@@ -422,7 +444,10 @@ hs_step(struct conn *c, struct conn **pending, int npending)
             conn_kill(c);
             return;
         }
-        hs_keys(c, 1);
+        if (hs_keys(c, 1) == -1) {
+            conn_kill(c);
+            return;
+        }
         c->state = CS_READY;
         return;
     case CS_WAIT_HELLO:
@@ -468,7 +493,10 @@ hs_step(struct conn *c, struct conn **pending, int npending)
             conn_kill(c);
             return;
         }
-        hs_keys(c, 0);
+        if (hs_keys(c, 0) == -1) {
+            conn_kill(c);
+            return;
+        }
         c->state = CS_READY;
         if (tp.by_world[c->world] != NULL)
             conn_free(tp.by_world[c->world]); /* ours, which lost */
@@ -497,6 +525,8 @@ conn_discard(struct conn *c)
     conn_kill(c);
     free(c->rbuf);
     free(c->plain);
+    aead_free(c->atx);
+    aead_free(c->arx);
     free(c);
 }
 
@@ -911,7 +941,17 @@ conn_send_sealed(struct conn *c, const struct wire_hdr *h, const void *data,
         free(t);
         return MPI_ERR_NO_MEM;
     }
-    t->hlen = wf_seal(t->head, h, data, c->ctr_tx++, c->ktx);
+    t->hlen = wf_seal(t->head, h, data, c->ctr_tx++, c->atx);
+    if (t->hlen == 0) {
+        free(t->head);
+        free(t);
+        mpii_log("rank %d: %s failed sealing a frame for process %d",
+                 tp.world, aead_name(WF_CIPHER), c->world);
+        conn_kill(c);
+        return MPI_ERR_OTHER;
+    }
+    if (mpii_test_corrupt(h->type == FR_DATA))
+        t->head[t->hlen - 1] ^= 0x01; /* the tag's last bit */
     t->done = done;
     return conn_queue(c, t);
 }
@@ -1123,7 +1163,8 @@ conn_parse_plain(struct conn *c)
 }
 
 /* A sealed rendezvous payload: opened straight into the receiver's
- * memory when it fits (libsodium verifies before it writes). */
+ * memory when it fits (a payload that does not verify is zeroed there
+ * and the connection ends). */
 static void
 conn_sealed_data(struct conn *c, const struct wire_hdr *h,
                  const uint8_t *frame)
@@ -1143,10 +1184,10 @@ conn_sealed_data(struct conn *c, const struct wire_hdr *h,
         return;
     }
     if (off <= r->cap && h->len <= r->cap - off)
-        rc = wf_open(r->rbuf + off, frame, h->len, c->ctr_rx++, c->krx);
+        rc = wf_open(r->rbuf + off, frame, h->len, c->ctr_rx++, c->arx);
     else {
         /* Truncated receive: what fits is kept, the rest dropped. */
-        rc = wf_open(c->plain, frame, h->len, c->ctr_rx++, c->krx);
+        rc = wf_open(c->plain, frame, h->len, c->ctr_rx++, c->arx);
         if (rc == 0 && off < r->cap)
             memcpy(r->rbuf + off, c->plain, r->cap - off);
     }
@@ -1182,7 +1223,7 @@ conn_parse_sealed(struct conn *c)
             conn_sealed_data(c, &h, frame);
             continue;
         }
-        if (wf_open(c->plain, frame, h.len, c->ctr_rx++, c->krx) == -1) {
+        if (wf_open(c->plain, frame, h.len, c->ctr_rx++, c->arx) == -1) {
             conn_protocol_error(c, "sealed payload does not verify");
             return;
         }

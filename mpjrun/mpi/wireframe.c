@@ -6,7 +6,13 @@
 
 #include "wireframe.h"
 
+/* The previous frame version's hello, recognised to say why it is
+ * refused. */
+#define WF_MAGIC_P2M4 0x4d345032u
+
 _Static_assert(WF_SEAL_MAX <= UINT32_MAX, "sealed frame length is a u32");
+_Static_assert(AEAD_TAG_LEN == SEC_TAG_LEN, "sealed frame tag");
+_Static_assert(AEAD_KEY_LEN == SEC_KEY_LEN, "direction keys feed the AEAD");
 
 const char *
 wf_frame_check(const struct wire_hdr *h, uint64_t want_seq, int nrep)
@@ -88,23 +94,29 @@ wf_sealed_next(const uint8_t *buf, size_t avail, struct wire_hdr *h,
 
 size_t
 wf_seal(uint8_t *out, const struct wire_hdr *h, const void *payload,
-        uint64_t counter, const uint8_t key[SEC_KEY_LEN])
+        uint64_t counter, struct aead *a)
 {
     uint32_t flen = (uint32_t)(WF_HDR_LEN + h->len + SEC_TAG_LEN);
+    uint8_t nonce[AEAD_NONCE_LEN];
 
     memcpy(out, &flen, 4);
     memcpy(out + 4, h, WF_HDR_LEN);
-    sec_seal(out + 4 + WF_HDR_LEN, payload, (size_t)h->len, out + 4,
-             WF_HDR_LEN, counter, key);
+    aead_nonce(nonce, counter);
+    if (aead_seal(a, out + 4 + WF_HDR_LEN, payload, (size_t)h->len, out + 4,
+                  WF_HDR_LEN, nonce) == -1)
+        return 0;
     return 4 + (size_t)flen;
 }
 
 int
 wf_open(uint8_t *out, const uint8_t *frame, uint64_t len, uint64_t counter,
-        const uint8_t key[SEC_KEY_LEN])
+        struct aead *a)
 {
-    return sec_open(out, frame + WF_HDR_LEN, (size_t)len + SEC_TAG_LEN, frame,
-                    WF_HDR_LEN, counter, key);
+    uint8_t nonce[AEAD_NONCE_LEN];
+
+    aead_nonce(nonce, counter);
+    return aead_open(a, out, frame + WF_HDR_LEN, (size_t)len + SEC_TAG_LEN,
+                     frame, WF_HDR_LEN, nonce);
 }
 
 /* --- handshake -------------------------------------------------------- */
@@ -125,6 +137,9 @@ wf_hello_check(const uint8_t in[WF_HELLO_LEN], const struct wf_rules *r,
     uint32_t v[4];
 
     memcpy(v, in, sizeof v);
+    if (v[0] == WF_MAGIC_P2M4)
+        return "hello from an older libp2pmpi (P2M4, ChaCha20-Poly1305 "
+               "frames): every process of a job must link the same version";
     if (v[0] != WF_MAGIC)
         return "not a hello of this version";
     if (v[1] >= r->nproc || v[1] == r->me)

@@ -13,8 +13,8 @@
  *   confirm:  MAC("connector")                              (connector)
  *   plain frame:   struct wire_hdr, payload
  *   sealed frame:  u32 length, struct wire_hdr,
- *                  ChaCha20-Poly1305(payload) with the header as
- *                  associated data
+ *                  AES-256-GCM(payload) with the header as associated
+ *                  data (WF_CIPHER, libcrypto through aead.h)
  *
  * Integers are in host order: every process of a job runs the same
  * binary on the same kind of machine.  Checks return NULL when the bytes
@@ -26,11 +26,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "aead.h"
 #include "sec.h"
 
 #define WF_EAGER_MAX (64 * 1024)   /* larger messages use rendezvous */
 #define WF_SEAL_CHUNK (256 * 1024) /* payload per sealed frame */
-#define WF_MAGIC 0x4d345032u       /* "P2M4": bump when frames change */
+/* "P2M5": bump when frames or their cipher change.  P2M4 sealed with
+ * ChaCha20-Poly1305 (libsodium); P2M5 with AES-256-GCM (libcrypto). */
+#define WF_MAGIC 0x4d355032u
+#define WF_CIPHER AEAD_AES256GCM
 #define WF_NONCE_LEN 32
 #define WF_HELLO_LEN (16 + WF_NONCE_LEN)
 #define WF_PROOF_LEN (WF_NONCE_LEN + SEC_MAC_LEN)
@@ -101,14 +105,18 @@ enum wf_next wf_sealed_next(const uint8_t *buf, size_t avail,
                             const char **why);
 
 /* Seal h (h->len bytes of payload) into out, WF_SEALED_LEN(h->len)
- * bytes, which it returns.  payload may be NULL when h->len is 0. */
+ * bytes, which it returns (0 if libcrypto failed).  payload may be NULL
+ * when h->len is 0.  a is the sending direction's context (aead_new of
+ * WF_CIPHER under wf_keys' tx key); counter numbers the frames of that
+ * direction and must never repeat under its key. */
 size_t wf_seal(uint8_t *out, const struct wire_hdr *h, const void *payload,
-               uint64_t counter, const uint8_t key[SEC_KEY_LEN]);
+               uint64_t counter, struct aead *a);
 /* Open the payload of a sealed frame (frame: its header, after the
  * length prefix; len: the header's len) into out; -1 when it does not
- * verify (tampered, replayed, reordered or another key). */
+ * verify (tampered, replayed, reordered or another key), out then
+ * zeroed. */
 int wf_open(uint8_t *out, const uint8_t *frame, uint64_t len,
-            uint64_t counter, const uint8_t key[SEC_KEY_LEN]);
+            uint64_t counter, struct aead *a);
 
 /* --- handshake --- */
 

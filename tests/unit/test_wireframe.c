@@ -14,6 +14,8 @@
 #include "wireframe.h"
 
 static uint8_t key[SEC_KEY_LEN], other_key[SEC_KEY_LEN];
+/* The frames' AEAD under key and other_key. */
+static struct aead *seal_key, *seal_other;
 
 static void
 keys_init(void)
@@ -27,6 +29,9 @@ keys_init(void)
     memset(key, 0x5a, sizeof key);
     memcpy(other_key, key, sizeof other_key);
     other_key[0] ^= 0x80;
+    if ((seal_key = aead_new(WF_CIPHER, key)) == NULL ||
+        (seal_other = aead_new(WF_CIPHER, other_key)) == NULL)
+        test_fail(__FILE__, __LINE__, "aead_new failed");
     done = 1;
 }
 
@@ -105,18 +110,18 @@ t_sealed_round_trip(void)
     keys_init();
     for (i = 0; i < sizeof payload; i++)
         payload[i] = (uint8_t)(i * 7 + 3);
-    n = wf_seal(frame, &h, payload, 42, key);
+    n = wf_seal(frame, &h, payload, 42, seal_key);
     CHECK_EQ_INT((long long)n, (long long)WF_SEALED_LEN(1000));
     CHECK_EQ_INT(wf_sealed_next(frame, n, &got, &used, &why), WF_FRAME);
     CHECK_EQ_INT((long long)used, (long long)n);
     CHECK_MEM(&got, &h, WF_HDR_LEN);
-    CHECK_EQ_INT(wf_open(out, frame + 4, got.len, 42, key), 0);
+    CHECK_EQ_INT(wf_open(out, frame + 4, got.len, 42, seal_key), 0);
     CHECK_MEM(out, payload, 1000);
     for (cut = 0; cut < n; cut++)
         CHECK_EQ_INT(wf_sealed_next(frame, cut, &got, &used, &why), WF_MORE);
     /* Two frames back to back: the first is taken, then the second. */
     h = hdr(FR_RTS, 6, 0, 1 << 20);
-    CHECK_EQ_INT((long long)wf_seal(frame + n, &h, NULL, 43, key),
+    CHECK_EQ_INT((long long)wf_seal(frame + n, &h, NULL, 43, seal_key),
                  (long long)WF_SEALED_LEN(0));
     CHECK_EQ_INT(wf_sealed_next(frame, n + WF_SEALED_LEN(0), &got, &used,
                                 &why),
@@ -125,13 +130,13 @@ t_sealed_round_trip(void)
     CHECK_EQ_INT(wf_sealed_next(frame + n, WF_SEALED_LEN(0), &got, &used,
                                 &why),
                  WF_FRAME);
-    CHECK_EQ_INT(wf_open(out, frame + n + 4, got.len, 43, key), 0);
+    CHECK_EQ_INT(wf_open(out, frame + n + 4, got.len, 43, seal_key), 0);
     CHECK(wf_frame_check(&got, 6, 1) == NULL);
     /* The largest frame there is. */
     h = hdr(FR_DATA, 7, WF_SEAL_CHUNK, 0);
-    n = wf_seal(frame, &h, payload, 44, key);
+    n = wf_seal(frame, &h, payload, 44, seal_key);
     CHECK_EQ_INT(wf_sealed_next(frame, n, &got, &used, &why), WF_FRAME);
-    CHECK_EQ_INT(wf_open(out, frame + 4, got.len, 44, key), 0);
+    CHECK_EQ_INT(wf_open(out, frame + 4, got.len, 44, seal_key), 0);
     CHECK_MEM(out, payload, WF_SEAL_CHUNK);
 }
 
@@ -146,7 +151,7 @@ t_sealed_refused(void)
 
     keys_init();
     memset(payload, 0x33, sizeof payload);
-    n = wf_seal(frame, &h, payload, 9, key);
+    n = wf_seal(frame, &h, payload, 9, seal_key);
     /* Length prefix: too short for a header and a tag, or too long. */
     flen = (uint32_t)(WF_HDR_LEN + SEC_TAG_LEN - 1);
     memcpy(frame, &flen, 4);
@@ -165,18 +170,21 @@ t_sealed_refused(void)
     why = NULL;
     CHECK_EQ_INT(wf_sealed_next(frame, n, &got, &used, &why), WF_BAD);
     CHECK_CONTAINS(why, "disagrees");
-    n = wf_seal(frame, &h, payload, 9, key);
+    n = wf_seal(frame, &h, payload, 9, seal_key);
     /* Any byte of header or payload changed: it does not open. */
     for (i = 4; i < n; i++) {
         frame[i] ^= 0x01;
-        CHECK_EQ_INT(wf_open(out, frame + 4, 64, 9, key), -1);
+        CHECK_EQ_INT(wf_open(out, frame + 4, 64, 9, seal_key), -1);
         frame[i] ^= 0x01;
     }
-    CHECK_EQ_INT(wf_open(out, frame + 4, 64, 9, key), 0);
+    CHECK_EQ_INT(wf_open(out, frame + 4, 64, 9, seal_key), 0);
     /* Replayed or reordered (another counter), or another key. */
-    CHECK_EQ_INT(wf_open(out, frame + 4, 64, 10, key), -1);
-    CHECK_EQ_INT(wf_open(out, frame + 4, 64, 8, key), -1);
-    CHECK_EQ_INT(wf_open(out, frame + 4, 64, 9, other_key), -1);
+    CHECK_EQ_INT(wf_open(out, frame + 4, 64, 10, seal_key), -1);
+    CHECK_EQ_INT(wf_open(out, frame + 4, 64, 8, seal_key), -1);
+    CHECK_EQ_INT(wf_open(out, frame + 4, 64, 9, seal_other), -1);
+    /* What did not verify is not left in the receiver's memory. */
+    for (i = 0; i < sizeof out; i++)
+        CHECK_EQ_INT(out[i], 0);
 }
 
 static void
@@ -341,6 +349,12 @@ t_hello_refused(void)
     magic = WF_MAGIC ^ 1;
     memcpy(p.hello, &magic, 4);
     CHECK_CONTAINS(pair_accept(&p), "version");
+    /* The previous version (P2M4: libsodium's ChaCha20-Poly1305 frames)
+     * is named, so that a mixed job says what is wrong. */
+    pair_init(&p, key, key);
+    magic = 0x4d345032u;
+    memcpy(p.hello, &magic, 4);
+    CHECK_CONTAINS(pair_accept(&p), "older libp2pmpi (P2M4");
     h.world = 6; /* beyond the job */
     h.replica = 0;
     wf_hello_build(p.hello, &h);
