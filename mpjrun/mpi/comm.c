@@ -93,8 +93,9 @@ comm_destroy(struct mpii_comm *c)
     free(c);
 }
 
-/* The handle goes at once; the communicator when the last pending
- * nonblocking collective on it lets it go (mpii_comm_hold). */
+/* The handle goes at once; the communicator when the last thing pending
+ * on it lets it go (mpii_comm_hold: requests through req_bind, schedules,
+ * matched-probe messages). */
 static void
 comm_drop(struct mpii_comm *c)
 {

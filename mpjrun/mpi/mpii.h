@@ -198,8 +198,9 @@ int mpii_member_cmp(const void *, const void *);
 struct mpii_comm *mpii_comm_new(int size);
 void mpii_comm_drop(struct mpii_comm *);
 /* Something pending keeps a communicator alive after MPI_Comm_free (a
- * nonblocking collective's schedule): its handle is gone, the memory
- * stays until the last release. */
+ * request, a nonblocking collective's schedule, a matched-probe
+ * message): its handle is gone, the memory stays until the last
+ * release. */
 void mpii_comm_hold(struct mpii_comm *);
 void mpii_comm_release(struct mpii_comm *); /* NULL is fine */
 uint32_t mpii_comm_next_ctx(void);

@@ -26,7 +26,6 @@ struct mpii_persist {
     int count;
     MPI_Datatype dt;
     int peer, tag;
-    MPI_Comm comm;
     struct mpii_req *inner; /* while started and not complete */
 };
 
@@ -76,9 +75,8 @@ persist_new(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
     p->dt = dt;
     p->peer = peer;
     p->tag = tag;
-    p->comm = comm;
     r->persist = p;
-    r->comm = c;
+    req_bind(r, c, NULL); /* Start works after MPI_Comm_free */
     r->active = 0; /* inactive until started */
     return MPI_SUCCESS;
 }
@@ -141,8 +139,7 @@ start(MPI_Request h)
     if (r == NULL || r->kind != REQ_PERSIST || r->started)
         return MPI_ERR_REQUEST;
     p = r->persist;
-    if ((c = mpii_comm_get(p->comm)) == NULL)
-        return MPI_ERR_COMM;
+    c = r->comm;
     memset(&r->status, 0, sizeof r->status);
     r->err = MPI_SUCCESS;
     if (p->buffered) {
