@@ -4,10 +4,10 @@
  * the odd id above is the communicator's collective context).  New ids
  * are agreed among the members: each proposes the lowest id it has not
  * used, the highest proposal wins, so the id is free for every member.
- * The agreement runs on the internal context with the parent's id as tag,
- * so agreements on different communicators never mix.  Comm_create is a
+ * The agreement runs on the parent's build context (MPII_CTX_BUILD), so
+ * agreements on different communicators never mix.  Comm_create is a
  * split by group membership; Comm_create_group agrees among the group's
- * members only (the parent's id and the user's tag as tag).  Over an
+ * members only (the user's tag as tag, whole).  Over an
  * intercommunicator, split (and so dup and create) is intercomm.c's.
  */
 #include <stdint.h>
@@ -176,34 +176,34 @@ mpii_comm_fini(void)
 }
 
 /* Every member's k ints, in rank order, to every member (gather to rank
- * 0, then spread). */
+ * 0, then spread), on c's build context. */
 static int
 comm_exchange_tag(struct mpii_comm *c, const int *mine, int k, int *all,
                   int tag)
 {
+    uint32_t ctx = MPII_CTX_BUILD(c->ctx);
     int r, rc = MPI_SUCCESS;
 
     if (c->rank == 0) {
         memcpy(all, mine, (size_t)k * sizeof *all);
         for (r = 1; r < c->size && rc == MPI_SUCCESS; r++)
-            rc = mpii_recv(all + r * k, k, MPI_INT, r, tag, c,
-                           MPII_CTX_INTERNAL, MPI_STATUS_IGNORE);
+            rc = mpii_recv(all + r * k, k, MPI_INT, r, tag, c, ctx,
+                           MPI_STATUS_IGNORE);
         for (r = 1; r < c->size && rc == MPI_SUCCESS; r++)
-            rc = mpii_send(all, k * c->size, MPI_INT, r, tag, c,
-                           MPII_CTX_INTERNAL);
+            rc = mpii_send(all, k * c->size, MPI_INT, r, tag, c, ctx);
         return rc;
     }
-    rc = mpii_send(mine, k, MPI_INT, 0, tag, c, MPII_CTX_INTERNAL);
+    rc = mpii_send(mine, k, MPI_INT, 0, tag, c, ctx);
     if (rc == MPI_SUCCESS)
-        rc = mpii_recv(all, k * c->size, MPI_INT, 0, tag, c,
-                       MPII_CTX_INTERNAL, MPI_STATUS_IGNORE);
+        rc = mpii_recv(all, k * c->size, MPI_INT, 0, tag, c, ctx,
+                       MPI_STATUS_IGNORE);
     return rc;
 }
 
 static int
 comm_exchange(struct mpii_comm *c, const int *mine, int k, int *all)
 {
-    return comm_exchange_tag(c, mine, k, all, (int)c->ctx);
+    return comm_exchange_tag(c, mine, k, all, MPII_TAG_SPLIT);
 }
 
 int
@@ -510,7 +510,7 @@ PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
     static const char fn[] = "MPI_Comm_create_group";
     struct mpii_comm *c, tmp, *n;
     const int *world;
-    int size, me, mine, *all, i, rc, itag;
+    int size, me, mine, *all, i, rc;
     uint32_t ctx = 0;
 
     MPII_CHECK_INIT(fn);
@@ -534,12 +534,11 @@ PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
     tmp.size = size;
     tmp.world = (int *)(uintptr_t)world;
     tmp.ctx = c->ctx;
-    itag = (int)(0x40000000u | ((c->ctx & 0x3fffffu) << 8) |
-                 ((unsigned)tag & 0xffu));
+    tmp.refs = 1; /* ours, never released: requests' holds leave it be */
     if ((all = malloc((size_t)size * sizeof *all)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
     mine = (int)next_ctx;
-    if ((rc = comm_exchange_tag(&tmp, &mine, 1, all, itag)) != MPI_SUCCESS) {
+    if ((rc = comm_exchange_tag(&tmp, &mine, 1, all, tag)) != MPI_SUCCESS) {
         free(all);
         return mpii_err(comm, rc, fn);
     }
