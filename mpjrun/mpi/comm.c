@@ -570,10 +570,61 @@ label_hash(const char *s)
 
 #define LABEL_INTS 16
 
-/* MPI_COMM_TYPE_SHARED: the ranks whose processes share a host label
- * (P2P_HOST, given by peerd), colored by the lowest such rank.  Replicas
- * of one rank run on distinct hosts, so with replicas (p2prun -r) every
- * rank is alone: the same answer for all of its replicas. */
+/* The color of MPI_COMM_TYPE_SHARED over intracommunicator c: the
+ * lowest rank of c whose process has our host label (P2P_HOST, given by
+ * peerd).  An MPI error. */
+static int
+shared_color(struct mpii_comm *c, int *color)
+{
+    int mine[LABEL_INTS], *all, i, rc;
+    const char *host = getenv("P2P_HOST");
+
+    memset(mine, 0, sizeof mine);
+    if (host == NULL)
+        host = "";
+    strncpy((char *)mine, host, sizeof mine - sizeof(int) - 1);
+    mine[LABEL_INTS - 1] = (int)label_hash(host);
+    if ((all = malloc((size_t)c->size * sizeof mine)) == NULL)
+        return MPI_ERR_NO_MEM;
+    if ((rc = comm_exchange(c, mine, LABEL_INTS, all)) != MPI_SUCCESS) {
+        free(all);
+        return rc;
+    }
+    for (i = 0, *color = c->rank; i < c->rank; i++)
+        if (memcmp(all + i * LABEL_INTS, mine, sizeof mine) == 0) {
+            *color = i;
+            break;
+        }
+    free(all);
+    return MPI_SUCCESS;
+}
+
+/* The same over intercommunicator ic: colors must mean the same in both
+ * groups, so they come from both groups merged for the while. */
+static int
+shared_color_inter(struct mpii_comm *ic, int *color)
+{
+    struct mpii_comm *m;
+    MPI_Comm mh;
+    int rc;
+
+    if ((rc = PMPI_Intercomm_merge(ic->handle, 0, &mh)) != MPI_SUCCESS)
+        return rc;
+    if ((m = mpii_comm_get(mh)) == NULL)
+        return MPI_ERR_INTERN;
+    rc = shared_color(m, color);
+    comm_drop(m);
+    return rc;
+}
+
+/* MPI_COMM_TYPE_SHARED: the ranks whose processes share a host label,
+ * colored by the lowest such rank.  Over an intercommunicator (which MPI
+ * 3.1 does not rule out, and Open MPI and MPICH accept), the result is
+ * the intercommunicator between the local and the remote processes on
+ * one host, MPI_COMM_NULL where one side has none there (Comm_split's
+ * rule).  Replicas of one rank run on distinct hosts, so with replicas
+ * (p2prun -r) every rank is alone: the same answer for all of its
+ * replicas (over an intercommunicator: MPI_COMM_NULL everywhere). */
 #pragma weak MPI_Comm_split_type = PMPI_Comm_split_type
 int
 PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
@@ -581,8 +632,7 @@ PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
 {
     static const char fn[] = "MPI_Comm_split_type";
     struct mpii_comm *c;
-    int mine[LABEL_INTS], *all, color, i, rc;
-    const char *host = getenv("P2P_HOST");
+    int color, rc;
 
     (void)info;
     MPII_CHECK_INIT(fn);
@@ -593,24 +643,10 @@ PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
     if (split_type != MPI_COMM_TYPE_SHARED)
         return mpii_err(comm, MPI_ERR_ARG, fn);
     if (mpii_replicated())
-        return comm_split(c, c->rank, key, newcomm, fn);
-    memset(mine, 0, sizeof mine);
-    if (host == NULL)
-        host = "";
-    strncpy((char *)mine, host, sizeof mine - sizeof(int) - 1);
-    mine[LABEL_INTS - 1] = (int)label_hash(host);
-    if ((all = malloc((size_t)c->size * sizeof mine)) == NULL)
-        return mpii_err(comm, MPI_ERR_NO_MEM, fn);
-    if ((rc = comm_exchange(c, mine, LABEL_INTS, all)) != MPI_SUCCESS) {
-        free(all);
+        color = c->inter ? mpii_world_rank() : c->rank;
+    else if ((rc = c->inter ? shared_color_inter(c, &color)
+                            : shared_color(c, &color)) != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
-    }
-    for (i = 0, color = c->rank; i < c->rank; i++)
-        if (memcmp(all + i * LABEL_INTS, mine, sizeof mine) == 0) {
-            color = i;
-            break;
-        }
-    free(all);
     return comm_split(c, color, key, newcomm, fn);
 }
 
