@@ -35,7 +35,6 @@
 
 #include "core.h"
 
-
 /* The local group of an intercommunicator as a communicator of its own,
  * for agreements only. */
 static void
@@ -90,11 +89,11 @@ swap(struct mpii_comm *c, int other, const int *mine, int n, int *theirs,
     int rc;
 
     if ((rc = mpii_isend(mine, n, MPI_INT, other, tag, c,
-                         MPII_CTX_BUILD(c->ctx), MPII_SEND_STANDARD,
-                         &req)) != MPI_SUCCESS)
+                         MPII_CTX_BUILD(c->ctx), MPII_SEND_STANDARD, &req)) !=
+        MPI_SUCCESS)
         return rc;
-    rc = mpii_recv(theirs, cap, MPI_INT, other, tag, c,
-                   MPII_CTX_BUILD(c->ctx), MPI_STATUS_IGNORE);
+    rc = mpii_recv(theirs, cap, MPI_INT, other, tag, c, MPII_CTX_BUILD(c->ctx),
+                   MPI_STATUS_IGNORE);
     if (rc == MPI_SUCCESS)
         rc = mpii_wait(&req, MPI_STATUS_IGNORE);
     else
@@ -160,8 +159,8 @@ PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
     }
     /* 3. The leader hands [ctx, remote size, remote group] out. */
     if ((rc = hand_out(lc, local_leader, msg,
-                       lc->rank == local_leader ? 2 + msg[1] : 0, cap,
-                       tag)) != MPI_SUCCESS)
+                       lc->rank == local_leader ? 2 + msg[1] : 0, cap, tag)) !=
+        MPI_SUCCESS)
         goto out;
     ctx = msg[0];
     rsize = msg[1];

@@ -42,8 +42,8 @@ make(int inter, int *peer)
         return c;
     }
     MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, t_rank % 2, t_rank, &half));
-    MPI_OK(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - t_rank % 2, 7,
-                                &c));
+    MPI_OK(
+        MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - t_rank % 2, 7, &c));
     MPI_OK(MPI_Comm_free(&half));
     *peer = 0; /* world ranks 0 and 1 are each other's remote rank 0 */
     return c;

@@ -52,7 +52,9 @@ crafted(void)
 
     /* Rank 0 first, the last rank second (its rank 1 there). */
     MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, 0,
-                          t_rank == 0 ? 0 : t_rank == last ? 1 : 2 + t_rank,
+                          t_rank == 0      ? 0
+                          : t_rank == last ? 1
+                                           : 2 + t_rank,
                           &s));
     for (int i = 0; i <= k; i++) {
         MPI_Comm n;
