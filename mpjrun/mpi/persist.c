@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "datatype.h"
 
 struct mpii_persist {
     int recv;
@@ -24,7 +25,8 @@ struct mpii_persist {
     int buffered; /* Bsend_init */
     void *buf;
     int count;
-    MPI_Datatype dt;
+    MPI_Datatype dt; /* a handle of our own: MPI_Type_free may come */
+    int own_dt;      /* dt is ours to free (a derived type) */
     int peer, tag;
     struct mpii_req *inner; /* while started and not complete */
 };
@@ -42,6 +44,7 @@ persist_new(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
             MPI_Comm comm, int recv, enum mpii_send_mode mode, int buffered,
             MPI_Request *req, const char *fn)
 {
+    const struct mpii_type *t;
     struct mpii_persist *p;
     struct mpii_comm *c;
     struct mpii_req *r;
@@ -54,7 +57,7 @@ persist_new(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
     /* The arguments are checked now, as the immediate call would. */
     if (count < 0)
         return mpii_err(comm, MPI_ERR_COUNT, fn);
-    if (mpii_type_get(dt) == NULL)
+    if ((t = mpii_type_get(dt)) == NULL)
         return mpii_err(comm, MPI_ERR_TYPE, fn);
     if (peer != MPI_PROC_NULL && !(recv && peer == MPI_ANY_SOURCE) &&
         (peer < 0 || peer >= c->size))
@@ -63,7 +66,16 @@ persist_new(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
         return mpii_err(comm, MPI_ERR_TAG, fn);
     if ((p = calloc(1, sizeof *p)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
+    /* Our own handle of the type, so that every Start finds it after
+     * the user's MPI_Type_free (as the communicator, held below). */
+    if (mpii_type_new_handle(t, &p->dt) != MPI_SUCCESS) {
+        free(p);
+        return mpii_err(comm, MPI_ERR_NO_MEM, fn);
+    }
+    p->own_dt = !mpii_type_builtin(t);
     if ((r = req_new(REQ_PERSIST, req)) == NULL) {
+        if (p->own_dt)
+            PMPI_Type_free(&p->dt);
         free(p);
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
     }
@@ -72,7 +84,6 @@ persist_new(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
     p->buffered = buffered;
     p->buf = (void *)buf;
     p->count = count;
-    p->dt = dt;
     p->peer = peer;
     p->tag = tag;
     r->persist = p;
@@ -213,6 +224,8 @@ persist_free(struct mpii_req *r)
         /* Freed while started: the inner request goes on alone. */
         if (r->persist->inner != NULL && r->persist->inner->parent == r)
             r->persist->inner->parent = NULL;
+        if (r->persist->own_dt)
+            PMPI_Type_free(&r->persist->dt);
         free(r->persist);
         r->persist = NULL;
     }
