@@ -13,7 +13,8 @@
 #include "wireframe.h"
 
 #define MPII_EAGER_MAX WF_EAGER_MAX /* larger messages use rendezvous */
-#define MPII_CTX_INTERNAL 0        /* finalize and communicator creation */
+#define MPII_CTX_INTERNAL 0        /* finalize (FIN frames); communicators
+                                      are made on MPII_CTX_BUILD */
 
 /* --- requests (request.c) --- */
 
