@@ -95,7 +95,7 @@ PMPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
         return mpii_err(comm, rc, fn);
     if ((r = req_new(REQ_SEND, req)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
-    r->comm = c;
+    req_bind(r, c, NULL);
     req_complete(r, MPI_SUCCESS);
     return MPI_SUCCESS;
 }

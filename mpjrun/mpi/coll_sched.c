@@ -378,7 +378,7 @@ sched_start(struct mpii_sched *s, MPI_Request *handle)
         sched_drop(s);
         return MPI_ERR_NO_MEM;
     }
-    r->comm = s->comm;
+    req_bind(r, s->comm, NULL); /* for the error handler after a free */
     r->sched = s;
     r->status.MPI_SOURCE = MPI_ANY_SOURCE;
     r->status.MPI_TAG = MPI_ANY_TAG;

@@ -4,10 +4,10 @@
  * the odd id above is the communicator's collective context).  New ids
  * are agreed among the members: each proposes the lowest id it has not
  * used, the highest proposal wins, so the id is free for every member.
- * The agreement runs on the internal context with the parent's id as tag,
- * so agreements on different communicators never mix.  Comm_create is a
+ * The agreement runs on the parent's build context (MPII_CTX_BUILD), so
+ * agreements on different communicators never mix.  Comm_create is a
  * split by group membership; Comm_create_group agrees among the group's
- * members only (the parent's id and the user's tag as tag).  Over an
+ * members only (the user's tag as tag, whole).  Over an
  * intercommunicator, split (and so dup and create) is intercomm.c's.
  */
 #include <stdint.h>
@@ -93,8 +93,9 @@ comm_destroy(struct mpii_comm *c)
     free(c);
 }
 
-/* The handle goes at once; the communicator when the last pending
- * nonblocking collective on it lets it go (mpii_comm_hold). */
+/* The handle goes at once; the communicator when the last thing pending
+ * on it lets it go (mpii_comm_hold: requests through req_bind, schedules,
+ * matched-probe messages). */
 static void
 comm_drop(struct mpii_comm *c)
 {
@@ -175,34 +176,34 @@ mpii_comm_fini(void)
 }
 
 /* Every member's k ints, in rank order, to every member (gather to rank
- * 0, then spread). */
+ * 0, then spread), on c's build context. */
 static int
 comm_exchange_tag(struct mpii_comm *c, const int *mine, int k, int *all,
                   int tag)
 {
+    uint32_t ctx = MPII_CTX_BUILD(c->ctx);
     int r, rc = MPI_SUCCESS;
 
     if (c->rank == 0) {
         memcpy(all, mine, (size_t)k * sizeof *all);
         for (r = 1; r < c->size && rc == MPI_SUCCESS; r++)
-            rc = mpii_recv(all + r * k, k, MPI_INT, r, tag, c,
-                           MPII_CTX_INTERNAL, MPI_STATUS_IGNORE);
+            rc = mpii_recv(all + r * k, k, MPI_INT, r, tag, c, ctx,
+                           MPI_STATUS_IGNORE);
         for (r = 1; r < c->size && rc == MPI_SUCCESS; r++)
-            rc = mpii_send(all, k * c->size, MPI_INT, r, tag, c,
-                           MPII_CTX_INTERNAL);
+            rc = mpii_send(all, k * c->size, MPI_INT, r, tag, c, ctx);
         return rc;
     }
-    rc = mpii_send(mine, k, MPI_INT, 0, tag, c, MPII_CTX_INTERNAL);
+    rc = mpii_send(mine, k, MPI_INT, 0, tag, c, ctx);
     if (rc == MPI_SUCCESS)
-        rc = mpii_recv(all, k * c->size, MPI_INT, 0, tag, c,
-                       MPII_CTX_INTERNAL, MPI_STATUS_IGNORE);
+        rc = mpii_recv(all, k * c->size, MPI_INT, 0, tag, c, ctx,
+                       MPI_STATUS_IGNORE);
     return rc;
 }
 
 static int
 comm_exchange(struct mpii_comm *c, const int *mine, int k, int *all)
 {
-    return comm_exchange_tag(c, mine, k, all, (int)c->ctx);
+    return comm_exchange_tag(c, mine, k, all, MPII_TAG_SPLIT);
 }
 
 int
@@ -509,7 +510,7 @@ PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
     static const char fn[] = "MPI_Comm_create_group";
     struct mpii_comm *c, tmp, *n;
     const int *world;
-    int size, me, mine, *all, i, rc, itag;
+    int size, me, mine, *all, i, rc;
     uint32_t ctx = 0;
 
     MPII_CHECK_INIT(fn);
@@ -533,12 +534,11 @@ PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
     tmp.size = size;
     tmp.world = (int *)(uintptr_t)world;
     tmp.ctx = c->ctx;
-    itag = (int)(0x40000000u | ((c->ctx & 0x3fffffu) << 8) |
-                 ((unsigned)tag & 0xffu));
+    tmp.refs = 1; /* ours, never released: requests' holds leave it be */
     if ((all = malloc((size_t)size * sizeof *all)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
     mine = (int)next_ctx;
-    if ((rc = comm_exchange_tag(&tmp, &mine, 1, all, itag)) != MPI_SUCCESS) {
+    if ((rc = comm_exchange_tag(&tmp, &mine, 1, all, tag)) != MPI_SUCCESS) {
         free(all);
         return mpii_err(comm, rc, fn);
     }
@@ -570,10 +570,61 @@ label_hash(const char *s)
 
 #define LABEL_INTS 16
 
-/* MPI_COMM_TYPE_SHARED: the ranks whose processes share a host label
- * (P2P_HOST, given by peerd), colored by the lowest such rank.  Replicas
- * of one rank run on distinct hosts, so with replicas (p2prun -r) every
- * rank is alone: the same answer for all of its replicas. */
+/* The color of MPI_COMM_TYPE_SHARED over intracommunicator c: the
+ * lowest rank of c whose process has our host label (P2P_HOST, given by
+ * peerd).  An MPI error. */
+static int
+shared_color(struct mpii_comm *c, int *color)
+{
+    int mine[LABEL_INTS], *all, i, rc;
+    const char *host = getenv("P2P_HOST");
+
+    memset(mine, 0, sizeof mine);
+    if (host == NULL)
+        host = "";
+    strncpy((char *)mine, host, sizeof mine - sizeof(int) - 1);
+    mine[LABEL_INTS - 1] = (int)label_hash(host);
+    if ((all = malloc((size_t)c->size * sizeof mine)) == NULL)
+        return MPI_ERR_NO_MEM;
+    if ((rc = comm_exchange(c, mine, LABEL_INTS, all)) != MPI_SUCCESS) {
+        free(all);
+        return rc;
+    }
+    for (i = 0, *color = c->rank; i < c->rank; i++)
+        if (memcmp(all + i * LABEL_INTS, mine, sizeof mine) == 0) {
+            *color = i;
+            break;
+        }
+    free(all);
+    return MPI_SUCCESS;
+}
+
+/* The same over intercommunicator ic: colors must mean the same in both
+ * groups, so they come from both groups merged for the while. */
+static int
+shared_color_inter(struct mpii_comm *ic, int *color)
+{
+    struct mpii_comm *m;
+    MPI_Comm mh;
+    int rc;
+
+    if ((rc = PMPI_Intercomm_merge(ic->handle, 0, &mh)) != MPI_SUCCESS)
+        return rc;
+    if ((m = mpii_comm_get(mh)) == NULL)
+        return MPI_ERR_INTERN;
+    rc = shared_color(m, color);
+    comm_drop(m);
+    return rc;
+}
+
+/* MPI_COMM_TYPE_SHARED: the ranks whose processes share a host label,
+ * colored by the lowest such rank.  Over an intercommunicator (which MPI
+ * 3.1 does not rule out, and Open MPI and MPICH accept), the result is
+ * the intercommunicator between the local and the remote processes on
+ * one host, MPI_COMM_NULL where one side has none there (Comm_split's
+ * rule).  Replicas of one rank run on distinct hosts, so with replicas
+ * (p2prun -r) every rank is alone: the same answer for all of its
+ * replicas (over an intercommunicator: MPI_COMM_NULL everywhere). */
 #pragma weak MPI_Comm_split_type = PMPI_Comm_split_type
 int
 PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
@@ -581,8 +632,7 @@ PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
 {
     static const char fn[] = "MPI_Comm_split_type";
     struct mpii_comm *c;
-    int mine[LABEL_INTS], *all, color, i, rc;
-    const char *host = getenv("P2P_HOST");
+    int color, rc;
 
     (void)info;
     MPII_CHECK_INIT(fn);
@@ -593,24 +643,10 @@ PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
     if (split_type != MPI_COMM_TYPE_SHARED)
         return mpii_err(comm, MPI_ERR_ARG, fn);
     if (mpii_replicated())
-        return comm_split(c, c->rank, key, newcomm, fn);
-    memset(mine, 0, sizeof mine);
-    if (host == NULL)
-        host = "";
-    strncpy((char *)mine, host, sizeof mine - sizeof(int) - 1);
-    mine[LABEL_INTS - 1] = (int)label_hash(host);
-    if ((all = malloc((size_t)c->size * sizeof mine)) == NULL)
-        return mpii_err(comm, MPI_ERR_NO_MEM, fn);
-    if ((rc = comm_exchange(c, mine, LABEL_INTS, all)) != MPI_SUCCESS) {
-        free(all);
+        color = c->inter ? mpii_world_rank() : c->rank;
+    else if ((rc = c->inter ? shared_color_inter(c, &color)
+                            : shared_color(c, &color)) != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
-    }
-    for (i = 0, color = c->rank; i < c->rank; i++)
-        if (memcmp(all + i * LABEL_INTS, mine, sizeof mine) == 0) {
-            color = i;
-            break;
-        }
-    free(all);
     return comm_split(c, color, key, newcomm, fn);
 }
 

@@ -13,7 +13,8 @@
 #include "wireframe.h"
 
 #define MPII_EAGER_MAX WF_EAGER_MAX /* larger messages use rendezvous */
-#define MPII_CTX_INTERNAL 0        /* finalize and communicator creation */
+#define MPII_CTX_INTERNAL 0        /* finalize (FIN frames); communicators
+                                      are made on MPII_CTX_BUILD */
 
 /* --- requests (request.c) --- */
 
@@ -75,6 +76,11 @@ struct mpii_req *req_new(enum req_kind, MPI_Request *handle);
 struct mpii_req *req_get(MPI_Request);       /* NULL if invalid */
 struct mpii_req *req_by_id(uint32_t id);      /* id from the wire */
 uint32_t req_id(const struct mpii_req *);
+/* The request uses communicator c and datatype t (either may be NULL):
+ * it holds both, so that MPI_Comm_free or MPI_Type_free before it
+ * completes frees only the handle; req_release lets them go. */
+void req_bind(struct mpii_req *, struct mpii_comm *c,
+              const struct mpii_type *t);
 /* Done: unpack if needed, free temporaries, release if freed. */
 void req_complete(struct mpii_req *, int err);
 void req_release(struct mpii_req *);

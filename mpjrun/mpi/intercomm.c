@@ -11,8 +11,10 @@
  * higher id and the remote group to its members.  Intercomm_merge: the
  * same agreement over both groups; the group that passed high = 0 comes
  * first (when both passed the same, the group whose leader has the lower
- * world rank).  Everything runs on the internal context, with tags apart
- * from Comm_split's, so replicas of a rank exchange the same messages.
+ * world rank).  Everything runs on the build context of the communicator
+ * it goes over (MPII_CTX_BUILD: the local, peer or intercommunicator),
+ * Intercomm_create with the user's tag, the rest with tags apart from
+ * Comm_split's; replicas of a rank exchange the same messages.
  *
  * Each group also gets a hidden intracommunicator of its own (context
  * id + 2), on which the collectives over the intercommunicator run their
@@ -33,10 +35,6 @@
 
 #include "core.h"
 
-#define TAG_CREATE 0x60000000u /* | user tag << 2 | step */
-#define TAG_MERGE 0x50000000u  /* | ctx << 2 | step */
-#define TAG_SPLIT 0x70000000u  /* | ctx << 2 | step */
-
 /* The local group of an intercommunicator as a communicator of its own,
  * for agreements only. */
 static void
@@ -48,6 +46,7 @@ local_view(const struct mpii_comm *ic, struct mpii_comm *tmp)
     tmp->size = ic->lsize;
     tmp->world = ic->lworld;
     tmp->ctx = ic->ctx;
+    tmp->refs = 1; /* ours, never released: requests' holds leave it be */
 }
 
 /* The largest of every member's first int. */
@@ -74,11 +73,11 @@ hand_out(struct mpii_comm *local, int leader, int *msg, int n, int cap,
         for (r = 0; r < local->size && rc == MPI_SUCCESS; r++)
             if (r != leader)
                 rc = mpii_send(msg, n, MPI_INT, r, tag, local,
-                               MPII_CTX_INTERNAL);
+                               MPII_CTX_BUILD(local->ctx));
         return rc;
     }
-    return mpii_recv(msg, cap, MPI_INT, leader, tag, local, MPII_CTX_INTERNAL,
-                     MPI_STATUS_IGNORE);
+    return mpii_recv(msg, cap, MPI_INT, leader, tag, local,
+                     MPII_CTX_BUILD(local->ctx), MPI_STATUS_IGNORE);
 }
 
 /* Swap a message with the other leader over c (dest, source: other). */
@@ -89,10 +88,11 @@ swap(struct mpii_comm *c, int other, const int *mine, int n, int *theirs,
     MPI_Request req;
     int rc;
 
-    if ((rc = mpii_isend(mine, n, MPI_INT, other, tag, c, MPII_CTX_INTERNAL,
-                         MPII_SEND_STANDARD, &req)) != MPI_SUCCESS)
+    if ((rc = mpii_isend(mine, n, MPI_INT, other, tag, c,
+                         MPII_CTX_BUILD(c->ctx), MPII_SEND_STANDARD, &req)) !=
+        MPI_SUCCESS)
         return rc;
-    rc = mpii_recv(theirs, cap, MPI_INT, other, tag, c, MPII_CTX_INTERNAL,
+    rc = mpii_recv(theirs, cap, MPI_INT, other, tag, c, MPII_CTX_BUILD(c->ctx),
                    MPI_STATUS_IGNORE);
     if (rc == MPI_SUCCESS)
         rc = mpii_wait(&req, MPI_STATUS_IGNORE);
@@ -110,7 +110,6 @@ PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
     static const char fn[] = "MPI_Intercomm_create";
     struct mpii_comm *lc, *pc = NULL, *w;
     int mine, *all = NULL, *msg = NULL, cap, rc, ctx, rsize;
-    int t = (int)(TAG_CREATE | (((unsigned)tag & 0x3ffffffu) << 2));
 
     MPII_CHECK_INIT(fn);
     if ((lc = mpii_intra_get(local_comm)) == NULL ||
@@ -136,7 +135,7 @@ PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
     }
     /* 1. The local group's highest unused context id. */
     mine = (int)mpii_comm_next_ctx();
-    if ((rc = mpii_comm_exchange(lc, &mine, 1, all, t | 1)) != MPI_SUCCESS)
+    if ((rc = mpii_comm_exchange(lc, &mine, 1, all, tag)) != MPI_SUCCESS)
         goto out;
     /* 2. The leaders swap it with their groups. */
     if (lc->rank == local_leader) {
@@ -149,7 +148,7 @@ PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
         out[0] = max_first(all, lc->size, 1);
         out[1] = lc->size;
         memcpy(out + 2, lc->world, (size_t)lc->size * sizeof *out);
-        rc = swap(pc, remote_leader, out, 2 + lc->size, msg, cap, t | 2);
+        rc = swap(pc, remote_leader, out, 2 + lc->size, msg, cap, tag);
         if (rc == MPI_SUCCESS && msg[0] < out[0])
             msg[0] = out[0];
         free(out);
@@ -160,8 +159,8 @@ PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
     }
     /* 3. The leader hands [ctx, remote size, remote group] out. */
     if ((rc = hand_out(lc, local_leader, msg,
-                       lc->rank == local_leader ? 2 + msg[1] : 0, cap,
-                       t | 3)) != MPI_SUCCESS)
+                       lc->rank == local_leader ? 2 + msg[1] : 0, cap, tag)) !=
+        MPI_SUCCESS)
         goto out;
     ctx = msg[0];
     rsize = msg[1];
@@ -191,7 +190,7 @@ PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
     if (newintracomm == NULL)
         return mpii_err(intercomm, MPI_ERR_ARG, fn);
-    t = (int)(TAG_MERGE | ((ic->ctx & 0x3ffffffu) << 2));
+    t = MPII_TAG_MERGE;
     local_view(ic, &tmp);
     if ((all = malloc((size_t)ic->lsize * 2 * sizeof *all)) == NULL)
         return mpii_err(intercomm, MPI_ERR_NO_MEM, fn);
@@ -517,7 +516,7 @@ int
 mpii_inter_split(struct mpii_comm *ic, int color, int key, MPI_Comm *out)
 {
     struct mpii_comm tmp, *w = mpii_comm_get(MPI_COMM_WORLD);
-    int t = (int)(TAG_SPLIT | ((ic->ctx & 0x3ffffffu) << 2));
+    int t = MPII_TAG_ISPLIT;
     int mine[3], *all = NULL, *msg = NULL, *lw = NULL, *rw = NULL, cap, i;
     int rc, nl, nr, me, dummy;
 

@@ -198,8 +198,9 @@ int mpii_member_cmp(const void *, const void *);
 struct mpii_comm *mpii_comm_new(int size);
 void mpii_comm_drop(struct mpii_comm *);
 /* Something pending keeps a communicator alive after MPI_Comm_free (a
- * nonblocking collective's schedule): its handle is gone, the memory
- * stays until the last release. */
+ * request, a nonblocking collective's schedule, a matched-probe
+ * message): its handle is gone, the memory stays until the last
+ * release. */
 void mpii_comm_hold(struct mpii_comm *);
 void mpii_comm_release(struct mpii_comm *); /* NULL is fine */
 uint32_t mpii_comm_next_ctx(void);
@@ -364,6 +365,19 @@ void mpii_comm_fini(void);
 /* --- transport.c, match.c, request.c: messages between ranks -------- */
 
 #define MPII_CTX_COLL 1 /* added to a communicator's ctx for collectives */
+/* The agreements that make communicators from a communicator (dup,
+ * split, create, Comm_create_group, Intercomm_create, _merge) run on its
+ * build context.  Ids are even and below 2^31: ctx carries point-to-point,
+ * ctx + 1 collectives, ctx | 2^31 nonblocking collectives, so
+ * (ctx + 1) | 2^31 is no other communicator's.  Every id has its own,
+ * unfolded, whatever range it comes from (Comm_idup's ids: bit 30). */
+#define MPII_CTX_BUILD(ctx) (((uint32_t)(ctx) + 1u) | 0x80000000u)
+/* Tags on a build context: the user's tag for Comm_create_group and
+ * Intercomm_create (which tell concurrent calls apart by it); these for
+ * the rest, whose calls on one communicator come in program order. */
+#define MPII_TAG_SPLIT 1  /* intracommunicator dup, split, split_type */
+#define MPII_TAG_MERGE 4  /* Intercomm_merge: + step 1..3 */
+#define MPII_TAG_ISPLIT 8 /* split over an intercommunicator: + step */
 
 /* BUFFERED: a standard send of a private copy of the data (MPI_Bsend). */
 enum mpii_send_mode { MPII_SEND_STANDARD, MPII_SEND_SYNC, MPII_SEND_BUFFERED };

@@ -19,11 +19,21 @@
 
 struct mpii_message {
     struct umsg *u;
-    MPI_Comm comm;
+    struct mpii_comm *comm; /* held: Mrecv works after MPI_Comm_free */
     int src, tag;
 };
 
 static struct mpii_handles messages = {.kind = MSG_KIND};
+
+static void
+message_free(void *arg)
+{
+    struct mpii_message *m = arg;
+
+    if (m != NULL)
+        mpii_comm_release(m->comm);
+    free(m);
+}
 
 /* Check the arguments of a matched probe; *c set. */
 static int
@@ -85,13 +95,14 @@ mprobe(int source, int tag, MPI_Comm comm, int wait, int *flag,
         return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, fn);
     }
     m->u = u;
-    m->comm = comm;
+    m->comm = c;
+    mpii_comm_hold(c);
     m->src = mine.MPI_SOURCE;
     m->tag = mine.MPI_TAG;
     if ((rc = mpii_handle_put(&messages, m, &h)) != MPI_SUCCESS) {
         /* The message stays claimed and is lost to the program: the
          * table is full (tens of thousands of unreceived messages). */
-        free(m);
+        message_free(m);
         return mpii_err(comm, rc, fn);
     }
     if (flag != NULL)
@@ -144,12 +155,11 @@ PMPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message,
     }
     if ((m = mpii_handle_get(&messages, (uint32_t)*message)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, fn);
-    if ((c = mpii_comm_get(m->comm)) == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
+    c = m->comm;
     rc = mpii_irecv_claimed(buf, count, dt, c, m->u, m->src, m->tag, req);
     if (rc != MPI_SUCCESS)
-        return mpii_err(m->comm, rc, fn); /* the message stays */
-    free(mpii_handle_take(&messages, (uint32_t)*message));
+        return mpii_err(c->handle, rc, fn); /* the message stays */
+    message_free(mpii_handle_take(&messages, (uint32_t)*message));
     *message = MPI_MESSAGE_NULL;
     return MPI_SUCCESS;
 }
@@ -172,5 +182,5 @@ void
 mpii_message_fini(void)
 {
     /* The messages themselves went with match_fini. */
-    mpii_handles_fini(&messages, free);
+    mpii_handles_fini(&messages, message_free);
 }

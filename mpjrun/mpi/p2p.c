@@ -61,9 +61,7 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
         return MPI_ERR_NO_MEM;
     r->buf = (void *)buf;
     r->count = count;
-    r->type = t;
-    mpii_type_hold(t); /* MPI_Type_free may come before completion */
-    r->comm = comm;
+    req_bind(r, comm, t); /* Type_free, Comm_free may come first */
     r->ctx = ctx;
     r->peer = dest;
     r->tag = tag;
@@ -157,9 +155,7 @@ recv_new(void *buf, int count, MPI_Datatype dt, int source, int tag,
         return MPI_ERR_NO_MEM;
     r->buf = buf;
     r->count = count;
-    r->type = t;
-    mpii_type_hold(t); /* MPI_Type_free may come before completion */
-    r->comm = comm;
+    req_bind(r, comm, t); /* Type_free, Comm_free may come first */
     r->ctx = ctx;
     r->peer = source;
     r->tag = tag;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "datatype.h"
 
 struct mpii_persist {
     int recv;
@@ -24,9 +25,9 @@ struct mpii_persist {
     int buffered; /* Bsend_init */
     void *buf;
     int count;
-    MPI_Datatype dt;
+    MPI_Datatype dt; /* a handle of our own: MPI_Type_free may come */
+    int own_dt;      /* dt is ours to free (a derived type) */
     int peer, tag;
-    MPI_Comm comm;
     struct mpii_req *inner; /* while started and not complete */
 };
 
@@ -43,6 +44,7 @@ persist_new(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
             MPI_Comm comm, int recv, enum mpii_send_mode mode, int buffered,
             MPI_Request *req, const char *fn)
 {
+    const struct mpii_type *t;
     struct mpii_persist *p;
     struct mpii_comm *c;
     struct mpii_req *r;
@@ -55,7 +57,7 @@ persist_new(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
     /* The arguments are checked now, as the immediate call would. */
     if (count < 0)
         return mpii_err(comm, MPI_ERR_COUNT, fn);
-    if (mpii_type_get(dt) == NULL)
+    if ((t = mpii_type_get(dt)) == NULL)
         return mpii_err(comm, MPI_ERR_TYPE, fn);
     if (peer != MPI_PROC_NULL && !(recv && peer == MPI_ANY_SOURCE) &&
         (peer < 0 || peer >= c->size))
@@ -64,7 +66,16 @@ persist_new(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
         return mpii_err(comm, MPI_ERR_TAG, fn);
     if ((p = calloc(1, sizeof *p)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
+    /* Our own handle of the type, so that every Start finds it after
+     * the user's MPI_Type_free (as the communicator, held below). */
+    if (mpii_type_new_handle(t, &p->dt) != MPI_SUCCESS) {
+        free(p);
+        return mpii_err(comm, MPI_ERR_NO_MEM, fn);
+    }
+    p->own_dt = !mpii_type_builtin(t);
     if ((r = req_new(REQ_PERSIST, req)) == NULL) {
+        if (p->own_dt)
+            PMPI_Type_free(&p->dt);
         free(p);
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
     }
@@ -73,12 +84,10 @@ persist_new(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
     p->buffered = buffered;
     p->buf = (void *)buf;
     p->count = count;
-    p->dt = dt;
     p->peer = peer;
     p->tag = tag;
-    p->comm = comm;
     r->persist = p;
-    r->comm = c;
+    req_bind(r, c, NULL); /* Start works after MPI_Comm_free */
     r->active = 0; /* inactive until started */
     return MPI_SUCCESS;
 }
@@ -141,8 +150,7 @@ start(MPI_Request h)
     if (r == NULL || r->kind != REQ_PERSIST || r->started)
         return MPI_ERR_REQUEST;
     p = r->persist;
-    if ((c = mpii_comm_get(p->comm)) == NULL)
-        return MPI_ERR_COMM;
+    c = r->comm;
     memset(&r->status, 0, sizeof r->status);
     r->err = MPI_SUCCESS;
     if (p->buffered) {
@@ -216,6 +224,8 @@ persist_free(struct mpii_req *r)
         /* Freed while started: the inner request goes on alone. */
         if (r->persist->inner != NULL && r->persist->inner->parent == r)
             r->persist->inner->parent = NULL;
+        if (r->persist->own_dt)
+            PMPI_Type_free(&r->persist->dt);
         free(r->persist);
         r->persist = NULL;
     }

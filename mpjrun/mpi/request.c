@@ -105,6 +105,26 @@ req_by_id(uint32_t id)
 }
 
 void
+req_bind(struct mpii_req *r, struct mpii_comm *c, const struct mpii_type *t)
+{
+    if (c != NULL)
+        mpii_comm_hold(c);
+    mpii_type_hold(t);
+    r->comm = c;
+    r->type = t;
+}
+
+/* Let go of what req_bind took. */
+static void
+req_unbind(struct mpii_req *r)
+{
+    mpii_type_release(r->type);
+    r->type = NULL;
+    mpii_comm_release(r->comm);
+    r->comm = NULL;
+}
+
+void
 req_release(struct mpii_req *r)
 {
     if (r->sched != NULL)
@@ -114,8 +134,7 @@ req_release(struct mpii_req *r)
         persist_free(r);
     free(r->owned);
     r->owned = NULL;
-    mpii_type_release(r->type);
-    r->type = NULL;
+    req_unbind(r);
     if (r->bsend != 0)
         bsend_done(r->bsend);
     r->bsend = 0;
@@ -225,7 +244,7 @@ req_fini(void)
                 persist_free(reqs[i]);
             free(reqs[i]->owned);
             if (reqs[i]->kind != REQ_FREE)
-                mpii_type_release(reqs[i]->type);
+                req_unbind(reqs[i]);
         }
         free(reqs[i]);
     }

@@ -5,8 +5,9 @@
  * unequal sizes (every I* form, several in flight, MPI_ROOT and
  * MPI_PROC_NULL roots from either side), Comm_idup (on the world, on
  * the intercommunicator, several in flight; the communicator appears
- * only at completion), and Comm_dup, Comm_split and Comm_create over the
- * intercommunicator (local and remote groups checked).  Every value is
+ * only at completion), and Comm_dup, Comm_split, Comm_create and
+ * Comm_split_type (MPI_COMM_TYPE_SHARED) over the intercommunicator
+ * (local and remote groups checked).  Every value is
  * computed from world ranks, so each rank knows what it must receive.
  */
 #include "mpitest.h"
@@ -400,6 +401,50 @@ idups(void)
     MPI_OK(MPI_Comm_free(&base[1]));
 }
 
+/* Comm_split_type(MPI_COMM_TYPE_SHARED) over ic: the processes of both
+ * groups on our host, as the same split of the world sees them; none
+ * (MPI_COMM_NULL) when the other group has none here.  key = -rank:
+ * the local group in falling world rank order. */
+static void
+inter_split_type(MPI_Comm ic)
+{
+    MPI_Comm sh, x;
+    int n, *all, same = 0, other = 0, above = 0, size, rsize_x, rank;
+
+    MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                               MPI_INFO_NULL, &sh));
+    MPI_OK(MPI_Comm_size(sh, &n));
+    all = t_malloc(sizeof(int) * (size_t)n);
+    MPI_OK(MPI_Allgather(&t_rank, 1, MPI_INT, all, 1, MPI_INT, sh));
+    for (int i = 0; i < n; i++) {
+        int c = all[i] < n0 ? 0 : 1;
+
+        if (c != color)
+            other++;
+        else {
+            same++;
+            above += all[i] > t_rank;
+        }
+    }
+    MPI_OK(MPI_Comm_split_type(ic, MPI_COMM_TYPE_SHARED, -t_rank,
+                               MPI_INFO_NULL, &x));
+    if (other == 0)
+        CHECK(x == MPI_COMM_NULL, "split_type over ic: not null");
+    else if (x == MPI_COMM_NULL)
+        CHECK(0, "split_type over ic: null, %d remote here", other);
+    else {
+        MPI_OK(MPI_Comm_size(x, &size));
+        MPI_OK(MPI_Comm_remote_size(x, &rsize_x));
+        MPI_OK(MPI_Comm_rank(x, &rank));
+        CHECK(size == same && rsize_x == other && rank == above,
+              "split_type over ic: size %d/%d remote %d/%d rank %d/%d", size,
+              same, rsize_x, other, rank, above);
+        MPI_OK(MPI_Comm_free(&x));
+    }
+    free(all);
+    MPI_OK(MPI_Comm_free(&sh));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -419,6 +464,9 @@ main(int argc, char **argv)
         MPI_OK(MPI_Comm_remote_size(ic, &rsize));
         inter_collectives(ic);
         inter_comms(ic);
+#ifndef OPEN_MPI /* Open MPI 4.1 fails on it (its issue 11672) */
+        inter_split_type(ic);
+#endif
         MPI_OK(MPI_Comm_free(&ic));
         MPI_OK(MPI_Comm_free(&local));
     }
