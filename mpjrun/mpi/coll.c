@@ -18,7 +18,9 @@
  *              allgather.  The choice depends on sizes and the rank
  *              count only, so every rank makes the same
  *   Gather     binomial tree of packed blocks; linear for large blocks
+ *              and on up to 4 ranks (one hop)
  *   Scatter    binomial tree of packed blocks; linear for large blocks
+ *              and on up to 4 ranks (one hop)
  *   Gatherv, Scatterv   linear
  *   Allgather  recursive doubling for a power of two, else a ring
  *   Allgatherv ring
@@ -44,8 +46,8 @@ enum {
 
 #define CTX(c) ((c)->ctx + MPII_CTX_COLL)
 #define BCAST_LONG (64 * 1024)    /* bytes: scatter + ring above this */
-#define BCAST_FLAT_P 4            /* ranks: the root sends to each ... */
-#define BCAST_FLAT_N (16 * 1024)  /* ... of messages up to this */
+#define FLAT_P 4                  /* ranks: the root talks to each ... */
+#define BCAST_FLAT_N (16 * 1024)  /* ... in a Bcast up to this */
 #define TREE_MAX (256 * 1024)     /* bytes in all: binomial gather/scatter */
 #define ALLTOALL_SHORT (8 * 1024) /* bytes per block: all at once */
 #define MAXCHILD 32
@@ -250,7 +252,7 @@ static int
 bcast_flat(void *buf, int count, MPI_Datatype dt, int root,
            struct mpii_comm *c)
 {
-    MPI_Request reqs[BCAST_FLAT_P];
+    MPI_Request reqs[FLAT_P];
     int n = 0, err = MPI_SUCCESS;
 
     if (c->rank != root)
@@ -387,7 +389,7 @@ PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
         return MPI_SUCCESS;
     if (n > BCAST_LONG && n <= INT_MAX && c->size > 2)
         err = bcast_long(buf, count, t, root, c);
-    else if (c->size <= BCAST_FLAT_P && n <= BCAST_FLAT_N)
+    else if (c->size <= FLAT_P && n <= BCAST_FLAT_N)
         err = bcast_flat(buf, count, dt, root, c);
     else
         err = bcast_tree(buf, count, dt, root, c);
@@ -549,7 +551,7 @@ PMPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
         err = sbuf == MPI_IN_PLACE
                   ? MPI_SUCCESS
                   : coll_copy(sbuf, scount, stt, rbuf, rcount, rtt);
-    else if (nb * c->size <= TREE_MAX)
+    else if (nb * c->size <= TREE_MAX && c->size > FLAT_P)
         err = gather_tree(sbuf, scount, st, nb, &rv, root, c);
     else
         err = gather_linear(sbuf, scount, st, &rv, root, c);
@@ -723,7 +725,7 @@ PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
         err = rbuf == MPI_IN_PLACE ? MPI_SUCCESS
                                    : coll_copy(sbuf, scount, stt, rbuf, rcount,
                                                mpii_type_get(rt));
-    else if (nb * c->size <= TREE_MAX)
+    else if (nb * c->size <= TREE_MAX && c->size > FLAT_P)
         err = scatter_tree(&sv, nb, rbuf, rcount, rt, root, c);
     else
         err = scatter_linear(&sv, rbuf, rcount, rt, root, c);
