@@ -18,7 +18,6 @@
  *              allgather.  The choice depends on sizes and the rank
  *              count only, so every rank makes the same
  *   Gather     binomial tree of packed blocks; linear for large blocks
- *              and on up to 4 ranks (one hop)
  *   Scatter    binomial tree of packed blocks; linear for large blocks
  *              and on up to 4 ranks (one hop)
  *   Gatherv, Scatterv   linear
@@ -551,7 +550,7 @@ PMPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
         err = sbuf == MPI_IN_PLACE
                   ? MPI_SUCCESS
                   : coll_copy(sbuf, scount, stt, rbuf, rcount, rtt);
-    else if (nb * c->size <= TREE_MAX && c->size > FLAT_P)
+    else if (nb * c->size <= TREE_MAX)
         err = gather_tree(sbuf, scount, st, nb, &rv, root, c);
     else
         err = gather_linear(sbuf, scount, st, &rv, root, c);
