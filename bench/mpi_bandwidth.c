@@ -33,10 +33,7 @@ main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (argc > 1)
-        iters = atoi(argv[1]);
-    if (argc > 2 && sweep_parse(argv[2], &sw) != 0)
-        iters = 0;
+    sweep_args(argc, argv, &iters, &sw);
     if (argc > 3)
         windows = atoi(argv[3]);
     if (size < 2 || iters < 1 || windows < 1) {

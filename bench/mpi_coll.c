@@ -128,10 +128,7 @@ main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (argc > 1)
-        iters = atoi(argv[1]);
-    if (argc > 2 && sweep_parse(argv[2], &sw) != 0)
-        iters = 0;
+    sweep_args(argc, argv, &iters, &sw);
     for (int o = 0; o < NOPS; o++) {
         const char *l = argc > 3 ? argv[3] : NULL, *p;
         size_t k = strlen(names[o]);

@@ -45,20 +45,14 @@ main(int argc, char **argv)
 {
     int rank, size, iters = 20000;
     struct sweep sw = {1, 1, 2};
-    int sweeping = 0;
+    int sweeping;
     char *buf;
     double *t, us;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (argc > 1)
-        iters = atoi(argv[1]);
-    if (argc > 2) {
-        if (sweep_parse(argv[2], &sw) != 0)
-            iters = 0;
-        sweeping = 1;
-    }
+    sweeping = sweep_args(argc, argv, &iters, &sw);
     if (size < 2 || iters < 1) {
         if (rank == 0)
             fprintf(stderr, "mpi_latency: needs 2 ranks "

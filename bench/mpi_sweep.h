@@ -38,6 +38,19 @@ sweep_parse(const char *s, struct sweep *sw)
     return 0;
 }
 
+/* The arguments every sweeping benchmark takes first, [ITERATIONS
+ * [MIN:MAX[:FACTOR]]]: *iters becomes 0 when they are wrong.  Returns
+ * whether a sweep was given. */
+static inline int
+sweep_args(int argc, char **argv, int *iters, struct sweep *sw)
+{
+    if (argc > 1)
+        *iters = atoi(argv[1]);
+    if (argc > 2 && sweep_parse(argv[2], sw) != 0)
+        *iters = 0;
+    return argc > 2;
+}
+
 /* Iterations at size n for a base of iters. */
 static inline int
 sweep_iters(int iters, size_t n)
