@@ -2,13 +2,23 @@
 # bench/mpi.sh: libp2pmpi beside Open MPI (and MPICH when its explicit
 # mpicc.mpich / mpiexec.mpich are there) on this machine, in one run.
 #
-# Builds bench/mpi_{latency,bandwidth,allreduce,hello}.c with our p2pcc
-# and with each MPI's own compiler, runs them on 2 ranks (ours through
-# build/bin/p2prun on the embedded local cluster, with encryption off
-# when p2prun offers --no-encrypt; Open MPI with mpirun over its TCP
-# transport; MPICH's UCX device held to TCP too, no shared memory), times the start of a 4-rank hello (median of 10), and
-# prints a table: figure, ours, Open MPI, ratio (ours / Open MPI) [,
-# MPICH, ratio].  Lower is better except for bandwidth.
+# Builds bench/mpi_{latency,bandwidth,bibw,coll,allreduce,hello}.c with
+# our p2pcc and with each MPI's own compiler, and runs them side by side,
+# interleaved (run 1 of ours, run 1 of theirs, run 2 ...), ours through
+# build/bin/p2prun on the embedded local cluster, with encryption off when
+# p2prun offers --no-encrypt; Open MPI with mpirun over its TCP transport
+# (--mca btl tcp,self, --oversubscribe); MPICH's UCX device held to TCP
+# too, no shared memory.  It prints
+#   1. a summary: 1-byte latency, 1 MiB bandwidth, 8-byte allreduce on
+#      2 ranks, start of a 4-rank hello (median of 10); ours, Open MPI,
+#      ratio (ours / Open MPI) [, MPICH, ratio];
+#   2. per-size tables against Open MPI (OSU style): latency, bandwidth
+#      and bidirectional bandwidth on 2 ranks, then every collective of
+#      mpi_coll.c on 2 and 4 ranks (4 ranks on 2 cores are
+#      oversubscribed).  Each cell is the median of the runs; the ratio
+#      is the median of the per-run ratios ours / Open MPI (each run's
+#      pair measured back to back), with their range.
+# Lower is better for times, higher for bandwidth.
 #
 # Missing Open MPI (Debian's openmpi-bin, libopenmpi-dev) is installed
 # with apt-get when run as root, else the command is printed.  MPICH is
@@ -16,8 +26,18 @@
 # anything; the mpicc/mpirun alternatives are then put back as they were.
 #
 # Usage: bench/mpi.sh [BUILD_DIR]      (default: build/ next to bench/)
-#   MPI_BENCH_RUNS=N  runs of each benchmark, the median is kept (3)
-#   MPI_BENCH_NOMPICH=1  do not try to install MPICH
+#   MPI_BENCH_RUNS=N      runs of each benchmark, the median is kept (3)
+#   MPI_BENCH_NOMPICH=1   do not try to install MPICH
+#   MPI_BENCH_SWEEP=0     the summary only, no per-size tables
+#   MPI_BENCH_SIZES=MIN:MAX:F  sizes of the point-to-point sweep
+#                         (1:4194304:4; F=2 for every power of two)
+#   MPI_BENCH_COLL_SIZES=MIN:MAX:F  sizes of the collectives (1:4194304:4)
+#   MPI_BENCH_COLL_NP="2 4"    rank counts of the collectives
+#   MPI_BENCH_OPS=a,b,... collectives to run (all of mpi_coll.c)
+#   MPI_BENCH_IDLE=0      run the other MPIs at normal priority, not in
+#                         the idle CPU class our ranks run in
+#   MPI_BENCH_ITERS=N     latency iterations up to 8 KiB, fewer above
+#                         (5000); collectives use N/25
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"
@@ -25,7 +45,13 @@ build=${1:-$root/build}
 runs=${MPI_BENCH_RUNS:-3}
 p2pcc=$build/bin/p2pcc
 p2prun=$build/bin/p2prun
-benches="latency bandwidth allreduce hello"
+benches="latency bandwidth allreduce hello bibw coll"
+sweep=${MPI_BENCH_SWEEP:-1}
+sizes=${MPI_BENCH_SIZES:-1:4194304:4}
+csizes=${MPI_BENCH_COLL_SIZES:-1:4194304:4}
+cnp=${MPI_BENCH_COLL_NP:-2 4}
+ops=${MPI_BENCH_OPS:-barrier,bcast,reduce,allreduce,gather,scatter,allgather,alltoall}
+iters=${MPI_BENCH_ITERS:-5000}
 
 die() { echo "mpi.sh: $*" >&2; exit 1; }
 [ -x "$p2pcc" ] && [ -x "$p2prun" ] ||
@@ -109,53 +135,69 @@ done
 # --- run -----------------------------------------------------------------
 noenc=""
 "$p2prun" --help 2>&1 | grep -q -- '--no-encrypt' && noenc=--no-encrypt
+p2p_opts=$noenc # what run_mpi gives p2prun (blocks below may change it)
+# peerd runs guest ranks in the idle CPU class (SCHED_IDLE, nice 19:
+# owners first); the other MPIs run in it too, so that on a machine with
+# other work the comparison stays like with like (MPI_BENCH_IDLE=0: at
+# the caller's priority).
+idle=""
+[ "${MPI_BENCH_IDLE:-1}" != 0 ] && command -v chrt >/dev/null &&
+    idle="chrt --idle 0 nice -n 19"
 
-# run_mpi IMPL NP PROGRAM: run PROGRAM on NP ranks with implementation IMPL.
+# run_mpi IMPL NP PROGRAM [ARGS...]: run PROGRAM on NP ranks with
+# implementation IMPL (p2p, ompi, mpich).
 run_mpi() {
-    case $1 in
-    p2p)   HOME=$work/home P2P_CONF= "$p2prun" -n "$2" $noenc --timeout 300 \
-               "$3" 2>/dev/null ;;
-    ompi)  mpirun.openmpi --allow-run-as-root --oversubscribe \
-               --mca btl tcp,self -np "$2" "$3" 2>/dev/null ;;
+    impl=$1 np=$2
+    shift 2
+    case $impl in
+    p2p)   HOME=$work/home P2P_CONF= "$p2prun" -n "$np" $p2p_opts \
+               --timeout 300 "$@" 2>/dev/null ;;
+    ompi)  $idle mpirun.openmpi --allow-run-as-root --oversubscribe \
+               --mca btl tcp,self -np "$np" "$@" 2>/dev/null ;;
     mpich) UCX_TLS=tcp,self MPIR_CVAR_CH4_SHM_ENABLE=0 MPIR_CVAR_NOLOCAL=1 \
-               mpiexec.mpich -n "$2" "$3" 2>/dev/null ;;
+               $idle mpiexec.mpich -n "$np" "$@" 2>/dev/null ;;
     esac
 }
 
-# figure IMPL BENCH KEY: the median over $runs runs of the KEY line.
-figure() {
-    i=0
-    while [ $i -lt "$runs" ]; do
-        run_mpi "$1" 2 "$work/$1_$2" | awk -v k="$3" '$1 == k { print $2 }'
-        i=$((i + 1))
-    done | median
-}
+# pick KEY: the second field of the line whose first is KEY.
+pick() { awk -v k="$1" '$1 == k { print $2 }'; }
 
-# jobstart IMPL: median wall time (s) of 10 starts of a 4-rank hello.
-jobstart() {
-    i=0
-    while [ $i -lt 10 ]; do
-        t0=$(date +%s%N)
-        run_mpi "$1" 4 "$work/$1_hello" >/dev/null
-        t1=$(date +%s%N)
-        echo "$t0 $t1" | awk '{ printf "%.4f\n", ($2 - $1) / 1e9 }'
-        i=$((i + 1))
-    done | median
+# starttime IMPL: wall time (s) of one start of a 4-rank hello.
+starttime() {
+    t0=$(date +%s%N)
+    run_mpi "$1" 4 "$work/$1_hello" >/dev/null
+    t1=$(date +%s%N)
+    echo "$t0 $t1" | awk '{ printf "%.4f\n", ($2 - $1) / 1e9 }'
 }
 
 impls=p2p
 [ $have_ompi = yes ] && impls="$impls ompi"
 [ $have_mpich = yes ] && impls="$impls mpich"
-for impl in $impls; do
-    echo "mpi.sh: measuring $impl" >&2
-    figure "$impl" latency latency_us >"$work/$impl.lat"
-    figure "$impl" bandwidth bandwidth_gbs >"$work/$impl.bw"
-    figure "$impl" allreduce allreduce_us >"$work/$impl.ar"
-    jobstart "$impl" >"$work/$impl.start"
+
+# The summary: every implementation once per run, runs interleaved.
+echo "mpi.sh: summary, $runs runs of $impls" >&2
+i=0
+while [ $i -lt "$runs" ]; do
+    for impl in $impls; do
+        run_mpi "$impl" 2 "$work/${impl}_latency" | pick latency_us \
+            >>"$work/$impl.lat"
+        run_mpi "$impl" 2 "$work/${impl}_bandwidth" | pick bandwidth_gbs \
+            >>"$work/$impl.bw"
+        run_mpi "$impl" 2 "$work/${impl}_allreduce" | pick allreduce_us \
+            >>"$work/$impl.ar"
+    done
+    i=$((i + 1))
+done
+i=0
+while [ $i -lt 10 ]; do
+    for impl in $impls; do
+        starttime "$impl" >>"$work/$impl.start"
+    done
+    i=$((i + 1))
 done
 
-# --- table ---------------------------------------------------------------
-val() { [ -s "$work/$1.$2" ] && cat "$work/$1.$2" || echo -; }
+# --- summary table --------------------------------------------------------
+val() { [ -s "$work/$1.$2" ] && median <"$work/$1.$2" || echo -; }
 echo
 echo "libp2pmpi ($noenc${noenc:+, }embedded cluster) beside other MPIs," \
      "2 ranks on $(nproc) cores, $(uname -n)"
@@ -182,6 +224,124 @@ done
 [ $have_ompi = yes ] || echo "(Open MPI not available: its column is empty)"
 echo "ratio = ours / theirs: below 1 is better for times, above 1 for" \
      "bandwidth"
+
+# --- per-size sweep against Open MPI --------------------------------------
+# sweep_run TAG NP PROGRAM [ARGS...]: one run of PROGRAM (bench/mpi_X.c)
+# with ours, then with Open MPI; every "KEY SIZE VALUE" line it prints
+# ("coll OP SIZE VALUE" for collectives) is kept in $work/sweep.dat as
+# "IMPL RUN KEY[@NP] SIZE VALUE", with TAG (run number) as RUN.
+sweep_run() {
+    tag=$1 np=$2 prog=$3
+    shift 3
+    for impl in p2p ompi; do
+        [ $impl = ompi ] && [ $have_ompi = no ] && continue
+        run_mpi "$impl" "$np" "$work/${impl}_$prog" "$@" |
+            awk -v i="$impl" -v r="$tag" -v np="$np" '
+                $1 == "coll" && NF == 4 { print i, r, $2 "@" np, $3, $4 }
+                $1 != "coll" && NF == 3 { print i, r, $1, $2, $3 }' \
+            >>"$work/sweep.dat"
+    done
+}
+
+# sweep_table TITLE KEY...: a markdown table of the sweep, a row per
+# size, for each KEY: ours, Open MPI, the median per-run ratio ours /
+# Open MPI and its range.
+sweep_table() {
+    title=$1
+    shift
+    echo
+    echo "$title"
+    awk -v keys="$*" '
+    function med(a, n,   i, j, x) {
+        for (i = 2; i <= n; i++)
+            for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+                x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
+        if (n == 0) return "-"
+        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    function human(n) {
+        if (n >= 1048576 && n % 1048576 == 0) return n / 1048576 " MiB"
+        if (n >= 1024 && n % 1024 == 0) return n / 1024 " KiB"
+        return n " B"
+    }
+    function num(v) { return v == "-" ? v : sprintf(v < 10 ? "%.2f" : \
+                      v < 1000 ? "%.1f" : "%.0f", v) }
+    BEGIN { nk = split(keys, key, " ") }
+    { v[$1, $2, $3, $4] = $5; run[$2] = 1; if (!($4 in seen)) {
+          seen[$4] = 1; sz[++ns] = $4 } }
+    END {
+        for (i = 2; i <= ns; i++)
+            for (j = i; j > 1 && sz[j - 1] + 0 > sz[j] + 0; j--) {
+                x = sz[j]; sz[j] = sz[j - 1]; sz[j - 1] = x }
+        hdr = "| size"; line = "|---"
+        for (k = 1; k <= nk; k++) {
+            hdr = hdr " | " key[k] " ours | Open MPI | ratio (range)"
+            line = line "|---|---|---"
+        }
+        print hdr " |"; print line "|"
+        for (s = 1; s <= ns; s++) {
+            row = "| " human(sz[s]); any = 0
+            for (k = 1; k <= nk; k++) {
+                na = nb = nr = 0
+                for (r in run) {
+                    a = ((("p2p", r, key[k], sz[s]) in v) ? \
+                         v["p2p", r, key[k], sz[s]] : "")
+                    b = ((("ompi", r, key[k], sz[s]) in v) ? \
+                         v["ompi", r, key[k], sz[s]] : "")
+                    if (a != "") A[++na] = a + 0
+                    if (b != "") B[++nb] = b + 0
+                    if (a != "" && b != "" && b + 0 > 0)
+                        R[++nr] = a / b
+                }
+                any += na + nb
+                lo = hi = ""
+                for (i = 1; i <= nr; i++) {
+                    if (lo == "" || R[i] < lo) lo = R[i]
+                    if (hi == "" || R[i] > hi) hi = R[i]
+                }
+                rm = med(R, nr)
+                row = row " | " num(med(A, na)) " | " num(med(B, nb)) " | " \
+                      (nr ? sprintf("%.2f (%.2f-%.2f)", rm, lo, hi) : "-")
+            }
+            if (any) print row " |"
+        }
+    }' "$work/sweep.dat"
+}
+
+if [ "$sweep" != 0 ]; then
+    : >"$work/sweep.dat"
+    citers=$((iters / 25))
+    [ $citers -lt 20 ] && citers=20
+    i=0
+    while [ $i -lt "$runs" ]; do
+        i=$((i + 1))
+        echo "mpi.sh: sweep, run $i of $runs" >&2
+        sweep_run $i 2 latency "$iters" "$sizes"
+        sweep_run $i 2 bandwidth 1 "$sizes"
+        sweep_run $i 2 bibw "$sizes"
+        for np in $cnp; do
+            sweep_run $i "$np" coll "$citers" "$csizes" "$ops"
+        done
+    done
+    echo
+    echo "Per size, ours ($noenc${noenc:+, }embedded cluster) against Open" \
+         "MPI over TCP, median of $runs interleaved runs; ratio = ours /" \
+         "Open MPI (times: below 1 is better; bandwidth: above 1 is better)"
+    sweep_table "Latency, 2 ranks (us, half round trip)" lat
+    sweep_table "Bandwidth, 2 ranks (MB/s, window of 64)" bw
+    sweep_table "Bidirectional bandwidth, 2 ranks (MB/s, both ways)" bibw
+    for op in $(echo "$ops" | tr , ' '); do
+        keys=""
+        for np in $cnp; do keys="$keys $op@$np"; done
+        sweep_table "MPI_$op, $cnp ranks (us; size: a rank's block for
+gather, scatter, allgather, alltoall, the whole buffer otherwise)" $keys
+    done
+fi
+
+# --- more rows --------------------------------------------------------------
+# Other measurements append their blocks below this line (shared memory,
+# encryption), each a separate block; they may use run_mpi (p2p_opts
+# holds p2prun's options), sweep_run, sweep_table, median and ratio.
 
 # --- encryption ------------------------------------------------------------
 # Ours with encryption on (the default: AES-256-GCM, libcrypto) beside

@@ -1,62 +1,78 @@
 /*
- * mpi_latency: 1-byte ping-pong between ranks 0 and 1 (osu_latency
- * style).  Every round trip is timed; after a warm-up, the median half
- * round trip is printed in microseconds:
+ * mpi_latency: ping-pong between ranks 0 and 1 (osu_latency style).
+ * Every round trip is timed; after a warm-up, the median half round
+ * trip is printed in microseconds.  With no sweep, one byte:
  *     latency_us <median>
+ * With a sweep (MIN:MAX[:FACTOR], see mpi_sweep.h), that line for one
+ * byte and then one line per size:
+ *     lat <bytes> <median us>
  * Standard MPI only: builds with p2pcc, Open MPI's and MPICH's mpicc.
- * Usage: mpi_latency [ITERATIONS]
+ * Usage: mpi_latency [ITERATIONS [MIN:MAX[:FACTOR]]]
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-static int
-cmp(const void *a, const void *b)
+#include "mpi_sweep.h"
+
+/* The median half round trip at n bytes, on rank 0 (0 elsewhere). */
+static double
+pingpong(int rank, char *buf, size_t n, int iters, double *t)
 {
-    double x = *(const double *)a, y = *(const double *)b;
+    int warm = iters / 10 < 2000 ? iters / 10 : 2000;
 
-    return x < y ? -1 : x > y;
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = -warm; i < iters; i++) {
+        double t0 = MPI_Wtime();
+        if (rank == 0) {
+            MPI_Send(buf, (int)n, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(buf, (int)n, MPI_CHAR, 1, 1, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            MPI_Recv(buf, (int)n, MPI_CHAR, 0, 1, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+            MPI_Send(buf, (int)n, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+        }
+        if (i >= 0)
+            t[i] = MPI_Wtime() - t0;
+    }
+    return rank == 0 ? sweep_median(t, iters) / 2 * 1e6 : 0;
 }
 
 int
 main(int argc, char **argv)
 {
-    int rank, size, iters = 20000, warm = 2000;
-    char byte = 0;
-    double *t;
+    int rank, size, iters = 20000;
+    struct sweep sw = {1, 1, 2};
+    int sweeping;
+    char *buf;
+    double *t, us;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (argc > 1)
-        iters = atoi(argv[1]);
+    sweeping = sweep_args(argc, argv, &iters, &sw);
     if (size < 2 || iters < 1) {
         if (rank == 0)
-            fprintf(stderr, "mpi_latency: needs 2 ranks\n");
+            fprintf(stderr, "mpi_latency: needs 2 ranks "
+                            "(usage: mpi_latency [ITERS [MIN:MAX[:F]]])\n");
         MPI_Finalize();
         return 2;
     }
-    if ((t = malloc(sizeof *t * (size_t)iters)) == NULL)
+    if ((t = malloc(sizeof *t * (size_t)iters)) == NULL ||
+        (buf = malloc(sw.max)) == NULL)
         MPI_Abort(MPI_COMM_WORLD, 1);
-    MPI_Barrier(MPI_COMM_WORLD);
-    for (int i = -warm; i < iters; i++) {
-        double t0 = MPI_Wtime();
-        if (rank == 0) {
-            MPI_Send(&byte, 1, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
-            MPI_Recv(&byte, 1, MPI_CHAR, 1, 1, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE);
-        } else if (rank == 1) {
-            MPI_Recv(&byte, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE);
-            MPI_Send(&byte, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
-        }
-        if (i >= 0)
-            t[i] = MPI_Wtime() - t0;
+    memset(buf, 1, sw.max);
+    us = pingpong(rank, buf, 1, iters, t);
+    if (rank == 0)
+        printf("latency_us %.3f\n", us);
+    for (size_t n = sw.min; sweeping && n <= sw.max; n *= sw.factor) {
+        us = pingpong(rank, buf, n, sweep_iters(iters, n), t);
+        if (rank == 0)
+            printf("lat %zu %.3f\n", n, us);
     }
-    if (rank == 0) {
-        qsort(t, (size_t)iters, sizeof *t, cmp);
-        printf("latency_us %.3f\n", t[iters / 2] / 2 * 1e6);
-    }
+    free(buf);
     free(t);
     MPI_Finalize();
     return 0;

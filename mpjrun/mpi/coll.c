@@ -11,10 +11,15 @@
  *
  * Algorithms (p ranks, n bytes):
  *   Barrier    dissemination, ceil(log2 p) rounds
- *   Bcast      binomial tree; above 64 KiB and 3+ ranks, a binomial
- *              scatter of n/p chunks then a ring allgather
+ *   Bcast      up to 4 ranks and 16 KiB, the root sends to each rank
+ *              (one hop: when ranks share cores, every hop costs a
+ *              wake-up); else a binomial tree; above 64 KiB and 3+
+ *              ranks, a binomial scatter of n/p chunks then a ring
+ *              allgather.  The choice depends on sizes and the rank
+ *              count only, so every rank makes the same
  *   Gather     binomial tree of packed blocks; linear for large blocks
  *   Scatter    binomial tree of packed blocks; linear for large blocks
+ *              and on up to 4 ranks (one hop)
  *   Gatherv, Scatterv   linear
  *   Allgather  recursive doubling for a power of two, else a ring
  *   Allgatherv ring
@@ -40,6 +45,8 @@ enum {
 
 #define CTX(c) ((c)->ctx + MPII_CTX_COLL)
 #define BCAST_LONG (64 * 1024)    /* bytes: scatter + ring above this */
+#define FLAT_P 4                  /* ranks: the root talks to each ... */
+#define BCAST_FLAT_N (16 * 1024)  /* ... in a Bcast up to this */
 #define TREE_MAX (256 * 1024)     /* bytes in all: binomial gather/scatter */
 #define ALLTOALL_SHORT (8 * 1024) /* bytes per block: all at once */
 #define MAXCHILD 32
@@ -220,6 +227,28 @@ bcast_tree(void *buf, int count, MPI_Datatype dt, int root, struct mpii_comm *c)
     return coll_finish(n, reqs, err);
 }
 
+/* Flat broadcast: the root sends to every rank at once. */
+static int
+bcast_flat(void *buf, int count, MPI_Datatype dt, int root,
+           struct mpii_comm *c)
+{
+    MPI_Request reqs[FLAT_P];
+    int n = 0, err = MPI_SUCCESS;
+
+    if (c->rank != root)
+        return mpii_recv(buf, count, dt, root, TAG_BCAST, c, CTX(c),
+                         MPI_STATUS_IGNORE);
+    for (int i = 0; i < c->size && err == MPI_SUCCESS; i++) {
+        if (i == root)
+            continue;
+        err = mpii_isend(buf, count, dt, i, TAG_BCAST, c, CTX(c),
+                         MPII_SEND_STANDARD, &reqs[n]);
+        if (err == MPI_SUCCESS)
+            n++;
+    }
+    return coll_finish(n, reqs, err);
+}
+
 /* Byte range of chunk i of n bytes cut in chunks of cs. */
 static void
 chunk(size_t n, size_t cs, long long i, size_t *lo, int *len)
@@ -340,6 +369,8 @@ PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
         return MPI_SUCCESS;
     if (n > BCAST_LONG && n <= INT_MAX && c->size > 2)
         err = bcast_long(buf, count, t, root, c);
+    else if (c->size <= FLAT_P && n <= BCAST_FLAT_N)
+        err = bcast_flat(buf, count, dt, root, c);
     else
         err = bcast_tree(buf, count, dt, root, c);
     return err != MPI_SUCCESS ? mpii_err(comm, err, "MPI_Bcast") : 0;
@@ -674,7 +705,7 @@ PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
         err = rbuf == MPI_IN_PLACE ? MPI_SUCCESS
                                    : coll_copy(sbuf, scount, stt, rbuf, rcount,
                                                mpii_type_get(rt));
-    else if (nb * c->size <= TREE_MAX)
+    else if (nb * c->size <= TREE_MAX && c->size > FLAT_P)
         err = scatter_tree(&sv, nb, rbuf, rcount, rt, root, c);
     else
         err = scatter_linear(&sv, rbuf, rcount, rt, root, c);

@@ -14,8 +14,9 @@
  * Algorithms (p ranks, n bytes):
  *   Reduce     binomial tree (rooted at 0 and forwarded, for a
  *              non-commutative op with another root); above 64 KiB with
- *              a commutative op, a ring reduce-scatter then a gather of
- *              the blocks at the root
+ *              a commutative op on 3+ ranks, a ring reduce-scatter then
+ *              a gather of the blocks at the root (on 2 ranks one
+ *              message is fewer than three)
  *   Allreduce  recursive doubling, the p - 2^k extra ranks folded into
  *              their neighbours first; above 64 KiB with a commutative
  *              op, a ring reduce-scatter then a ring allgather
@@ -448,7 +449,7 @@ PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
     if ((err = red_load(&rd, sbuf, count, acc)) != MPI_SUCCESS)
         goto done;
     if (rd.commute && n * mpii_type_size(rd.wt) > RED_LONG &&
-        n >= (size_t)c->size)
+        n >= (size_t)c->size && c->size > 2)
         err = reduce_long(&rd, acc, tmp, n, root, c);
     else
         err = reduce_tree(&rd, &acc, &tmp, n, root, c);

@@ -1236,6 +1236,7 @@ conn_read(struct conn *c)
 {
     uint8_t scratch[16384];
     ssize_t n;
+    size_t room;
 
     while (c->state == CS_READY) {
         if (c->dreq != NULL || c->ddiscard > 0) {
@@ -1275,7 +1276,8 @@ conn_read(struct conn *c)
             c->rlen -= c->rpos;
             c->rpos = 0;
         }
-        n = recv(c->fd, c->rbuf + c->rlen, c->rcap - c->rlen, 0);
+        room = c->rcap - c->rlen;
+        n = recv(c->fd, c->rbuf + c->rlen, room, 0);
         if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
             conn_kill(c);
             return;
@@ -1287,6 +1289,12 @@ conn_read(struct conn *c)
             conn_parse_sealed(c);
         else
             conn_parse_plain(c);
+        /* Less than asked for: the socket was empty, and another recv()
+         * would only say so (a system call per message saved; what
+         * arrives meanwhile waits for the next pass).  A direct read
+         * just set up goes on: its bytes may be there. */
+        if ((size_t)n < room && c->dreq == NULL && c->ddiscard == 0)
+            return;
     }
 }
 
