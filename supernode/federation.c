@@ -354,7 +354,7 @@ federation_list(struct federation *fed, int local_only, uint64_t now_ms,
 size_t
 federation_remote_count(const struct federation *fed)
 {
-    return summary_entries(fed->store);
+    return summary_distinct(fed->store);
 }
 
 void
