@@ -146,6 +146,9 @@ void federation_list(struct federation *, int local_only, uint64_t now_ms,
 /* The peers the other members summarised, each node key counted once
  * (summary_distinct()). */
 size_t federation_remote_count(const struct federation *);
+/* Summaries sent since the start, each counted once however many members
+ * it went to (what the gate of federation_cron() let through). */
+uint64_t federation_summaries_sent(const struct federation *);
 /* Every peer the other members summarised, as summary_walk(). */
 void federation_remote_walk(const struct federation *, uint64_t now_ms,
                             summary_walk_fn, void *arg);
@@ -175,6 +178,7 @@ void server_free(struct server *);
 size_t server_peer_count(const struct server *);
 /* Peers the other members of its federation summarised (listed once). */
 size_t server_remote_peer_count(const struct server *);
+uint64_t server_summaries_sent(const struct server *);
 /* The other members' summarised peers, as summary_walk() (dashboard). */
 void server_remote_walk(const struct server *, uint64_t now_ms,
                         summary_walk_fn, void *arg);
