@@ -116,11 +116,10 @@ t_summary_distinct(void)
     struct peer_entry v[4];
     struct msg_fed_summary f;
     char err[200];
+    int i;
 
-    entry(&v[0], 1, 4, 0, 10);
-    entry(&v[1], 2, 4, 0, 10);
-    entry(&v[2], 3, 4, 0, 10);
-    entry(&v[3], 4, 4, 0, 10);
+    for (i = 0; i < 4; i++)
+        entry(&v[i], i + 1, 4, 0, 10);
     CHECK_EQ_INT(summary_distinct(s), 0);
     /* Sender 7 names 1, 2, 3; sender 8 names 2, 3, 4; sender 9 names 3. */
     part(&f, 7, 1, 0, 1, v, 3);
