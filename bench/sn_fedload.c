@@ -22,7 +22,8 @@
  * never_registered, kill_ms (when SIGUSR1 said a supernode was killed),
  * lost_since_kill, complete_ms (the last time every peer was registered;
  * 0 if some are not at the end), "end_on K N", and "lost_reason N WHY"
- * (why registrations were lost, by count).  A peer's label is "sK-I": K the supernode
+ * (why registrations were lost, by count); on SIGUSR2, "now_on K N"
+ * (registered now, whether or not every peer is).  A peer's label is "sK-I": K the supernode
  * it registered with, I its index, so that a query can tell where the
  * entries it gets come from.
  */
@@ -304,6 +305,12 @@ on_usr1(evutil_socket_t fd, short what, void *arg)
     lost_before_kill = nlost_total;
 }
 
+static void
+on_usr2(evutil_socket_t fd, short what, void *arg)
+{
+    print_spread("now_on");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -320,7 +327,7 @@ main(int argc, char **argv)
     const char *conf = NULL;
     int first = 0, seconds = 60, ch, i, k;
     char err[512], a[64];
-    struct event *ev_stop, *ev_usr1;
+    struct event *ev_stop, *ev_usr1, *ev_usr2;
     uint32_t r;
 
     npeers = 1000;
@@ -400,6 +407,8 @@ main(int argc, char **argv)
                             simpeer_loopbreak, base);
     ev_usr1 = evsignal_new(base, SIGUSR1, on_usr1, NULL);
     evsignal_add(ev_usr1, NULL);
+    ev_usr2 = evsignal_new(base, SIGUSR2, on_usr2, NULL);
+    evsignal_add(ev_usr2, NULL);
     event_base_dispatch(base);
 
     printf("registered %d\n", nregistered);
@@ -428,6 +437,7 @@ main(int argc, char **argv)
     simpeer_pace_stop(&hb_pace);
     event_free(ev_stop);
     event_free(ev_usr1);
+    event_free(ev_usr2);
     simpeer_finish(base, &sg);
     free(sims);
     return 0;

@@ -200,7 +200,16 @@ while :; do
     sleep 0.5
 done
 t1=$(date +%s.%N)
-echo "registered: $(cat "$dir"/shard*.out | awk '$1 == "on" { n += $3 } END { print n + 0 }')/$peers peers in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s"
+# Every shard says how many of its peers are registered now, and where
+# ("now_on" lines; a starved shard may take seconds to answer): the
+# counts below are these, whether or not every peer registered.
+for p in $shardpids; do kill -USR2 "$p" 2>/dev/null || true; done
+deadline=$(($(date +%s) + 60))
+while [ "$(cat "$dir"/shard*.out | grep -c '^now_on 0 ' || true)" -lt "$nshards" ] &&
+    [ "$(date +%s)" -lt "$deadline" ]; do
+    sleep 0.2
+done
+echo "registered: $(cat "$dir"/shard*.out | awk '$1 == "now_on" { n += $3 } END { print n + 0 }')/$peers peers in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s"
 
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 rss_mb() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
@@ -222,7 +231,8 @@ usage() {
         -v hz="$(getconf CLK_TCK)" -v t0="$(cat "$dir/cpu.t")" -v t1="$(now)" \
         'BEGIN { printf "%.1f", 100 * (b - a) / hz / (t1 - t0) }'
 }
-# peers WHAT K: peers the shards counted on supernode K ("on" or "end_on").
+# peers WHAT K: peers the shards counted on supernode K ("now_on" or
+# "end_on").
 peers_on() {
     cat "$dir"/shard*.out | awk -v w="$1" -v k=$(($2 - 1)) \
         '$1 == w && $2 == k { n += $3 } END { print n + 0 }'
@@ -231,12 +241,12 @@ sleep 3 # the registration burst is over: measure the steady state
 mark
 sleep 10
 for k in $(seq 1 "$nsn"); do
-    echo "supernode $k: $(peers_on on $k) peers, RSS $(rss_mb "$(snpid $k)") MB," \
+    echo "supernode $k: $(peers_on now_on $k) peers, RSS $(rss_mb "$(snpid $k)") MB," \
          "CPU $(usage $k)% of a core (10 s: heartbeats, summaries, queries)"
 done
 
 # Kill the supernode that holds the most peers.
-victim=$(cat "$dir"/shard*.out | awk '$1 == "on" { n[$2] += $3 } END { m = -1; for (k in n) if (n[k] > m) { m = n[k]; v = k } print v + 1 }')
+victim=$(cat "$dir"/shard*.out | awk '$1 == "now_on" { n[$2] += $3 } END { m = -1; for (k in n) if (n[k] > m) { m = n[k]; v = k } print v + 1 }')
 vp=$(snpid "$victim")
 echo "killing supernode $victim (SIGKILL)"
 # The load and the queries hear of it first, so that what they count

@@ -315,6 +315,9 @@ api_supernodes(struct server *srv, const char *const *known,
     json_object_set_new(
         self, "federated_peers",
         json_integer((json_int_t)server_remote_peer_count(srv)));
+    json_object_set_new(
+        self, "summaries_sent",
+        json_integer((json_int_t)server_summaries_sent(srv)));
     for (i = 0; i < nknown; i++)
         json_array_append_new(arr, json_pack("{s:s,s:s}", "addr", known[i],
                                              "source", source[i]));

@@ -75,6 +75,7 @@ struct federation {
     uint64_t sent_gen;     /* registry generation it summarised */
     uint64_t next_push_ms; /* earliest next summary */
     uint64_t last_push_ms;
+    uint64_t sent; /* summaries that went to at least one member */
 };
 
 static void fedlink_on_ready(struct channel *, void *);
@@ -252,7 +253,7 @@ federation_push(struct federation *fed, uint64_t now_ms)
     uint64_t slots = 0;
     size_t n, i, nparts;
     uint32_t part;
-    int k;
+    int k, reached = 0;
 
     federation_local(fed, now_ms, &own);
     for (i = 0; i < own.npeers; i++)
@@ -287,7 +288,9 @@ federation_push(struct federation *fed, uint64_t now_ms)
                 m.u.fed.npeers = WIRE_FED_PART_ENTRIES;
             channel_send(l->ch, &m);
         }
+        reached = 1;
     }
+    fed->sent += (uint64_t)reached;
     free(own.peers);
 }
 
@@ -354,7 +357,13 @@ federation_list(struct federation *fed, int local_only, uint64_t now_ms,
 size_t
 federation_remote_count(const struct federation *fed)
 {
-    return summary_entries(fed->store);
+    return summary_distinct(fed->store);
+}
+
+uint64_t
+federation_summaries_sent(const struct federation *fed)
+{
+    return fed->sent;
 }
 
 void

@@ -651,6 +651,12 @@ server_remote_peer_count(const struct server *srv)
     return federation_remote_count(srv->fed);
 }
 
+uint64_t
+server_summaries_sent(const struct server *srv)
+{
+    return federation_summaries_sent(srv->fed);
+}
+
 void
 server_remote_walk(const struct server *srv, uint64_t now_ms,
                    summary_walk_fn fn, void *arg)

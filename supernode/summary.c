@@ -258,3 +258,26 @@ summary_entries(const struct summary *s)
         n += o->count;
     return n;
 }
+
+size_t
+summary_distinct(const struct summary *s)
+{
+    const struct summary_origin *o, *earlier;
+    const struct summary_entry *e, *found;
+    size_t n = 0;
+
+    /* An entry counts unless a sender earlier in the walk names the same
+     * key: a handful of senders, so a lookup in each is cheap and needs
+     * no scratch set. */
+    for (o = s->origins; o != NULL; o = o->hh.next)
+        for (e = o->entries; e != NULL; e = e->hh.next) {
+            found = NULL;
+            for (earlier = s->origins; earlier != o && found == NULL;
+                 earlier = earlier->hh.next)
+                HASH_FIND(hh, earlier->entries, e->e.id, SEC_SIGN_PK_LEN,
+                          found);
+            if (found == NULL)
+                n++;
+        }
+    return n;
+}

@@ -108,7 +108,11 @@ typedef void (*summary_walk_fn)(const struct peer_entry *, const char *origin,
 void summary_walk(const struct summary *, uint64_t now_ms, summary_walk_fn,
                   void *arg);
 size_t summary_origins(const struct summary *);
+/* Entries held, summed over the senders (a key two of them name counts
+ * twice: what the store's bounds are about). */
 size_t summary_entries(const struct summary *);
+/* Node keys named, each counted once however many senders name it. */
+size_t summary_distinct(const struct summary *);
 
 /* federation.c: summaries to and from the other supernodes */
 struct federation_params {
@@ -139,7 +143,12 @@ int federation_receive(struct federation *, const struct msg_fed_summary *,
  * out->peers. */
 void federation_list(struct federation *, int local_only, uint64_t now_ms,
                      struct msg_list_reply *out);
+/* The peers the other members summarised, each node key counted once
+ * (summary_distinct()). */
 size_t federation_remote_count(const struct federation *);
+/* Summaries sent since the start, each counted once however many members
+ * it went to (what the gate of federation_cron() let through). */
+uint64_t federation_summaries_sent(const struct federation *);
 /* Every peer the other members summarised, as summary_walk(). */
 void federation_remote_walk(const struct federation *, uint64_t now_ms,
                             summary_walk_fn, void *arg);
@@ -169,6 +178,7 @@ void server_free(struct server *);
 size_t server_peer_count(const struct server *);
 /* Peers the other members of its federation summarised (listed once). */
 size_t server_remote_peer_count(const struct server *);
+uint64_t server_summaries_sent(const struct server *);
 /* The other members' summarised peers, as summary_walk() (dashboard). */
 void server_remote_walk(const struct server *, uint64_t now_ms,
                         summary_walk_fn, void *arg);

@@ -21,7 +21,8 @@ from harness import binary, figure, free_port, wait_until  # noqa: E402
 
 class FederationCase(harness.ClusterTestCase):
 
-    def federation(self, n=3, expire=10, per_peer=1, http=False):
+    def federation(self, n=3, expire=10, per_peer=1, http=False,
+                   interval_ms=200):
         """n supernodes on fixed ports, each configured with all n (itself
         included: it must skip itself), and a configuration for peers and
         tools naming all n with [peer] supernodes_per_peer = per_peer.
@@ -33,7 +34,8 @@ class FederationCase(harness.ClusterTestCase):
             handshake_timeout_ms=self.c.handshake_timeout_ms,
             heartbeat_ms=self.c.heartbeat_ms,
             extra="[supernode]\nfederation = %s\n"
-                  "federation_interval_ms = 200\n" % ", ".join(addrs))
+                  "federation_interval_ms = %d\n"
+                  % (", ".join(addrs), interval_ms))
         extra = ("--http", "127.0.0.1:0") if http else ()
         sns = [self.c.start_supernode(port=p, expire=expire, conf=snconf,
                                       name="supernode%d" % i, extra=extra)
@@ -142,6 +144,41 @@ class FederationCase(harness.ClusterTestCase):
         figure("federation of 3: a peer's departure seen through every "
                "supernode after %.2f s" % (time.monotonic() - t0))
         self.assert_all_stop_cleanly()
+
+    def test_summary_gate_idle(self):
+        """With peers that change nothing that ranks them, a member sends
+        a summary per refresh (every ten intervals), not one per
+        interval: the gate of federation_cron().  The bounds are loose
+        on purpose: ungated, 20 s at a 100 ms interval would be about 200
+        summaries; gated, about 20 refreshes and a few changes (a peer's
+        load moving by a quarter of a core on a busy machine)."""
+        window_s, interval_ms = 20, 100
+        sns = self.federation(2, http=True, interval_ms=interval_ms)
+        for i, sn in enumerate(sns):
+            self.c.start_peer(2 + i, [sn], slots=2)
+
+        def sent():
+            return [self.api_get(sn, "/api/supernodes")["self"]
+                    for sn in sns]
+        # Both linked, each counting the other's peer: the registrations'
+        # summaries have gone; from here on nothing that ranks changes.
+        wait_until(lambda: all(d["federated_peers"] == 1 for d in sent()),
+                   30, "each supernode to count the other's peer")
+        before = [d["summaries_sent"] for d in sent()]
+        t0 = time.monotonic()
+        time.sleep(window_s)
+        after = [d["summaries_sent"] for d in sent()]
+        took = time.monotonic() - t0
+        ungated = took * 1000 / interval_ms
+        for i, (b, a) in enumerate(zip(before, after)):
+            figure("federation of 2, idle peers: supernode%d sent %d "
+                   "summaries in %.1f s (one an interval would be %d)"
+                   % (i, a - b, took, ungated))
+            with self.subTest(supernode=i):
+                # The refresh still goes (it is the keepalive) ...
+                self.assertGreaterEqual(a - b, 2)
+                # ... but far from one an interval.
+                self.assertLess(a - b, ungated / 2)
 
     def test_supernode_killed(self):
         sns = self.federation(3, expire=10, per_peer=1)

@@ -1,7 +1,8 @@
 /*
  * The federated directory's pure parts: the summary store (parts in
  * order, replays refused, a complete summary replaces the previous one, a
- * rule-breaker and a silent sender forgotten, bounds), the "best first"
+ * rule-breaker and a silent sender forgotten, bounds, a key two senders
+ * name counted once), the "best first"
  * order and de-duplication, and the rendezvous order peers use to choose
  * their supernodes (stable, even, and moving only the peers of a
  * supernode that leaves).
@@ -102,6 +103,46 @@ t_summary_parts(void)
     CHECK_EQ_INT(summary_apply(s, &f, 2500, err, sizeof err), 0);
     ids_of(s, ids, sizeof ids);
     CHECK_EQ_STR(ids, "1");
+    summary_free(s);
+}
+
+/* A key that two senders name is one peer: summary_distinct() counts it
+ * once (what /api/supernodes shows as federated_peers), while
+ * summary_entries() counts what the store holds. */
+static void
+t_summary_distinct(void)
+{
+    struct summary *s = summary_new();
+    struct peer_entry v[4];
+    struct msg_fed_summary f;
+    char err[200];
+    int i;
+
+    for (i = 0; i < 4; i++)
+        entry(&v[i], i + 1, 4, 0, 10);
+    CHECK_EQ_INT(summary_distinct(s), 0);
+    /* Sender 7 names 1, 2, 3; sender 8 names 2, 3, 4; sender 9 names 3. */
+    part(&f, 7, 1, 0, 1, v, 3);
+    CHECK_EQ_INT(summary_apply(s, &f, 1000, err, sizeof err), 0);
+    CHECK_EQ_INT(summary_distinct(s), 3);
+    part(&f, 8, 1, 0, 1, v + 1, 3);
+    CHECK_EQ_INT(summary_apply(s, &f, 1000, err, sizeof err), 0);
+    part(&f, 9, 1, 0, 1, v + 2, 1);
+    CHECK_EQ_INT(summary_apply(s, &f, 1000, err, sizeof err), 0);
+    CHECK_EQ_INT(summary_entries(s), 7);
+    CHECK_EQ_INT(summary_distinct(s), 4);
+    /* Sender 8 now names 4 only: 2 and 3 are still named by 7. */
+    part(&f, 8, 2, 0, 1, v + 3, 1);
+    CHECK_EQ_INT(summary_apply(s, &f, 2000, err, sizeof err), 0);
+    CHECK_EQ_INT(summary_entries(s), 5);
+    CHECK_EQ_INT(summary_distinct(s), 4);
+    /* Sender 7 goes silent and is forgotten: 1 and 2 with it. */
+    part(&f, 8, 3, 0, 1, v + 3, 1);
+    CHECK_EQ_INT(summary_apply(s, &f, 5000, err, sizeof err), 0);
+    part(&f, 9, 2, 0, 1, v + 2, 1);
+    CHECK_EQ_INT(summary_apply(s, &f, 5000, err, sizeof err), 0);
+    CHECK_EQ_INT(summary_expire(s, 3000), 1);
+    CHECK_EQ_INT(summary_distinct(s), 2);
     summary_free(s);
 }
 
@@ -367,6 +408,7 @@ t_rendezvous(void)
 
 static const struct test_case cases[] = {
     {"summary_parts", t_summary_parts},
+    {"summary_distinct", t_summary_distinct},
     {"summary_refused", t_summary_refused},
     {"summary_bounds", t_summary_bounds},
     {"summary_expire_and_age", t_summary_expire_and_age},
