@@ -182,3 +182,8 @@ done
 [ $have_ompi = yes ] || echo "(Open MPI not available: its column is empty)"
 echo "ratio = ours / theirs: below 1 is better for times, above 1 for" \
      "bandwidth"
+
+# --- same host (bench/mpi_shm.sh) -----------------------------------------
+# Ranks on one host: our shared-memory path beside Open MPI's and our own
+# loopback TCP, interleaved, in its own table.
+sh "$root/bench/mpi_shm.sh" "$build"
