@@ -214,13 +214,24 @@ t_doorbell(void)
     CHECK_EQ_INT((int)recv(sv[1], buf, sizeof buf, 0), -1); /* once */
     shm_disarm(b);
     CHECK_EQ_INT((long long)shm_read(b, buf, sizeof buf), 2);
-    /* A writer waiting for room: room freed since it last looked means
-     * do not sleep; once armed, it is rung when the reader frees more. */
-    CHECK_EQ_INT(shm_arm(a, 1), 0);
-    CHECK_EQ_INT((long long)shm_writev(a, &iov, 1), 1);
-    CHECK_EQ_INT(shm_arm(a, 1), 1);
-    CHECK_EQ_INT((long long)shm_read(b, buf, sizeof buf), 1);
-    CHECK_EQ_INT((int)recv(sv[0], buf, sizeof buf, 0), 1);
+    /* A writer waiting for room: room freed since it last found the
+     * ring full means do not sleep; once armed on a full ring, it is rung
+     * when the reader frees some. */
+    {
+        static uint8_t big[2 * 1024 * 1024];
+        struct iovec all = {big, sizeof big};
+        size_t in = shm_writev(a, &all, 1);
+
+        CHECK(in > 0 && in < sizeof big);
+        CHECK_EQ_INT((long long)shm_writev(a, &all, 1), 0); /* full */
+        CHECK_EQ_INT(shm_arm(a, 1), 1);
+        CHECK_EQ_INT((int)recv(sv[0], buf, sizeof buf, 0), -1);
+        CHECK_EQ_INT((long long)shm_read(b, buf, 1), 1);
+        CHECK_EQ_INT((int)recv(sv[0], buf, sizeof buf, 0), 1); /* rung */
+        CHECK_EQ_INT(shm_arm(a, 1), 0); /* room since it looked */
+        CHECK_EQ_INT((long long)shm_read(b, big, sizeof big), (long long)in - 1);
+        CHECK_EQ_INT((int)recv(sv[0], buf, sizeof buf, 0), -1);
+    }
     /* and by a write to it. */
     CHECK_EQ_INT(shm_arm(a, 0), 1);
     CHECK_EQ_INT((long long)shm_writev(b, &iov, 1), 1);
