@@ -63,6 +63,10 @@
  * net.core.somaxconn. */
 #define LISTEN_BACKLOG 4096
 #define IOV_BATCH 64
+/* shm: segments made for hellos not yet proven; beyond it a stranger's
+ * offers get TCP (each holds about 1 MiB of /dev/shm until its handshake
+ * ends or times out). */
+#define SHM_PENDING_MAX 8
 
 enum conn_state {
     CS_HELLO_SENT, /* connector: waits for the acceptor's proof */
@@ -112,6 +116,7 @@ struct conn {
      * handshake ends), and on_shm once frames go through it */
     struct shm_chan *shm;
     int shm_offer, on_shm;
+    int shm_made; /* acceptor: made for a handshake still under way */
 };
 
 struct conn;
@@ -136,6 +141,8 @@ static struct {
     unsigned nmade, naccepted; /* connections, for P2P_MPI_STATS */
     unsigned nshm;             /* shm: of those, through shared memory */
     unsigned shm_ticks;        /* shm: busy passes, to look at sockets */
+    int shm_pending;           /* shm: segments made for handshakes under
+                                  way (before the other end is proven) */
     char host[72];             /* shm: our listen address */
     struct pollfd *pfd;
     int pfdcap;
@@ -490,11 +497,15 @@ hs_step(struct conn *c, struct conn **pending, int npending)
         memcpy(c->hsk.nonce_c, h.nonce, WF_NONCE_LEN);
         sec_random(c->hsk.nonce_a, WF_NONCE_LEN);
         /* shm: the connector offers; make the segment it will look for. */
-        if ((h.flags & WF_HELLO_SHM) != 0 && shm_enabled()) {
+        if ((h.flags & WF_HELLO_SHM) != 0 && shm_enabled() &&
+            tp.shm_pending < SHM_PENDING_MAX) {
             char name[SHM_NAME_LEN + 1];
 
             wf_shm_name(&c->hsk, name);
-            c->shm = shm_create(name);
+            if ((c->shm = shm_create(name)) != NULL) {
+                c->shm_made = 1;
+                tp.shm_pending++;
+            }
         }
         wf_proof_build(msg, &c->hsk);
         if (hs_write(c->fd, msg, WF_PROOF_LEN) == -1) {
@@ -515,9 +526,13 @@ hs_step(struct conn *c, struct conn **pending, int npending)
             return;
         }
         /* shm: used when the connector mapped it, else gone. */
-        if (c->shm != NULL && !shm_attached(c->shm)) {
-            shm_free(c->shm);
-            c->shm = NULL;
+        if (c->shm != NULL) {
+            c->shm_made = 0;
+            tp.shm_pending--;
+            if (!shm_attached(c->shm)) {
+                shm_free(c->shm);
+                c->shm = NULL;
+            }
         }
         hs_keys(c, 0);
         c->state = CS_READY;
@@ -827,7 +842,12 @@ conn_close(struct conn *c)
     if (c->fd != -1)
         close(c->fd);
     c->fd = -1;
-    shm_free(c->shm); /* shm: unmapped (the other end sees the socket end) */
+    /* shm: unmapped (the other end sees the socket end); one made for a
+     * handshake that did not finish is no longer pending. */
+    if (c->shm_made)
+        tp.shm_pending--;
+    c->shm_made = 0;
+    shm_free(c->shm);
     c->shm = NULL;
     c->on_shm = 0;
     while ((t = c->txh) != NULL) {
@@ -1510,5 +1530,6 @@ transport_fini(void)
     tp.listen_fd = -1;
     sec_wipe(tp.key, sizeof tp.key);
     tp.failed = 0;
+    tp.shm_pending = 0;
     tp.ctl = -1;
 }
