@@ -363,7 +363,6 @@ conn_connect(const char *addr, int world)
     wf_hello_build(hello, &h);
     if (hs_write(fd, hello, sizeof hello) == -1) {
         close(fd);
-        shm_free(c->shm);
         free(c->rbuf);
         free(c->plain);
         free(c);
