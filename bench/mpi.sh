@@ -371,3 +371,8 @@ if [ -n "$noenc" ]; then
         printf "%-34s %10s %10s %8s\n" "$name" "$e" "$p" "$(ratio "$e" "$p")"
     done
 fi
+
+# --- same host (bench/mpi_shm.sh) -----------------------------------------
+# Ranks on one host: our shared-memory path beside Open MPI's and our own
+# loopback TCP, interleaved, in its own table.
+sh "$root/bench/mpi_shm.sh" "$build"

@@ -99,6 +99,7 @@ static const struct conf_key conf_keys[] = {
     {"run", "strategy", CONF_STR, F(strategy), 0, 0},
     {"run", "lease_ms", CONF_INT, F(lease_ms), 500, 3600000},
     {"run", "encrypt", CONF_BOOL, F(encrypt), 0, 0},
+    {"run", "shm", CONF_BOOL, F(shm), 0, 0},
     {"run", "replica_lag_ms", CONF_INT, F(replica_lag_ms), 0, 3600000},
     {"run", "output_spool_mb", CONF_INT, F(output_spool_mb), 1, 1 << 20},
 };
@@ -365,6 +366,7 @@ config_defaults(struct p2p_config *cfg)
     cfg->strategy = xstrdup("spread");
     cfg->lease_ms = CONF_DEFAULT_LEASE_MS;
     cfg->encrypt = 1;
+    cfg->shm = 1;
     cfg->replica_lag_ms = 0; /* the lease */
     cfg->output_spool_mb = CONF_DEFAULT_OUTPUT_SPOOL_MB;
 }

@@ -103,6 +103,7 @@ struct p2p_config {
     char *strategy; /* spread or concentrate */
     int lease_ms;   /* how long peers wait for a silent p2prun */
     int encrypt;    /* MPI traffic between ranks sealed (default yes) */
+    int shm;        /* ranks on one host share memory (default yes) */
     int replica_lag_ms;  /* progress rule; 0: lease_ms */
     int output_spool_mb; /* a backup's output kept ahead, per stream */
 };

@@ -58,6 +58,8 @@ usage(FILE *f)
             "  --tag-output          prefix every line with [rank]\n"
             "  --no-encrypt          MPI traffic between ranks in clear "
             "(trusted networks)\n"
+            "  --no-shm              ranks on the same host talk over "
+            "loopback TCP, not shared memory\n"
             "  --supernode ADDR:PORT ask this supernode (repeatable)\n"
             "  --timeout SECONDS     stop the job after this long (exit "
             "124)\n"
@@ -147,17 +149,18 @@ spec_free(struct job_spec *js)
 
 /* What a peer accepts in a launch (proto/wire.h, checked by the peer's
  * decoder), said here where the user typed it rather than as a lost peer
- * later.  One slot of the environment is kept for P2P_ENCRYPT. */
+ * later.  Two slots of the environment are kept, for P2P_ENCRYPT and
+ * P2P_SHM. */
 static int
 check_limits(const struct job_spec *js)
 {
     size_t len, total = 0;
     int i;
 
-    if (js->nenv > WIRE_MAX_ENV - 1) {
+    if (js->nenv > WIRE_MAX_ENV - 2) {
         fprintf(stderr, "p2prun: -x given %d times; a peer accepts at most "
                         "%d variables\n",
-                js->nenv, WIRE_MAX_ENV - 1);
+                js->nenv, WIRE_MAX_ENV - 2);
         return -1;
     }
     if (js->nfiles > WIRE_MAX_FILES - 1) {
@@ -207,6 +210,7 @@ main(int argc, char **argv)
     static const struct option opts[] = {
         {"tag-output", no_argument, NULL, 'T'},
         {"no-encrypt", no_argument, NULL, 'E'},
+        {"no-shm", no_argument, NULL, 'H'},
         {"supernode", required_argument, NULL, 's'},
         {"conf", required_argument, NULL, 'c'},
         {"timeout", required_argument, NULL, 't'},
@@ -231,7 +235,7 @@ main(int argc, char **argv)
     uint8_t pk[SEC_SIGN_PK_LEN], sk[SEC_SIGN_SK_LEN];
     char err[1024], *x;
     int ch, nsn = 0, verbose = 0, status, created, npeers, slots;
-    int no_encrypt = 0, task_program = 0;
+    int no_encrypt = 0, no_shm = 0, task_program = 0;
     char progpath[PATH_MAX];
 
     /* Our own messages say what went wrong in one line each; the log
@@ -283,6 +287,9 @@ main(int argc, char **argv)
             break;
         case 'E':
             no_encrypt = 1;
+            break;
+        case 'H':
+            no_shm = 1;
             break;
         case 's':
             if (nsn == CONF_MAX_SUPERNODES) {
@@ -427,6 +434,9 @@ main(int argc, char **argv)
     /* MPI traffic between the ranks: sealed unless the job says not. */
     if (no_encrypt || !cfg.encrypt)
         js.env[js.nenv++] = xstrdup("P2P_ENCRYPT=0");
+    /* Ranks on one host: shared memory unless the job says not. */
+    if (no_shm || !cfg.shm)
+        js.env[js.nenv++] = xstrdup("P2P_SHM=0");
     if (sec_init() == -1) {
         fprintf(stderr, "p2prun: libsodium failed to initialise\n");
         status = 1;

@@ -21,6 +21,14 @@
  * buffers sent in place) and reads into a per-connection buffer, except
  * rendezvous payloads of a plain connection, which are read straight into
  * the receiver's memory.  The progress engine never blocks unless asked.
+ *
+ * Two processes on the same host (the same listen address in the job's
+ * table) agree in the handshake to carry their frames through shared
+ * memory instead (shm.c): the connector offers in its hello, the acceptor
+ * makes the segment, the connector maps it, and from the first frame on
+ * the pair's frames go through the rings, plain; the socket stays as the
+ * doorbell and to tell that the other end died.  The hooks are marked
+ * "shm:".
  */
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -44,6 +52,7 @@
 #include "decide.h"
 #include "rep.h"
 #include "sec.h"
+#include "shm.h"
 #include "wireframe.h"
 
 #define HDR WF_HDR_LEN
@@ -55,6 +64,10 @@
  * net.core.somaxconn. */
 #define LISTEN_BACKLOG 4096
 #define IOV_BATCH 64
+/* shm: segments made for hellos not yet proven; beyond it a stranger's
+ * offers get TCP (each holds about 1 MiB of /dev/shm until its handshake
+ * ends or times out). */
+#define SHM_PENDING_MAX 8
 
 enum conn_state {
     CS_HELLO_SENT, /* connector: waits for the acceptor's proof */
@@ -105,6 +118,11 @@ struct conn {
     /* finishing (R = 1): FIN sent, FIN received on this connection */
     int fin_tx, fin_rx;
     int lost_race; /* ours, dropped for the other rank's (on demand) */
+    /* shm: the pair's segment (the acceptor's, offered, until the
+     * handshake ends), and on_shm once frames go through it */
+    struct shm_chan *shm;
+    int shm_offer, on_shm;
+    int shm_made; /* acceptor: made for a handshake still under way */
 };
 
 struct conn;
@@ -127,6 +145,11 @@ static struct {
     char (*addr)[72]; /* R = 1: every rank's address, for connecting later */
     int ondemand;     /* R = 1: connect when first sending */
     unsigned nmade, naccepted; /* connections, for P2P_MPI_STATS */
+    unsigned nshm;             /* shm: of those, through shared memory */
+    unsigned shm_ticks;        /* shm: busy passes, to look at sockets */
+    int shm_pending;           /* shm: segments made for handshakes under
+                                  way (before the other end is proven) */
+    char host[72];             /* shm: our listen address */
     struct pollfd *pfd;
     int pfdcap;
     int failed; /* a connection died: MPI_ERR_OTHER from now on (R = 1) */
@@ -232,6 +255,7 @@ transport_listen(const char *host, uint16_t *port)
         return -1;
     }
     freeaddrinfo(res);
+    snprintf(tp.host, sizeof tp.host, "%s", host);
     *port = ntohs(ss.ss_family == AF_INET
                       ? ((struct sockaddr_in *)&ss)->sin_port
                       : ((struct sockaddr_in6 *)&ss)->sin6_port);
@@ -280,7 +304,15 @@ hs_keys(struct conn *c, int connector)
     uint8_t ktx[SEC_KEY_LEN], krx[SEC_KEY_LEN];
 
     c->sealed = tp.sealed;
-    if (!tp.sealed)
+    /* shm: frames go through the segment, plain (it never leaves the
+     * host and only the job can map it); the socket rings. */
+    if (c->shm != NULL) {
+        c->on_shm = 1;
+        c->sealed = 0;
+        shm_set_bell(c->shm, c->fd);
+        tp.nshm++;
+    }
+    if (!c->sealed)
         return 0;
     wf_keys(&c->hsk, connector, ktx, krx);
     c->atx = aead_new(WF_CIPHER, ktx);
@@ -344,6 +376,11 @@ conn_connect(const char *addr, int world)
     h.world = (uint32_t)tp.me;
     h.replica = (uint32_t)tp.replica;
     h.flags = (uint32_t)tp.sealed;
+    /* shm: a process on our host may share memory with us. */
+    if (strcmp(host, tp.host) == 0 && shm_enabled()) {
+        h.flags |= WF_HELLO_SHM;
+        c->shm_offer = 1;
+    }
     memcpy(h.nonce, c->hsk.nonce_c, sizeof h.nonce);
     wf_hello_build(hello, &h);
     if (hs_write(fd, hello, sizeof hello) == -1) {
@@ -439,6 +476,14 @@ hs_step(struct conn *c, struct conn **pending, int npending)
             hs_refuse(c, why);
             return;
         }
+        /* shm: the acceptor made our segment if it could; map it before
+         * confirming, which tells the acceptor (attached) to use it. */
+        if (c->shm_offer) {
+            char name[SHM_NAME_LEN + 1];
+
+            wf_shm_name(&c->hsk, name);
+            c->shm = shm_attach(name);
+        }
         wf_confirm_build(msg, &c->hsk);
         if (hs_write(c->fd, msg, WF_CONFIRM_LEN) == -1) {
             conn_kill(c);
@@ -475,6 +520,17 @@ hs_step(struct conn *c, struct conn **pending, int npending)
         c->hsk.sealed = (uint32_t)tp.sealed;
         memcpy(c->hsk.nonce_c, h.nonce, WF_NONCE_LEN);
         sec_random(c->hsk.nonce_a, WF_NONCE_LEN);
+        /* shm: the connector offers; make the segment it will look for. */
+        if ((h.flags & WF_HELLO_SHM) != 0 && shm_enabled() &&
+            tp.shm_pending < SHM_PENDING_MAX) {
+            char name[SHM_NAME_LEN + 1];
+
+            wf_shm_name(&c->hsk, name);
+            if ((c->shm = shm_create(name)) != NULL) {
+                c->shm_made = 1;
+                tp.shm_pending++;
+            }
+        }
         wf_proof_build(msg, &c->hsk);
         if (hs_write(c->fd, msg, WF_PROOF_LEN) == -1) {
             conn_kill(c);
@@ -492,6 +548,15 @@ hs_step(struct conn *c, struct conn **pending, int npending)
         if (!hs_may_replace(c->world)) {
             conn_kill(c);
             return;
+        }
+        /* shm: used when the connector mapped it, else gone. */
+        if (c->shm != NULL) {
+            c->shm_made = 0;
+            tp.shm_pending--;
+            if (!shm_attached(c->shm)) {
+                shm_free(c->shm);
+                c->shm = NULL;
+            }
         }
         if (hs_keys(c, 0) == -1) {
             conn_kill(c);
@@ -806,6 +871,14 @@ conn_close(struct conn *c)
     if (c->fd != -1)
         close(c->fd);
     c->fd = -1;
+    /* shm: unmapped (the other end sees the socket end); one made for a
+     * handshake that did not finish is no longer pending. */
+    if (c->shm_made)
+        tp.shm_pending--;
+    c->shm_made = 0;
+    shm_free(c->shm);
+    c->shm = NULL;
+    c->on_shm = 0;
     while ((t = c->txh) != NULL) {
         c->txh = t->next;
         if (t->done != NULL)
@@ -867,6 +940,22 @@ write_iov(int fd, struct iovec *iov, int n)
     return sendmsg(fd, &m, MSG_NOSIGNAL);
 }
 
+/* Write iov to c's channel: its socket, or (shm:) its ring, which takes
+ * what fits and says EAGAIN when full. */
+static ssize_t
+conn_writev(struct conn *c, struct iovec *iov, int n)
+{
+    size_t k;
+
+    if (!c->on_shm)
+        return write_iov(c->fd, iov, n);
+    if ((k = shm_writev(c->shm, iov, n)) == 0) {
+        errno = EAGAIN;
+        return -1;
+    }
+    return (ssize_t)k;
+}
+
 /* Write what the queue holds, as far as the socket takes it. */
 static void
 conn_flush(struct conn *c)
@@ -890,7 +979,7 @@ conn_flush(struct conn *c)
                 iov[i++].iov_len = t->dlen - k;
             }
         }
-        n = write_iov(c->fd, iov, i);
+        n = conn_writev(c, iov, i);
         if (n == -1) {
             if (errno != EAGAIN && errno != EINTR)
                 conn_kill(c);
@@ -996,7 +1085,7 @@ conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
         iov[0].iov_len = HDR;
         iov[1].iov_base = (void *)data;
         iov[1].iov_len = len;
-        n = write_iov(c->fd, iov, len > 0 ? 2 : 1);
+        n = conn_writev(c, iov, len > 0 ? 2 : 1);
         if (n == -1 && errno != EAGAIN && errno != EINTR) {
             conn_kill(c);
             return MPI_ERR_OTHER;
@@ -1231,6 +1320,42 @@ conn_parse_sealed(struct conn *c)
     }
 }
 
+/* Read from c's channel as recv would (shm: the ring, EAGAIN when
+ * empty; the socket's end is seen by conn_bell). */
+static ssize_t
+conn_recv(struct conn *c, void *buf, size_t len)
+{
+    size_t k;
+
+    if (!c->on_shm)
+        return recv(c->fd, buf, len, 0);
+    if ((k = shm_read(c->shm, buf, len)) == 0) {
+        errno = EAGAIN;
+        return -1;
+    }
+    return (ssize_t)k;
+}
+
+static void conn_read(struct conn *);
+
+/* shm: the socket of a pair on shared memory carries doorbell bytes only:
+ * drop them; its end means the other process is gone, once what it wrote
+ * before it went is read (as TCP gives the bytes before the end). */
+static void
+conn_bell(struct conn *c)
+{
+    uint8_t b[64];
+    ssize_t n;
+
+    while ((n = recv(c->fd, b, sizeof b, MSG_DONTWAIT)) > 0)
+        ;
+    if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+        conn_read(c);
+        if (c->state == CS_READY)
+            conn_kill(c);
+    }
+}
+
 static void
 conn_read(struct conn *c)
 {
@@ -1242,12 +1367,11 @@ conn_read(struct conn *c)
         if (c->dreq != NULL || c->ddiscard > 0) {
             /* A rendezvous payload straight into the user's memory. */
             if (c->dgot < c->dwant)
-                n = recv(c->fd, c->ddst + c->dgot, c->dwant - c->dgot, 0);
+                n = conn_recv(c, c->ddst + c->dgot, c->dwant - c->dgot);
             else
-                n = recv(c->fd, scratch,
-                         c->ddiscard < sizeof scratch ? c->ddiscard
-                                                       : sizeof scratch,
-                         0);
+                n = conn_recv(c, scratch,
+                              c->ddiscard < sizeof scratch ? c->ddiscard
+                                                            : sizeof scratch);
             if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
                 conn_kill(c);
                 return;
@@ -1277,7 +1401,7 @@ conn_read(struct conn *c)
             c->rpos = 0;
         }
         room = c->rcap - c->rlen;
-        n = recv(c->fd, c->rbuf + c->rlen, room, 0);
+        n = conn_recv(c, c->rbuf + c->rlen, room);
         if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
             conn_kill(c);
             return;
@@ -1304,7 +1428,7 @@ int
 transport_progress(int timeout_ms)
 {
     struct conn *c;
-    int i, n = 0;
+    int i, n = 0, awake = 0, bells;
 
     if (timeout_ms > 0 && tp.by_world != NULL &&
         tp_pfd_room(tp.nlive + tp.npending + 2) == 0) {
@@ -1313,6 +1437,13 @@ transport_progress(int timeout_ms)
                 tp.pfd[n].fd = c->fd;
                 tp.pfd[n].events = POLLIN | (c->txh != NULL ? POLLOUT : 0);
                 tp.pfd[n].revents = 0;
+                /* shm: ask the other end for a doorbell, unless there is
+                 * work already; the socket is never the one to write. */
+                if (c->on_shm) {
+                    tp.pfd[n].events = POLLIN;
+                    if (!shm_arm(c->shm, c->txh != NULL))
+                        awake = 1;
+                }
                 n++;
             }
         if (tp.ctl != -1) {
@@ -1326,12 +1457,18 @@ transport_progress(int timeout_ms)
         if (tp.ondemand)
             tp_poll_handshakes(&n);
         if (n > 0)
-            (void)poll(tp.pfd, (nfds_t)n, timeout_ms);
+            (void)poll(tp.pfd, (nfds_t)n, awake ? 0 : timeout_ms);
         else {
             struct timespec ts = {0, 1000 * 1000};
             nanosleep(&ts, NULL);
         }
+        for (i = 0; i < tp.nlive; i++)
+            if ((c = tp.by_world[tp.live[i]]) != NULL && c->on_shm)
+                shm_disarm(c->shm);
     }
+    /* shm: sockets of pairs on shared memory, after a wait and every few
+     * busy passes (a recv each): doorbells, and the other end's death. */
+    bells = timeout_ms > 0 || (++tp.shm_ticks & 63) == 0;
     /* Newcomers: after a wait, while handshakes are under way, and every
      * few passes of a busy loop (accept costs a system call). */
     if (tp.ondemand &&
@@ -1341,6 +1478,8 @@ transport_progress(int timeout_ms)
     }
     for (i = 0; tp.by_world != NULL && i < tp.nlive; i++)
         if ((c = tp.by_world[tp.live[i]]) != NULL && c->state == CS_READY) {
+            if (c->on_shm && bells)
+                conn_bell(c);
             if (c->txh != NULL)
                 conn_flush(c);
             conn_read(c);
@@ -1407,8 +1546,12 @@ transport_fini(void)
     int i;
 
     if (getenv("P2P_MPI_STATS") != NULL && tp.by_world != NULL)
+    {
         mpii_log("p2pmpi: rank %d: %u connections made, %u accepted", tp.world,
                  tp.nmade, tp.naccepted);
+        mpii_log("p2pmpi: rank %d: %u through shared memory", tp.world,
+                 tp.nshm);
+    }
     for (i = 0; tp.by_world != NULL && i < tp.nlive; i++)
         if ((c = tp.by_world[tp.live[i]]) != NULL)
             conn_free(c);
@@ -1429,11 +1572,12 @@ transport_fini(void)
     tp.addr = NULL;
     tp.pfd = NULL;
     tp.ondemand = 0;
-    tp.nmade = tp.naccepted = 0;
+    tp.nmade = tp.naccepted = tp.nshm = 0;
     if (tp.listen_fd != -1)
         close(tp.listen_fd);
     tp.listen_fd = -1;
     sec_wipe(tp.key, sizeof tp.key);
     tp.failed = 0;
+    tp.shm_pending = 0;
     tp.ctl = -1;
 }

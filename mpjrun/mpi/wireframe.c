@@ -151,13 +151,35 @@ wf_hello_check(const uint8_t in[WF_HELLO_LEN], const struct wf_rules *r,
     if (r->nrep == 0 || v[1] % r->nrep != v[2] ||
         (r->nrep == 1 && v[2] != 0))
         return "hello's replica disagrees with its process";
-    if (v[3] != r->sealed)
+    if ((v[3] & WF_HELLO_SEALED) != r->sealed)
         return "hello's sealing differs from the job's";
+    if ((v[3] & ~(WF_HELLO_SEALED | WF_HELLO_SHM)) != 0)
+        return "hello with unknown flags";
     out->world = v[1];
     out->replica = v[2];
     out->flags = v[3];
     memcpy(out->nonce, in + sizeof v, WF_NONCE_LEN);
     return NULL;
+}
+
+void
+wf_shm_name(const struct wf_hs *s, char out[33])
+{
+    static const char hex[] = "0123456789abcdef";
+    struct sec_hasher h;
+    uint8_t d[SEC_HASH_LEN];
+    int i;
+
+    sec_hasher_init(&h, s->key);
+    sec_hasher_update(&h, "shm", 4);
+    sec_hasher_update(&h, s->nonce_c, WF_NONCE_LEN);
+    sec_hasher_update(&h, s->nonce_a, WF_NONCE_LEN);
+    sec_hasher_final(&h, d);
+    for (i = 0; i < 16; i++) {
+        out[2 * i] = hex[d[i] >> 4];
+        out[2 * i + 1] = hex[d[i] & 15];
+    }
+    out[32] = '\0';
 }
 
 /* MAC over who | both nonces | both process indices | sealing, keyed by

@@ -120,8 +120,11 @@ int wf_open(uint8_t *out, const uint8_t *frame, uint64_t len,
 
 /* --- handshake --- */
 
+#define WF_HELLO_SEALED 1u /* the job seals frames */
+#define WF_HELLO_SHM 2u    /* same host: offers shared memory (shm.h) */
+
 struct wf_hello {
-    uint32_t world, replica, flags; /* flags: 1 if the job seals frames */
+    uint32_t world, replica, flags; /* WF_HELLO_* */
     uint8_t nonce[WF_NONCE_LEN];
 };
 
@@ -154,6 +157,10 @@ const char *wf_proof_check(struct wf_hs *, const uint8_t in[WF_PROOF_LEN]);
 void wf_confirm_build(uint8_t out[WF_CONFIRM_LEN], const struct wf_hs *);
 const char *wf_confirm_check(const struct wf_hs *,
                              const uint8_t in[WF_CONFIRM_LEN]);
+/* The name of the pair's shared-memory segment (shm.h): SHM_NAME_LEN
+ * (32) hex digits and a NUL, a hash of both nonces keyed by the job's key,
+ * so that only the two ends can compute it. */
+void wf_shm_name(const struct wf_hs *, char out[33]);
 /* The keys of both directions, once proven, as seen from one end. */
 void wf_keys(const struct wf_hs *, int connector, uint8_t tx[SEC_KEY_LEN],
              uint8_t rx[SEC_KEY_LEN]);

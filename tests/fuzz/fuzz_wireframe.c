@@ -115,7 +115,9 @@ hello(const uint8_t *p, size_t n)
     memcpy(msg, p + 4, WF_HELLO_LEN);
     if (wf_hello_check(msg, &r, &h) != NULL)
         return;
-    if (h.world >= r.nproc || h.world == r.me || h.flags != r.sealed ||
+    if (h.world >= r.nproc || h.world == r.me ||
+        (h.flags & WF_HELLO_SEALED) != r.sealed ||
+        (h.flags & ~(WF_HELLO_SEALED | WF_HELLO_SHM)) != 0 ||
         r.nrep == 0 || h.world % r.nrep != h.replica ||
         (!r.ondemand && h.world >= r.me))
         abort();

@@ -384,6 +384,47 @@ t_hello_refused(void)
     CHECK_CONTAINS(pair_accept(&p), "replica");
 }
 
+/* Shared memory: the offer passes the hello check, unknown flags do not,
+ * and both ends of a handshake name the same segment, which another
+ * handshake or another key does not. */
+static void
+t_shm_offer(void)
+{
+    struct pair p, q;
+    struct wf_hello h = {.world = 1, .replica = 1,
+                         .flags = WF_HELLO_SEALED | WF_HELLO_SHM};
+    char cn[33], an[33], other[33];
+    struct wf_hs wrong;
+    int i;
+
+    pair_init(&p, key, key);
+    memcpy(h.nonce, p.con.nonce_c, WF_NONCE_LEN);
+    wf_hello_build(p.hello, &h);
+    CHECK(pair_accept(&p) == NULL);
+    CHECK(wf_proof_check(&p.con, p.proof) == NULL);
+    wf_shm_name(&p.con, cn);
+    wf_shm_name(&p.acc, an);
+    CHECK_EQ_STR(cn, an);
+    CHECK_EQ_INT((int)strlen(cn), 32);
+    for (i = 0; i < 32; i++)
+        CHECK((cn[i] >= '0' && cn[i] <= '9') || (cn[i] >= 'a' && cn[i] <= 'f'));
+    pair_init(&q, key, key);
+    CHECK(pair_accept(&q) == NULL);
+    wf_shm_name(&q.acc, other);
+    CHECK(strcmp(cn, other) != 0);
+    wrong = p.acc;
+    wrong.key = other_key;
+    wf_shm_name(&wrong, other);
+    CHECK(strcmp(cn, other) != 0);
+    /* Offering does not change the sealing rule; other bits are refused. */
+    h.flags = WF_HELLO_SHM;
+    wf_hello_build(p.hello, &h);
+    CHECK_CONTAINS(pair_accept(&p), "sealing");
+    h.flags = WF_HELLO_SEALED | 4;
+    wf_hello_build(p.hello, &h);
+    CHECK_CONTAINS(pair_accept(&p), "unknown flags");
+}
+
 static void
 t_proof_refused(void)
 {
@@ -465,6 +506,7 @@ static const struct test_case cases[] = {
     {"frame_kinds", t_frame_kinds},
     {"handshake_honest", t_handshake_honest},
     {"hello_refused", t_hello_refused},
+    {"shm_offer", t_shm_offer},
     {"proof_refused", t_proof_refused},
     {"confirm_refused", t_confirm_refused},
 };

@@ -1,0 +1,63 @@
+/*
+ * Shared memory between two processes of a job on the same host: one
+ * segment per pair, two single-producer single-consumer byte rings (one
+ * per direction), and a doorbell for a side that went to sleep.  The
+ * rings carry exactly the plain frames a TCP connection would carry
+ * (transport.c parses them the same way), so a pair uses one channel for
+ * everything and MPI's ordering holds.  The TCP connection that
+ * authenticated the pair stays open: it rings the doorbell (one byte when
+ * the other side sleeps in poll) and its end tells that the other process
+ * died, as a broken connection does.
+ *
+ * The segment is a file created O_EXCL, mode 0600, in the job's own
+ * /dev/shm (a private tmpfs per job under peerd's containment), named by
+ * a keyed hash of the handshake's nonces that only the pair can compute,
+ * and unlinked as soon as the second process has mapped it.
+ */
+#ifndef P2PMPI_SHM_H
+#define P2PMPI_SHM_H
+
+#include <sys/uio.h>
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define SHM_NAME_LEN 32 /* hex characters of the segment's name */
+
+struct shm_chan;
+
+/* The acceptor's side: create and map the segment called name (hex,
+ * SHM_NAME_LEN characters), its pages reserved (a full tmpfs fails here,
+ * not later with SIGBUS).  NULL on any failure (the pair uses TCP). */
+struct shm_chan *shm_create(const char *name);
+/* The connector's side: map the segment the acceptor made, check it,
+ * unlink it and mark it attached.  NULL when there is none or it is not
+ * ours (the pair uses TCP). */
+struct shm_chan *shm_attach(const char *name);
+/* Acceptor, once the handshake is proven: did the connector attach?  The
+ * name is unlinked either way. */
+int shm_attached(struct shm_chan *);
+/* Unmap (and unlink if still named); NULL is fine. */
+void shm_free(struct shm_chan *);
+/* The descriptor that rings the other side's doorbell (the pair's TCP
+ * socket). */
+void shm_set_bell(struct shm_chan *, int fd);
+
+/* Copy as much of iov as fits into the outgoing ring: the bytes taken
+ * (0 when the ring is full). */
+size_t shm_writev(struct shm_chan *, const struct iovec *iov, int n);
+/* Copy up to len bytes out of the incoming ring: the bytes taken (0 when
+ * it is empty). */
+size_t shm_read(struct shm_chan *, void *buf, size_t len);
+
+/* About to sleep in poll: raise our flag so that the other side rings the
+ * doorbell when it writes to us or frees room; 0 if there is already
+ * something to read, or (want_room: we have bytes waiting to go) room was
+ * freed since the ring was last found full: do not sleep. */
+int shm_arm(struct shm_chan *, int want_room);
+void shm_disarm(struct shm_chan *);
+
+/* Is shared memory on for this process (P2P_SHM not 0/no/off)? */
+int shm_enabled(void);
+
+#endif

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Ranks on the same host talk through shared memory (mpjrun/mpi/shm.c).
+Two peers on distinct loopback addresses stand for two hosts; p2prun -a
+concentrate puts replica set 0 of a -n 3 -r 2 job on one and set 1 on the
+other.  Every process then shares memory with exactly the two processes
+of its own set (same address in the job's table) and keeps TCP to the
+three on the other "host", as P2P_MPI_STATS shows; --no-shm keeps them
+all on TCP.  Killing a replica whose partners reach it through shared
+memory is survived as over TCP: the job ends 0 with the output of a
+failure-free run, and the segments left nothing behind in /dev/shm."""
+
+import glob
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+sys.dont_write_bytecode = True
+import harness  # noqa: E402
+from harness import wait_until  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHM = re.compile(r"^p2pmpi: rank (\d+): (\d+) through shared memory$", re.M)
+
+
+class TestMpiShm(harness.JobTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.sn, self.peers = self.start_jobnet(2, slots=3, lease_ms=1500)
+        self.prog = self.c.path("mpi_steps")
+        subprocess.run([harness.binary("p2pcc"), "-O2", "-o", self.prog,
+                        os.path.join(HERE, "mpi_steps.c")], check=True)
+        os.chmod(self.prog, 0o755)
+
+    def args(self, steps=25, extra=()):
+        return (["-n", "3", "-r", "2", "-a", "concentrate"] + list(extra) +
+                [self.prog, str(steps)])
+
+    def shm_counts(self, run):
+        return {int(r): int(n) for r, n in SHM.findall(run.stderr)}
+
+    def test_same_host_pairs_share_memory(self):
+        run = self.p2prun(self.args(extra=["-x", "P2P_MPI_STATS=1"]))
+        self.assert_rc(run, 0)
+        # Each rank's shown replica: its two partners on the same peer
+        # through shared memory, the other peer's three over TCP.
+        self.assertEqual(self.shm_counts(run), {0: 2, 1: 2, 2: 2},
+                         run.describe())
+        ref = run.stdout
+        run = self.p2prun(self.args(extra=["--no-shm",
+                                           "-x", "P2P_MPI_STATS=1"]))
+        self.assert_rc(run, 0)
+        self.assertEqual(self.shm_counts(run), {0: 0, 1: 0, 2: 0},
+                         run.describe())
+        self.assertEqual(self.per_rank(run.stdout), self.per_rank(ref))
+        self.assert_job_over(self.sn, self.peers, timeout=5)
+
+    def test_shared_memory_replica_killed(self):
+        ref = self.p2prun(self.args())
+        self.assert_rc(ref, 0)
+        before = set(glob.glob("/dev/shm/p2pmpi-*"))
+        for rank, replica in ((1, 0), (2, 1)):
+            with self.subTest(rank=rank, replica=replica):
+                run = self.start_p2prun(self.args(extra=["-x",
+                                                         "P2P_MPI_STATS=1"]))
+                wait_until(lambda: len(self.replica_procs("mpi_steps")) == 6
+                           or not run.alive(), 20, "the job's processes")
+                time.sleep(0.3)
+                (pid,) = self.replica_procs("mpi_steps", rank, replica)
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.assertIsNotNone(run.wait(60), run.describe())
+                self.assert_rc(run, 0)
+                self.assertIn("the rank goes on", run.stderr, run.describe())
+                self.assertEqual(self.per_rank(run.stdout),
+                                 self.per_rank(ref.stdout), run.describe())
+                # The shm path was the one taken (and the kill broke it).
+                self.assertTrue(any(n > 0 for n in
+                                    self.shm_counts(run).values()),
+                                run.describe())
+                self.assert_job_over(self.sn, self.peers, timeout=5)
+        # Segments are unlinked once mapped: none is left behind (the
+        # job's own /dev/shm may be private; this is the host's).
+        self.assertEqual(set(glob.glob("/dev/shm/p2pmpi-*")) - before, set())
+
+
+if __name__ == "__main__":
+    harness.main()

@@ -1,0 +1,316 @@
+/*
+ * Shared-memory rings between two processes of a job
+ * (mpjrun/mpi/shm.c): a segment is made, found by its name, unlinked once
+ * both ends have it, and refused when its name is not a plain hex name or
+ * the file is not a private one of the right size; bytes go through
+ * whole and in order across the ring's end in both directions, a full
+ * ring takes only what fits, a sleeping side is rung exactly when
+ * something happens, and a stream crosses between two real processes.
+ */
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shm.h"
+#include "test.h"
+
+/* A name of our own for each segment. */
+static const char *
+fresh_name(void)
+{
+    static char name[SHM_NAME_LEN + 1];
+    static unsigned n;
+
+    snprintf(name, sizeof name, "%016lx%016x", (unsigned long)getpid(), ++n);
+    return name;
+}
+
+static int
+exists(const char *name)
+{
+    char path[128];
+
+    snprintf(path, sizeof path, "/dev/shm/p2pmpi-%s", name);
+    return access(path, F_OK) == 0;
+}
+
+static void
+t_create_attach(void)
+{
+    const char *name = fresh_name();
+    struct shm_chan *a = shm_create(name), *b;
+
+    if (!CHECK(a != NULL))
+        return;
+    CHECK(exists(name));
+    /* A second segment of the same name is refused (O_EXCL). */
+    CHECK(shm_create(name) == NULL);
+    b = shm_attach(name);
+    CHECK(b != NULL);
+    CHECK(!exists(name)); /* both have it: the name is gone */
+    CHECK_EQ_INT(shm_attached(a), 1);
+    shm_free(b);
+    shm_free(a);
+}
+
+static void
+t_not_attached(void)
+{
+    const char *name = fresh_name();
+    struct shm_chan *a = shm_create(name);
+
+    if (!CHECK(a != NULL))
+        return;
+    CHECK_EQ_INT(shm_attached(a), 0);
+    CHECK(!exists(name)); /* unlinked either way */
+    CHECK(shm_attach(name) == NULL);
+    shm_free(a);
+}
+
+static void
+t_names_refused(void)
+{
+    static const char *const bad[] = {
+        "", "../../../../tmp/x", "0123456789abcdef0123456789ABCDEF",
+        "0123456789abcdef0123456789abcde", "0123456789abcdef0123456789abcdef0",
+        "0123456789abcdef/123456789abcdef",
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof bad / sizeof *bad; i++) {
+        CHECK(shm_create(bad[i]) == NULL);
+        CHECK(shm_attach(bad[i]) == NULL);
+    }
+    CHECK(shm_attach(fresh_name()) == NULL); /* none there */
+}
+
+/* A file of that name that is not a private segment of the right size. */
+static void
+t_foreign_refused(void)
+{
+    const char *name = fresh_name();
+    char path[128];
+    int fd;
+
+    snprintf(path, sizeof path, "/dev/shm/p2pmpi-%s", name);
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (!CHECK(fd != -1))
+        return;
+    CHECK(ftruncate(fd, 4096) == 0);
+    CHECK(shm_attach(name) == NULL); /* wrong size */
+    close(fd);
+    unlink(path);
+    {
+        struct shm_chan *a = shm_create(name);
+
+        if (!CHECK(a != NULL))
+            return;
+        CHECK(chmod(path, 0644) == 0);
+        CHECK(shm_attach(name) == NULL); /* others may read it */
+        shm_free(a);
+    }
+    CHECK(!exists(name));
+}
+
+static void
+fill(uint8_t *b, size_t n, unsigned seed)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        b[i] = (uint8_t)(seed + i * 7 + (i >> 9));
+}
+
+/* Bytes through both rings in odd sizes, over the ring's end many times;
+ * a full ring takes what fits, an empty one gives nothing. */
+static void
+t_round_trip(void)
+{
+    const char *name = fresh_name();
+    struct shm_chan *a = shm_create(name), *b = shm_attach(name);
+    static uint8_t out[300000], in[300000];
+    struct iovec iov[2];
+    size_t sizes[] = {1, 64, 65, 4095, 100000, 299999};
+    size_t i, k, got, put, total = 0;
+    int round;
+
+    if (!CHECK(a != NULL && b != NULL))
+        goto done;
+    CHECK_EQ_INT((long long)shm_read(b, in, sizeof in), 0);
+    for (round = 0; round < 20; round++)
+        for (i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+            struct shm_chan *w = round & 1 ? b : a, *r = round & 1 ? a : b;
+
+            fill(out, sizes[i], (unsigned)(round * 31 + i));
+            /* Header and payload as transport.c writes them. */
+            k = sizes[i] / 3;
+            iov[0].iov_base = out;
+            iov[0].iov_len = k;
+            iov[1].iov_base = out + k;
+            iov[1].iov_len = sizes[i] - k;
+            put = shm_writev(w, iov, 2);
+            CHECK_EQ_INT((long long)put, (long long)sizes[i]);
+            got = 0;
+            while (got < sizes[i]) {
+                size_t n = shm_read(r, in + got, sizes[i] - got);
+
+                if (!CHECK(n > 0))
+                    break;
+                got += n;
+            }
+            CHECK_MEM(in, out, sizes[i]);
+            CHECK_EQ_INT((long long)shm_read(r, in, 1), 0);
+            total += sizes[i];
+        }
+    CHECK(total > 4 * 1024 * 1024); /* the ring wrapped many times */
+    /* Full: a write larger than the ring takes only the ring's size. */
+    {
+        static uint8_t big[2 * 1024 * 1024];
+
+        iov[0].iov_base = big;
+        iov[0].iov_len = sizeof big;
+        put = shm_writev(a, iov, 1);
+        CHECK(put > 0 && put < sizeof big);
+        CHECK_EQ_INT((long long)shm_writev(a, iov, 1), 0);
+        got = shm_read(b, big, sizeof big);
+        CHECK_EQ_INT((long long)got, (long long)put);
+    }
+done:
+    shm_free(a);
+    shm_free(b);
+}
+
+/* The doorbell: a side that armed is rung once by a write to it, not by
+ * a write when awake; arming with something to read says do not sleep. */
+static void
+t_doorbell(void)
+{
+    const char *name = fresh_name();
+    struct shm_chan *a = shm_create(name), *b = shm_attach(name);
+    int sv[2];
+    uint8_t x = 42, buf[8];
+    struct iovec iov = {&x, 1};
+
+    if (!CHECK(a != NULL && b != NULL) ||
+        !CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) == 0))
+        goto done;
+    shm_set_bell(a, sv[0]); /* a rings b at sv[1] */
+    shm_set_bell(b, sv[1]);
+    CHECK_EQ_INT((long long)shm_writev(a, &iov, 1), 1);
+    CHECK_EQ_INT((int)recv(sv[1], buf, sizeof buf, 0), -1); /* b awake */
+    CHECK_EQ_INT(shm_arm(b, 0), 0); /* something to read */
+    CHECK_EQ_INT((long long)shm_read(b, buf, sizeof buf), 1);
+    CHECK_EQ_INT(shm_arm(b, 0), 1); /* nothing: may sleep */
+    CHECK_EQ_INT((long long)shm_writev(a, &iov, 1), 1);
+    CHECK_EQ_INT((int)recv(sv[1], buf, sizeof buf, 0), 1); /* rung */
+    CHECK_EQ_INT((long long)shm_writev(a, &iov, 1), 1);
+    CHECK_EQ_INT((int)recv(sv[1], buf, sizeof buf, 0), -1); /* once */
+    shm_disarm(b);
+    CHECK_EQ_INT((long long)shm_read(b, buf, sizeof buf), 2);
+    /* A writer waiting for room: room freed since it last found the
+     * ring full means do not sleep; once armed on a full ring, it is rung
+     * when the reader frees some. */
+    {
+        static uint8_t big[2 * 1024 * 1024];
+        struct iovec all = {big, sizeof big};
+        size_t in = shm_writev(a, &all, 1);
+
+        CHECK(in > 0 && in < sizeof big);
+        CHECK_EQ_INT((long long)shm_writev(a, &all, 1), 0); /* full */
+        CHECK_EQ_INT(shm_arm(a, 1), 1);
+        CHECK_EQ_INT((int)recv(sv[0], buf, sizeof buf, 0), -1);
+        CHECK_EQ_INT((long long)shm_read(b, buf, 1), 1);
+        CHECK_EQ_INT((int)recv(sv[0], buf, sizeof buf, 0), 1); /* rung */
+        CHECK_EQ_INT(shm_arm(a, 1), 0); /* room since it looked */
+        CHECK_EQ_INT((long long)shm_read(b, big, sizeof big), (long long)in - 1);
+        CHECK_EQ_INT((int)recv(sv[0], buf, sizeof buf, 0), -1);
+    }
+    /* and by a write to it. */
+    CHECK_EQ_INT(shm_arm(a, 0), 1);
+    CHECK_EQ_INT((long long)shm_writev(b, &iov, 1), 1);
+    CHECK_EQ_INT((int)recv(sv[0], buf, sizeof buf, 0), 1);
+    close(sv[0]);
+    close(sv[1]);
+done:
+    shm_free(a);
+    shm_free(b);
+}
+
+/* Two real processes: a child echoes 64 MiB back through the rings in
+ * pieces of every size while the parent writes and checks. */
+static void
+t_two_processes(void)
+{
+    const char *name = fresh_name();
+    struct shm_chan *a = shm_create(name), *b;
+    static uint8_t out[1 << 20], in[1 << 20];
+    size_t sent = 0, recvd = 0, want = 64u << 20, n;
+    struct iovec iov;
+    pid_t pid;
+    int status;
+
+    if (!CHECK(a != NULL))
+        return;
+    fill(out, sizeof out, 9);
+    if ((pid = fork()) == 0) {
+        static uint8_t echo[77777];
+        size_t have = 0, off = 0;
+
+        if ((b = shm_attach(name)) == NULL)
+            _exit(3);
+        while (recvd < want) {
+            if (have == off) {
+                have = shm_read(b, echo, sizeof echo);
+                off = 0;
+                recvd += have;
+            }
+            iov.iov_base = echo + off;
+            iov.iov_len = have - off;
+            off += shm_writev(b, &iov, 1);
+        }
+        while (have != off) {
+            iov.iov_base = echo + off;
+            iov.iov_len = have - off;
+            off += shm_writev(b, &iov, 1);
+        }
+        _exit(0);
+    }
+    while (recvd < want) {
+        if (sent < want) {
+            size_t at = sent % sizeof out, k = sizeof out - at;
+
+            iov.iov_base = out + at;
+            iov.iov_len = k < 100003 ? k : 100003;
+            sent += shm_writev(a, &iov, 1);
+        }
+        n = shm_read(a, in, sizeof in - recvd % sizeof in);
+        if (n > 0 && memcmp(in, out + recvd % sizeof out, n) != 0) {
+            CHECK(!"bytes echoed differ");
+            break;
+        }
+        recvd += n;
+    }
+    CHECK_EQ_INT((int)waitpid(pid, &status, 0), (int)pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_EQ_INT((long long)recvd, (long long)want);
+    shm_free(a);
+}
+
+static const struct test_case cases[] = {
+    {"create_attach", t_create_attach},
+    {"not_attached", t_not_attached},
+    {"names_refused", t_names_refused},
+    {"foreign_refused", t_foreign_refused},
+    {"round_trip", t_round_trip},
+    {"doorbell", t_doorbell},
+    {"two_processes", t_two_processes},
+};
+
+TEST_MAIN(cases)
