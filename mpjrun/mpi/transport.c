@@ -1294,6 +1294,23 @@ conn_parse_sealed(struct conn *c)
     }
 }
 
+/* How much to read into the receive buffer.  Sealed: not past the end
+ * of a frame begun, so the next frame starts at the buffer's head and the
+ * (cache-hot) buffer is not shifted; a bad length is wf_sealed_next's. */
+static size_t
+conn_read_room(const struct conn *c)
+{
+    size_t room = c->rcap - c->rlen, have = c->rlen - c->rpos;
+    uint32_t flen;
+
+    if (!c->sealed || have < 4)
+        return room;
+    memcpy(&flen, c->rbuf + c->rpos, 4);
+    if (flen > WF_SEAL_MAX || 4 + (size_t)flen <= have)
+        return room;
+    return 4 + (size_t)flen - have < room ? 4 + (size_t)flen - have : room;
+}
+
 static void
 conn_read(struct conn *c)
 {
@@ -1338,7 +1355,7 @@ conn_read(struct conn *c)
             c->rlen -= c->rpos;
             c->rpos = 0;
         }
-        n = recv(c->fd, c->rbuf + c->rlen, c->rcap - c->rlen, 0);
+        n = recv(c->fd, c->rbuf + c->rlen, conn_read_room(c), 0);
         if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
             conn_kill(c);
             return;
