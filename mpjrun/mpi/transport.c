@@ -892,7 +892,8 @@ conn_seal_failed(struct conn *c)
 static int
 conn_seal_late(struct conn *c, struct txitem *t)
 {
-    if (c->bounce == NULL && (c->bounce = malloc(WF_SEAL_MAX)) == NULL) {
+    if (c->bounce == NULL &&
+        (c->bounce = malloc(WF_SEALED_LEN(WF_SEAL_CHUNK))) == NULL) {
         mpii_log("rank %d: out of memory sealing for process %d", tp.world,
                  c->world);
         conn_kill(c);
