@@ -86,6 +86,13 @@ struct txitem {
     size_t off; /* written of head then data */
     struct mpii_req *done;
     uint8_t hbuf[HDR];
+    /* sealed late (borrowed payload): sealed by conn_flush into the
+     * connection's bounce buffer when the socket reaches it, with the
+     * header and counter fixed at queueing */
+    const uint8_t *src;
+    struct wire_hdr lh;
+    uint64_t lctr;
+    int lazy;
 };
 
 struct conn {
@@ -115,6 +122,8 @@ struct conn {
     int sealed;
     struct aead *atx, *arx;
     uint64_t ctr_tx, ctr_rx;
+    uint8_t *bounce; /* one sealed frame being written, kept cache-hot */
+    int bounce_busy;
     /* finishing (R = 1): FIN sent, FIN received on this connection */
     int fin_tx, fin_rx;
     int lost_race; /* ours, dropped for the other rank's (on demand) */
@@ -429,6 +438,7 @@ conn_free(struct conn *c)
         conn_close(c);
     free(c->rbuf);
     free(c->plain);
+    free(c->bounce);
     aead_free(c->atx);
     aead_free(c->arx);
     free(c);
@@ -590,6 +600,7 @@ conn_discard(struct conn *c)
     conn_kill(c);
     free(c->rbuf);
     free(c->plain);
+    free(c->bounce);
     aead_free(c->atx);
     aead_free(c->arx);
     free(c);
@@ -883,7 +894,7 @@ conn_close(struct conn *c)
         c->txh = t->next;
         if (t->done != NULL)
             req_complete(t->done, MPI_ERR_OTHER);
-        if (t->head != t->hbuf)
+        if (t->head != t->hbuf && t->head != c->bounce)
             free(t->head);
         free(t);
     }
@@ -956,6 +967,39 @@ conn_writev(struct conn *c, struct iovec *iov, int n)
     return (ssize_t)k;
 }
 
+static void
+conn_seal_failed(struct conn *c)
+{
+    mpii_log("rank %d: %s failed sealing a frame for process %d", tp.world,
+             aead_name(WF_CIPHER), c->world);
+    conn_kill(c);
+}
+
+/* Seal a late item into the connection's bounce buffer: the payload is
+ * read once from the caller's buffer and the sealed bytes the socket copy
+ * reads next are still in cache.  -1: sealing failed, connection killed. */
+static int
+conn_seal_late(struct conn *c, struct txitem *t)
+{
+    if (c->bounce == NULL &&
+        (c->bounce = malloc(WF_SEALED_LEN(WF_SEAL_CHUNK))) == NULL) {
+        mpii_log("rank %d: out of memory sealing for process %d", tp.world,
+                 c->world);
+        conn_kill(c);
+        return -1;
+    }
+    t->hlen = wf_seal(c->bounce, &t->lh, t->src, t->lctr, c->atx);
+    if (t->hlen == 0) {
+        conn_seal_failed(c);
+        return -1;
+    }
+    t->head = c->bounce;
+    c->bounce_busy = 1;
+    if (mpii_test_corrupt(t->lh.type == FR_DATA))
+        t->head[t->hlen - 1] ^= 0x01; /* the tag's last bit */
+    return 0;
+}
+
 /* Write what the queue holds, as far as the socket takes it. */
 static void
 conn_flush(struct conn *c)
@@ -969,6 +1013,11 @@ conn_flush(struct conn *c)
     while (c->txh != NULL && c->state == CS_READY) {
         i = 0;
         for (t = c->txh; t != NULL && i < IOV_BATCH - 1; t = t->next) {
+            if (t->lazy && t->head == NULL) {
+                /* sealed path: one frame in the bounce buffer at a time */
+                if (c->bounce_busy || conn_seal_late(c, t) != 0)
+                    break;
+            }
             if (t->off < t->hlen) {
                 iov[i].iov_base = t->head + t->off;
                 iov[i++].iov_len = t->hlen - t->off;
@@ -979,6 +1028,8 @@ conn_flush(struct conn *c)
                 iov[i++].iov_len = t->dlen - k;
             }
         }
+        if (i == 0 || c->state == CS_DEAD)
+            return; /* conn_seal_late failed: the connection is dead */
         n = conn_writev(c, iov, i);
         if (n == -1) {
             if (errno != EAGAIN && errno != EINTR)
@@ -998,7 +1049,9 @@ conn_flush(struct conn *c)
                 c->txt = &c->txh;
             if (t->done != NULL)
                 req_complete(t->done, MPI_SUCCESS);
-            if (t->head != t->hbuf)
+            if (t->head == c->bounce)
+                c->bounce_busy = 0;
+            else if (t->head != t->hbuf)
                 free(t->head);
             free(t);
         }
@@ -1018,13 +1071,26 @@ conn_queue(struct conn *c, struct txitem *t)
 }
 
 /* One sealed frame: the header in clear as associated data, the payload
- * sealed straight from the caller's buffer into the frame. */
+ * sealed straight from the caller's buffer into the frame.  A borrowed
+ * payload (copy 0: the caller keeps it until done) is sealed late, by
+ * conn_flush, into the bounce buffer; its counter is taken now so frames
+ * keep their queue order. */
 static int
 conn_send_sealed(struct conn *c, const struct wire_hdr *h, const void *data,
-                 size_t len, struct mpii_req *done)
+                 size_t len, int copy, struct mpii_req *done)
 {
     struct txitem *t;
 
+    if (!copy && data != NULL && len > 0) {
+        if ((t = calloc(1, sizeof *t)) == NULL)
+            return MPI_ERR_NO_MEM;
+        t->lazy = 1;
+        t->src = data;
+        t->lh = *h;
+        t->lctr = c->ctr_tx++;
+        t->done = done;
+        return conn_queue(c, t);
+    }
     if ((t = calloc(1, sizeof *t)) == NULL ||
         (t->head = malloc(WF_SEALED_LEN(len))) == NULL) {
         free(t);
@@ -1034,9 +1100,7 @@ conn_send_sealed(struct conn *c, const struct wire_hdr *h, const void *data,
     if (t->hlen == 0) {
         free(t->head);
         free(t);
-        mpii_log("rank %d: %s failed sealing a frame for process %d",
-                 tp.world, aead_name(WF_CIPHER), c->world);
-        conn_kill(c);
+        conn_seal_failed(c);
         return MPI_ERR_OTHER;
     }
     if (mpii_test_corrupt(h->type == FR_DATA))
@@ -1071,7 +1135,7 @@ conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
             rc = conn_send_sealed(c, h,
                                   data != NULL ? (const uint8_t *)data + off
                                                : NULL,
-                                  chunk, off + chunk == len ? done : NULL);
+                                  chunk, copy, off + chunk == len ? done : NULL);
             if (rc != MPI_SUCCESS)
                 return rc;
             off += chunk;
@@ -1356,6 +1420,23 @@ conn_bell(struct conn *c)
     }
 }
 
+/* How much to read into the receive buffer.  Sealed: not past the end
+ * of a frame begun, so the next frame starts at the buffer's head and the
+ * (cache-hot) buffer is not shifted; a bad length is wf_sealed_next's. */
+static size_t
+conn_read_room(const struct conn *c)
+{
+    size_t room = c->rcap - c->rlen, have = c->rlen - c->rpos;
+    uint32_t flen;
+
+    if (!c->sealed || have < 4)
+        return room;
+    memcpy(&flen, c->rbuf + c->rpos, 4);
+    if (flen > WF_SEAL_MAX || 4 + (size_t)flen <= have)
+        return room;
+    return 4 + (size_t)flen - have < room ? 4 + (size_t)flen - have : room;
+}
+
 static void
 conn_read(struct conn *c)
 {
@@ -1400,7 +1481,7 @@ conn_read(struct conn *c)
             c->rlen -= c->rpos;
             c->rpos = 0;
         }
-        room = c->rcap - c->rlen;
+        room = conn_read_room(c);
         n = conn_recv(c, c->rbuf + c->rlen, room);
         if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
             conn_kill(c);
