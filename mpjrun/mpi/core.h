@@ -136,8 +136,10 @@ struct conn;
 int conn_send(struct conn *, struct wire_hdr *, const void *data, size_t len,
               int copy, struct mpii_req *done);
 struct conn *conn_to(int world_rank); /* NULL for ourselves or unknown */
-/* Replicas: the connection to process index rank * R + replica (NULL if
- * none is up), the index at a connection's other end, and closing one
+/* Replicas: the connection to process index rank * R + replica, opened
+ * now if there is none (frames sent before its handshake is done wait on
+ * it; NULL when it broke or cannot be opened, which is reported as a
+ * suspicion), the index at a connection's other end, and closing one
  * that the coordinator declared dead. */
 struct conn *conn_to_proc(int proc);
 int conn_proc(const struct conn *);
