@@ -139,19 +139,24 @@ class TestScale(harness.JobTestCase):
 
     def test_replica_dead_before_its_batch(self):
         """A replica that the coordinator declares dead before its peer
-        reached its spawn batch is never started: it would wait in
-        MPI_Init for an address table that went out without it, and the
-        job's end with it (120 s).  Peer B holds 17 processes: 16 start at
-        once, the 17th is held back (test switch), and meanwhile the
-        progress rule declares it dead (its partner printed a line)."""
-        self.c.env["P2P_TEST_SPAWN_DELAY_MS"] = "6000"
-        sn, peers = self.start_jobnet(2, slots=17, lease_ms=4000)
+        reached its spawn batch is never started: it would wait 120 s in
+        MPI_Init for an address table that went out without it.  Peer B
+        holds 17 processes: 16 start at once, the 17th is held back 4 s
+        (test switch), and meanwhile the progress rule declares it dead
+        (its partner on peer A printed a line); the job runs on past the
+        4 s, so the batch comes while it runs."""
+        sn = self.c.start_supernode()
+        peers = [self.c.start_peer(2, [sn], slots=17)]
+        self.c.env["P2P_TEST_SPAWN_DELAY_MS"] = "4000"  # peer B only
+        peers.append(self.c.start_peer(3, [sn], slots=17))
+        del self.c.env["P2P_TEST_SPAWN_DELAY_MS"]
+        self.c.wait_listed([sn], peers)
         conf = self.c.job_config("lag.conf", [sn],
                                  user_key=self.c.user_key("user")[0],
                                  lease_ms=4000,
                                  run={"replica_lag_ms": 1000})
         ring = self.build("mpi_ring", os.path.join(HERE, "mpi_ring.c"))
-        prog = self.script("up_ring", "echo up\nexec %s 3\n" % ring)
+        prog = self.script("up_ring", "echo up\n%s 3 && sleep 8\n" % ring)
         n = 17
         run = self.start_p2prun(["-n", str(n), "-r", "2", "--timeout", "100",
                                  prog], conf=conf)
@@ -164,9 +169,10 @@ class TestScale(harness.JobTestCase):
                          sorted(["up"] * n +
                                 ["rank %d ring ok" % k for k in range(n)]),
                          run.describe())
-        wait_until(lambda: any(p.count_log("was declared dead before it "
-                                           "started") for p in peers),
-                   10, "a peer to say it did not start the dead replica")
+        self.assertEqual(sum(p.count_log("was declared dead before it "
+                                         "started: not starting it")
+                             for p in peers), 1,
+                         "a peer to say it did not start the dead replica")
 
     def run_bench(self, name, n, expect):
         """bench/NAME.c on n ranks: it must pass with exactly the lines
