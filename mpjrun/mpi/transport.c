@@ -61,6 +61,7 @@ enum conn_state {
     CS_WAIT_PROOF, /* acceptor: waits for the connector's proof */
     CS_READY,
     CS_DEAD,
+    CS_CONNECTING, /* connector (R > 1): connect() under way, no hello yet */
 };
 
 struct txitem {
@@ -177,8 +178,8 @@ static struct conn *tp_claimed(int w);
 static int
 conn_opening(const struct conn *c)
 {
-    return c->state == CS_HELLO_SENT || c->state == CS_WAIT_PROOF ||
-           (c->state == CS_DEAD && c->lost_race);
+    return c->state == CS_HELLO_SENT || c->state == CS_CONNECTING ||
+           c->state == CS_WAIT_PROOF || (c->state == CS_DEAD && c->lost_race);
 }
 
 struct conn *
@@ -332,15 +333,28 @@ hs_write(int fd, const void *buf, size_t len)
     return send(fd, buf, len, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
 }
 
+/* Our hello, on a connection whose connect() is done. */
+static int
+hs_hello(struct conn *c)
+{
+    struct wf_hello h;
+    uint8_t hello[WF_HELLO_LEN];
+
+    h.world = (uint32_t)tp.me;
+    h.replica = (uint32_t)tp.replica;
+    h.flags = (uint32_t)tp.sealed;
+    memcpy(h.nonce, c->hsk.nonce_c, sizeof h.nonce);
+    wf_hello_build(hello, &h);
+    return hs_write(c->fd, hello, sizeof hello);
+}
+
 static int
 conn_connect(const char *addr, int world)
 {
     char host[72], *colon, *port;
     struct addrinfo hints, *res;
-    struct wf_hello h;
-    uint8_t hello[WF_HELLO_LEN];
     struct conn *c;
-    int fd, rc;
+    int fd, rc, nb = tp.nrep > 1;
 
     snprintf(host, sizeof host, "%s", addr);
     if ((colon = strrchr(host, ':')) == NULL)
@@ -356,10 +370,15 @@ conn_connect(const char *addr, int world)
     hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
     if (getaddrinfo(host, port, &hints, &res) != 0)
         return -1;
-    fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    /* Blocking connect: the other side's kernel completes it from its
-     * backlog even before its process accepts. */
+    fd = socket(res->ai_family,
+                SOCK_STREAM | SOCK_CLOEXEC | (nb ? SOCK_NONBLOCK : 0), 0);
+    /* Blocking connect (R = 1): the other side's kernel completes it from
+     * its backlog even before its process accepts.  With replicas it goes
+     * on from the progress loop: a host gone from the network must not
+     * hold us for TCP's retries while views wait to be read. */
     rc = fd == -1 ? -1 : connect(fd, res->ai_addr, res->ai_addrlen);
+    if (rc == -1 && nb && errno == EINPROGRESS)
+        rc = 1;
     freeaddrinfo(res);
     if (rc == -1 || (c = conn_new(fd)) == NULL) {
         if (fd != -1)
@@ -371,19 +390,14 @@ conn_connect(const char *addr, int world)
     c->hsk.acceptor = (uint32_t)world;
     c->hsk.sealed = (uint32_t)tp.sealed;
     sec_random(c->hsk.nonce_c, sizeof c->hsk.nonce_c);
-    h.world = (uint32_t)tp.me;
-    h.replica = (uint32_t)tp.replica;
-    h.flags = (uint32_t)tp.sealed;
-    memcpy(h.nonce, c->hsk.nonce_c, sizeof h.nonce);
-    wf_hello_build(hello, &h);
-    if (hs_write(fd, hello, sizeof hello) == -1) {
+    if (rc == 0 && hs_hello(c) == -1) {
         close(fd);
         free(c->rbuf);
         free(c->plain);
         free(c);
         return -1;
     }
-    c->state = CS_HELLO_SENT;
+    c->state = rc == 0 ? CS_HELLO_SENT : CS_CONNECTING;
     tp_set(world, c);
     tp.nmade++;
     return 0;
@@ -482,7 +496,7 @@ hs_may_replace(int w)
         return 1;
     return tp.ondemand && w < tp.me &&
            ((old->state == CS_DEAD && old->lost_race) ||
-            old->state == CS_HELLO_SENT);
+            old->state == CS_HELLO_SENT || old->state == CS_CONNECTING);
 }
 
 /* A handshake whose bytes are refused (not one that lost a race, which
@@ -505,6 +519,22 @@ hs_step(struct conn *c, struct conn **pending, int npending)
     const char *why;
 
     switch (c->state) {
+    case CS_CONNECTING: {
+        struct pollfd p = {.fd = c->fd, .events = POLLOUT};
+        int err = 0;
+        socklen_t elen = sizeof err;
+
+        if (poll(&p, 1, 0) != 1)
+            return;
+        if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &elen) == -1 ||
+            err != 0 || hs_hello(c) == -1) {
+            errno = err;
+            conn_kill(c); /* refused or unreachable: a suspicion */
+            return;
+        }
+        c->state = CS_HELLO_SENT;
+        return;
+    }
     case CS_HELLO_SENT: /* proof from the acceptor: nonce, MAC */
         if (!hs_read(c, WF_PROOF_LEN))
             return;
@@ -644,7 +674,8 @@ tp_handshakes(void)
 
     tp.nopening = 0;
     for (j = 0; j < tp.nlive; j++) {
-        if ((c = tp.by_world[tp.live[j]]) != NULL && c->state == CS_HELLO_SENT)
+        if ((c = tp.by_world[tp.live[j]]) != NULL &&
+            (c->state == CS_HELLO_SENT || c->state == CS_CONNECTING))
             hs_step(c, tp.pending, tp.npending);
         if (c == NULL || tp.nrep == 1 || !conn_opening(c))
             continue;
@@ -730,9 +761,9 @@ tp_poll_handshakes(int *n)
         }
     for (j = 0; j < tp.nlive; j++)
         if ((c = tp.by_world[tp.live[j]]) != NULL &&
-            c->state == CS_HELLO_SENT) {
+            (c->state == CS_HELLO_SENT || c->state == CS_CONNECTING)) {
             tp.pfd[*n].fd = c->fd;
-            tp.pfd[*n].events = POLLIN;
+            tp.pfd[*n].events = c->state == CS_CONNECTING ? POLLOUT : POLLIN;
             tp.pfd[(*n)++].revents = 0;
         }
 }
