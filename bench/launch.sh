@@ -29,6 +29,10 @@
 #   LAUNCH_PEERS=16  LAUNCH_PEER_SLOTS=128
 #   LAUNCH_OMPI_MAX=256  LAUNCH_OMPI_TIMEOUT=200
 #   LAUNCH_BEFORE=DIR  LAUNCH_RING_RANKS=64
+#   LAUNCH_PHASES="1024"   where the time goes at these sizes: spawning
+#       only (p2prun true), then MPI_Init's table (bench/mpi_hello.c), then
+#       the Allreduce's wire-up (mpi_launch), one run each, on each
+#       cluster and R ("" to skip)
 # Open MPI missing (Debian's openmpi-bin, libopenmpi-dev): its column is
 # "-"; bench/mpi.sh installs it when run as root.
 set -u
@@ -71,7 +75,7 @@ command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null &&
 
 # build TAG CC: bench/mpi_{launch,ring,allreduce}.c with compiler CC.
 build_with() {
-    for b in launch ring allreduce; do
+    for b in launch ring allreduce hello; do
         "$2" -O2 -o "$work/$1_$b" "$root/bench/mpi_$b.c" 2>"$work/cc.err" ||
             { cat "$work/cc.err" >&2; return 1; }
     done
@@ -143,6 +147,36 @@ for rep in $reps; do
             "$theirs" "$(ratio "$ours" "$theirs")" "$col"
     done
 done
+
+# seconds TAG NP PROGRAM [ARGS]: wall time of one run ("-" if it failed).
+seconds() {
+    t0=$(date +%s.%N)
+    run "$@" >/dev/null || { echo "-"; return; }
+    t1=$(date +%s.%N)
+    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
+}
+
+phases=${LAUNCH_PHASES-1024}
+if [ -n "$phases" ]; then
+    echo
+    echo "where the time goes (one run each, seconds): spawning only," \
+         "+ MPI_Init, + Allreduce"
+    printf '%-7s %2s %-10s %10s %10s %10s\n' ranks r cluster true hello \
+        "hello+ar"
+    for rep in $reps; do
+        for n in $phases; do
+            for where in now net; do
+                [ $where = now ] || [ "$npeers" -gt 0 ] || continue
+                label=embedded
+                [ $where = now ] || label="$npeers peers"
+                printf '%-7s %2s %-10s %10s %10s %10s\n' "$n" "$rep" \
+                    "$label" "$(seconds $where "$n" true)" \
+                    "$(seconds $where "$n" "$work/now_hello")" \
+                    "$(seconds $where "$n" "$work/now_launch")"
+            done
+        done
+    done
+fi
 
 # once TAG NP PROGRAM ARGS KEY: the KEY line's figure of one run.
 once() {
