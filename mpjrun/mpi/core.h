@@ -143,6 +143,8 @@ struct conn *conn_to(int world_rank); /* NULL for ourselves or unknown */
  * that the coordinator declared dead. */
 struct conn *conn_to_proc(int proc);
 int conn_proc(const struct conn *);
+/* Is c up (handshake done, not broken or dropped)? */
+int conn_ready(const struct conn *);
 int conn_rank(const struct conn *); /* the world rank at the other end */
 void transport_drop(int proc);
 /* Tests only (testkill.c): close the connection to proc as if the network
@@ -203,7 +205,8 @@ int match_fins(void);
  * (the receive it matched, or the unexpected entry).  0 if none waits. */
 int match_resume(int wsrc, uint64_t lseq, struct conn *c, uint32_t sid);
 /* Replicas: every rendezvous from wsrc not yet complete waits for its
- * replay (its sender is dead); the lowest such lseq, or 0. */
+ * replay (its sender is dead; not one a live replica feeds already); the
+ * lowest such lseq, or 0. */
 uint64_t match_orphan(int wsrc);
 /* Replicas, backups: the master says wildcard receive dn took a message
  * from src (comm rank); match what can be matched now. */
@@ -215,8 +218,9 @@ void match_rematch(void);
 
 /* The active rendezvous receive matched to (wsrc, lseq), or NULL. */
 struct mpii_req *req_find_rendezvous(int wsrc, uint64_t lseq);
-/* Reset every active rendezvous receive from wsrc to wait for a replay;
- * the lowest lseq among them, or 0. */
+/* Reset every active rendezvous receive from wsrc to wait for a replay
+ * (but those whose connection is up: a live replica feeds them); the
+ * lowest lseq among them, or 0. */
 uint64_t req_orphan(int wsrc);
 
 #endif

@@ -154,6 +154,12 @@ conn_proc(const struct conn *c)
     return c->world;
 }
 
+int
+conn_ready(const struct conn *c)
+{
+    return c != NULL && c->state == CS_READY;
+}
+
 void
 transport_cut(int proc)
 {
