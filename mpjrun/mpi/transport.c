@@ -683,17 +683,13 @@ tp_handshakes(void)
         if ((c = tp.by_world[tp.live[j]]) != NULL &&
             (c->state == CS_HELLO_SENT || c->state == CS_CONNECTING))
             hs_step(c, tp.pending, tp.npending);
-        if (c == NULL || tp.nrep == 1 || !conn_opening(c))
-            continue;
-        /* Replicas: refused for the other side's connection, which has
-         * not come; it is not racing us but gone. */
-        if (c->state == CS_DEAD && ms_since(&c->since) > HS_PENDING_MS) {
-            c->lost_race = 0;
-            conn_early_drop(c);
-            rep_suspect(c->world);
-            continue;
-        }
-        tp.nopening++;
+        /* Replicas: one that lost a race waits for the other side's
+         * connection however long that takes (a loaded machine may not
+         * run it for seconds): the other side is alive (it refused us)
+         * and its hello is on its way; should it die meanwhile, the view
+         * that says so drops this one (transport_drop). */
+        if (c != NULL && tp.nrep > 1 && conn_opening(c))
+            tp.nopening++;
     }
     for (j = 0; j < tp.npending; j++) {
         if ((c = tp.pending[j]) == NULL)
@@ -912,7 +908,6 @@ conn_kill(struct conn *c)
     conn_close(c);
     if (lost) {
         c->lost_race = 1;
-        clock_gettime(CLOCK_MONOTONIC, &c->since); /* it has a while */
         return;
     }
     /* Frames waited for proc's own connection, which failed. */
