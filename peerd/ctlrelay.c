@@ -398,6 +398,12 @@ ctltable_in_add(struct ctltable_in *in, const struct job *j,
 }
 
 int
+ctltable_in_complete(const struct ctltable_in *in)
+{
+    return in != NULL && in->done;
+}
+
+int
 ctlrelay_table(struct ctltable_in **inp, const struct job *j,
                struct ctlrelay *const *relays, size_t n,
                const struct msg_table *t)

@@ -83,6 +83,7 @@ struct proc {
     struct ctlrelay *ctl;
     struct cgroup *cg; /* its leaf, NULL without cgroups */
     int held;          /* the coordinator holds its output: not read */
+    int gone;          /* declared dead before it started: never started */
 };
 
 struct job {
@@ -125,7 +126,9 @@ struct job {
 
 static void job_stream_cb(evutil_socket_t, short, void *);
 static void job_spawn_forget(struct job *);
-static const struct timeval spawn_now = {0, 0};
+/* Tests only: P2P_TEST_SPAWN_DELAY_MS holds each batch after the first
+ * that long, so that a test can act between them. */
+static struct timeval spawn_next;
 static void proc_hold(struct proc *, int hold);
 
 static const char *const proc_state_name[] = {"running", "dead", "done"};
@@ -551,10 +554,18 @@ void
 job_table(struct job *j, const struct msg_table *t)
 {
     struct ctlrelay **r = job_relays(j);
+    size_t i;
 
     if (ctlrelay_table(&j->table, j, r, j->nprocs, t) == -1)
         log_warnx("job %.8s: bad address table from the coordinator", j->hex);
     free(r);
+    /* The coordinator sends the table once every live process said where
+     * it listens: one not started yet was declared dead (left out of the
+     * table; no view need follow).  Started, it would wait in MPI_Init for
+     * a table that went out before it, and the job's end with it. */
+    if (ctltable_in_complete(j->table))
+        for (i = j->nstarted; i < j->nprocs; i++)
+            j->procs[i].gone = 1;
 }
 
 void
@@ -579,6 +590,10 @@ job_view(struct job *j, const struct msg_view *v)
                 proc_kill_all(p);
                 break;
             }
+        /* Not started yet (a later batch): it never will be. */
+        for (k = 0; k < v->ndead && i >= j->nstarted; k++)
+            if (v->dead[k] == me)
+                p->gone = 1;
     }
     r = job_relays(j);
     ctlrelay_view(r, j->nprocs, v);
@@ -866,26 +881,40 @@ job_spawn_batch(struct job *j, char *why, size_t whylen)
 {
     struct spawn_started st[JOB_SPAWN_BATCH];
     int ctl[JOB_SPAWN_BATCH], rc = 0;
-    size_t first = j->nstarted, n = 0, k;
+    size_t idx[JOB_SPAWN_BATCH], at = j->nstarted, n = 0, k;
+    struct proc *p;
     char other[256];
 
-    while (n < JOB_SPAWN_BATCH && first + n < j->nprocs &&
-           job_fork_proc(j, &j->procs[first + n], &st[n], &ctl[n], why,
-                         whylen) == 0)
-        n++;
-    if (n < JOB_SPAWN_BATCH && first + n < j->nprocs)
-        rc = -1; /* a fork failed: why says */
+    while (n < JOB_SPAWN_BATCH && at < j->nprocs) {
+        p = &j->procs[at];
+        if (p->gone) {
+            /* Reported as killed, like a process the view killed. */
+            log_info("job %.8s: rank %u replica %u was declared dead before "
+                     "it started: not starting it",
+                     j->hex, p->rank, p->replica);
+            p->state = PROC_DEAD;
+            p->status = SIGKILL;
+            at++;
+            proc_check_done(p);
+            continue;
+        }
+        if (job_fork_proc(j, p, &st[n], &ctl[n], why, whylen) == -1) {
+            rc = -1; /* a fork failed: why says */
+            break;
+        }
+        idx[n++] = at++;
+    }
     for (k = 0; k < n; k++)
-        if (job_finish_proc(j, &j->procs[first + k], &st[k], ctl[k],
+        if (job_finish_proc(j, &j->procs[idx[k]], &st[k], ctl[k],
                             rc == 0 ? why : other,
                             rc == 0 ? whylen : sizeof other) == -1) {
             /* Never ran: as if reaped and drained, reported by the
              * caller (the state moves back from DONE, "until started"). */
-            j->procs[first + k].state = PROC_DEAD;
-            j->procs[first + k].status = 127 << 8;
+            j->procs[idx[k]].state = PROC_DEAD;
+            j->procs[idx[k]].status = 127 << 8;
             rc = -1;
         }
-    j->nstarted = first + n;
+    j->nstarted = at;
     return rc;
 }
 
@@ -932,7 +961,7 @@ job_spawn_cb(evutil_socket_t fd, short what, void *arg)
         return;
     }
     if (j->nstarted < j->nprocs)
-        evtimer_add(j->spawn_ev, &spawn_now);
+        evtimer_add(j->spawn_ev, &spawn_next);
     else
         log_debug("job %.8s: all %zu processes started", j->hex, j->nprocs);
 }
@@ -1018,8 +1047,12 @@ job_launch_as(struct peerd *pd, struct svc_conn *c, const struct msg_launch *l,
              j->nstarted < j->nprocs ? "starting" : "started", svc_conn_name(c),
              l->argv[0], (unsigned)box_uid(j->box));
     if (j->nstarted < j->nprocs) {
+        const char *d = getenv("P2P_TEST_SPAWN_DELAY_MS");
+
+        spawn_next.tv_sec = d != NULL ? atoi(d) / 1000 : 0;
+        spawn_next.tv_usec = d != NULL ? atoi(d) % 1000 * 1000 : 0;
         j->spawn_ev = evtimer_new(pd->base, job_spawn_cb, j);
-        evtimer_add(j->spawn_ev, &spawn_now);
+        evtimer_add(j->spawn_ev, &spawn_next);
     }
     j->worker_in = NULL; /* a worker is one process: started by now */
     return 0;

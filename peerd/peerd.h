@@ -366,6 +366,8 @@ int ctlrelay_table(struct ctltable_in **in, const struct job *,
                    struct ctlrelay *const *, size_t n,
                    const struct msg_table *);
 void ctltable_in_free(struct ctltable_in *);
+/* Has the whole table arrived (and gone to the relays)? */
+int ctltable_in_complete(const struct ctltable_in *);
 /* Is this view acceptable for the job (size, indices)?  Logs if not. */
 int ctlrelay_view_ok(const struct job *, const struct msg_view *);
 void ctlrelay_view(struct ctlrelay *const *, size_t n,

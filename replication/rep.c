@@ -60,6 +60,7 @@ struct dest {
         int y;
     } * early;
     size_t nearly, capearly;
+    int fin_sent;
 };
 
 struct source {
@@ -587,11 +588,36 @@ takeover(int a)
         rep_log("p2pmpi: rank %d replica %d: rank %d replica %d feeds us "
                 "from message %llu",
                 rp.rank, rp.replica, a, f, (unsigned long long)from);
+    /* Nothing heard from a, nothing cut short: f feeds us from the start
+     * by itself (adopt), without a connection from every rank to it. */
+    if (s->rx == 0 && low == 0)
+        return;
     /* Should f be gone as well, the next view brings the next one. */
     memset(&h, 0, sizeof h);
     h.type = FR_TAKEOVER;
     h.total = from;
     rp.io.send(rp.io.ctx, a * rp.nrep + f, &h, NULL, 0);
+}
+
+/* Replicas of our rank that are dead: if we are now the lowest live
+ * one, we feed their partners (replica k of every rank), replaying what
+ * they may lack.  Receivers that heard from our rank ask as well
+ * (takeover); the others need no connection to us until we send. */
+static void
+adopt(void)
+{
+    int k, b;
+
+    if (lowest_live(rp.rank) != rp.replica)
+        return;
+    for (k = 0; k < rp.nrep; k++) {
+        if (k == rp.replica || !rp.dead[rp.rank * rp.nrep + k])
+            continue;
+        for (b = 0; b < rp.size; b++)
+            if (b != rp.rank && !rp.dst[b].feeding[k] &&
+                !rp.dead[b * rp.nrep + k])
+                on_takeover(b, k, rp.dst[b].acked[k] + 1);
+    }
 }
 
 void
@@ -601,6 +627,7 @@ rep_start(void)
 
     rp.started = 1;
     dec_start();
+    adopt();
     for (a = 0; a < rp.size; a++)
         if (a != rp.rank && rp.dead[a * rp.nrep + rp.replica])
             takeover(a);
@@ -623,6 +650,8 @@ apply_view(const uint32_t *dead, uint32_t n)
     }
     if (!touched)
         return;
+    if (rp.started)
+        adopt();
     for (b = 0; b < rp.size; b++) {
         if (b == rp.rank)
             continue;
@@ -681,6 +710,35 @@ rep_suspect(int p)
 }
 
 /* --- finalize --------------------------------------------------------- */
+
+/* Has rank b exchanged a message with us?  Only those get our FIN and owe
+ * us theirs (MPI_Finalize makes no new connection). */
+static int
+talked(int b)
+{
+    return rp.dst[b].tx > 0 || rp.src[b].rx > 0;
+}
+
+int
+rep_fin_step(void)
+{
+    struct wire_hdr h;
+    int b;
+
+    for (b = 0; b < rp.size; b++) {
+        if (b == rp.rank || !talked(b) || rp.dst[b].fin_sent)
+            continue;
+        memset(&h, 0, sizeof h);
+        h.type = FR_FIN;
+        h.ctx = MPII_CTX_INTERNAL;
+        if (rep_send(b, &h, NULL, 0, NULL) == MPI_SUCCESS)
+            rp.dst[b].fin_sent = 1;
+    }
+    for (b = 0; b < rp.size; b++)
+        if (b != rp.rank && talked(b) && (!rp.dst[b].fin_sent || !rp.src[b].fin))
+            return 0;
+    return rep_quiet();
+}
 
 int
 rep_fins(void)

@@ -68,9 +68,11 @@ void rep_poll_ctl(void);
 /* peerd said (in the table) that it relays progress reports. */
 void rep_set_progress(int on);
 
-/* Finalize: FIN frames from every other rank, and everything we sent
- * acknowledged by every live replica of its destination (so no replica
- * can still need us). */
+/* Finalize: FIN frames to and from every rank we exchanged messages
+ * with, and everything we sent acknowledged by every live replica of its
+ * destination (so no replica can still need us).  rep_fin_step sends what
+ * FIN it can and says (1) when that is done. */
+int rep_fin_step(void);
 int rep_fins(void);
 int rep_quiet(void);
 

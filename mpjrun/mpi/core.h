@@ -145,11 +145,15 @@ struct conn;
 int conn_send(struct conn *, struct wire_hdr *, const void *data, size_t len,
               int copy, struct mpii_req *done);
 struct conn *conn_to(int world_rank); /* NULL for ourselves or unknown */
-/* Replicas: the connection to process index rank * R + replica (NULL if
- * none is up), the index at a connection's other end, and closing one
+/* Replicas: the connection to process index rank * R + replica, opened
+ * now if there is none (frames sent before its handshake is done wait on
+ * it; NULL when it broke or cannot be opened, which is reported as a
+ * suspicion), the index at a connection's other end, and closing one
  * that the coordinator declared dead. */
 struct conn *conn_to_proc(int proc);
 int conn_proc(const struct conn *);
+/* Is c up (handshake done, not broken or dropped)? */
+int conn_ready(const struct conn *);
 int conn_rank(const struct conn *); /* the world rank at the other end */
 void transport_drop(int proc);
 /* Tests only (testkill.c): close the connection to proc as if the network
@@ -210,7 +214,8 @@ int match_fins(void);
  * (the receive it matched, or the unexpected entry).  0 if none waits. */
 int match_resume(int wsrc, uint64_t lseq, struct conn *c, uint32_t sid);
 /* Replicas: every rendezvous from wsrc not yet complete waits for its
- * replay (its sender is dead); the lowest such lseq, or 0. */
+ * replay (its sender is dead; not one a live replica feeds already); the
+ * lowest such lseq, or 0. */
 uint64_t match_orphan(int wsrc);
 /* Replicas, backups: the master says wildcard receive dn took a message
  * from src (comm rank); match what can be matched now. */
@@ -222,8 +227,9 @@ void match_rematch(void);
 
 /* The active rendezvous receive matched to (wsrc, lseq), or NULL. */
 struct mpii_req *req_find_rendezvous(int wsrc, uint64_t lseq);
-/* Reset every active rendezvous receive from wsrc to wait for a replay;
- * the lowest lseq among them, or 0. */
+/* Reset every active rendezvous receive from wsrc to wait for a replay
+ * (but those whose connection is up: a live replica feeds them); the
+ * lowest lseq among them, or 0. */
 uint64_t req_orphan(int wsrc);
 
 /* --- the replication core's I/O (repio.c) --- */

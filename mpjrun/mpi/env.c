@@ -330,7 +330,7 @@ all_fins(void *arg)
 {
     (void)arg;
     if (rep_active())
-        return rep_fins() >= world_size - 1 && rep_quiet();
+        return rep_fin_step();
     return transport_fin_step();
 }
 
@@ -338,26 +338,17 @@ all_fins(void *arg)
 int
 PMPI_Finalize(void)
 {
-    struct wire_hdr h;
-    int i, me, rc;
+    int rc;
 
     MPII_CHECK_INIT("MPI_Finalize");
     mpii_attr_finalize(); /* MPI_COMM_SELF's attributes go first */
     /* Everything we sent is on its way; then tell everyone we are done
      * and wait until everyone is: no rank closes a connection another
-     * still reads.  With replicas, every rank is told; otherwise every
-     * rank we have a connection with (all_fins). */
-    me = mpii_world_rank();
+     * still reads.  Every rank we talked to is told (all_fins): with
+     * replicas, every rank we exchanged a message with; otherwise every
+     * rank we have a connection with. */
     mpii_test_point("finalize");
     rc = req_wait_until(all_flushed, NULL);
-    for (i = 0; rc == MPI_SUCCESS && rep_active() && i < world_size; i++) {
-        if (i == me)
-            continue;
-        memset(&h, 0, sizeof h);
-        h.type = FR_FIN;
-        h.ctx = MPII_CTX_INTERNAL;
-        rc = rep_send(i, &h, NULL, 0, NULL);
-    }
     if (rc == MPI_SUCCESS)
         rc = req_wait_until(all_fins, NULL);
     if (rc == MPI_SUCCESS)

@@ -429,7 +429,8 @@ match_orphan(int wsrc)
 
     for (int k = 0; k < 2; k++)
         for (u = lists[k]; u != NULL; u = u->next)
-            if (u->rendezvous && u->wsrc == wsrc && u->lseq != 0) {
+            if (u->rendezvous && u->wsrc == wsrc && u->lseq != 0 &&
+                !conn_ready(u->conn)) {
                 u->orphan = 1;
                 u->conn = NULL;
                 if (low == 0 || u->lseq < low)

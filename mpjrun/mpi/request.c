@@ -221,8 +221,10 @@ req_orphan(int wsrc)
 
     for (i = 0; i < nreqs; i++) {
         r = reqs[i];
+        /* One a live replica feeds already (it took over by itself
+         * before our view came) goes on. */
         if (r == NULL || r->kind != REQ_RECV || !r->active || r->lseq == 0 ||
-            r->wsrc != wsrc)
+            r->wsrc != wsrc || conn_ready(r->conn))
             continue;
         r->conn = NULL;
         r->got = 0;

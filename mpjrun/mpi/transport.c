@@ -6,11 +6,12 @@
  * opens a connection per neighbour, not one per pair of ranks, and the
  * listener stays open for those who come later.  Should two ranks reach
  * for each other at once, the connection made by the lower rank wins and
- * the other is dropped before any frame went over it.  With R > 1 every
- * process connects to every higher index at MPI_Init, so that the
- * replication layer (replication/rep.c) can reach any replica of any rank
- * and learns of a broken one at once: one connection per pair, made by
- * the lower index.  A connection starts with a handshake that proves both ends
+ * the other is dropped before any frame went over it.  With R > 1 too a
+ * process connects to another when the replication layer
+ * (replication/rep.c) first sends to it, but without waiting: what is
+ * sent meanwhile is kept on the connection and goes out once the
+ * handshake is done, and a connection that fails is a suspicion for the
+ * coordinator, as a broken one is.  A connection starts with a handshake that proves both ends
  * hold the job's key (MACs over fresh nonces) and, unless the job turned
  * encryption off, derives a key for each direction; then frames flow,
  * plain or sealed.  The bytes of both (message layouts, checks, MACs,
@@ -57,7 +58,6 @@
 
 #define HDR WF_HDR_LEN
 #define RBUF_PLAIN (HDR + MPII_EAGER_MAX + 64 * 1024)
-#define HS_TIMEOUT_MS 30000
 #define HS_PENDING_MS 10000 /* an accepted connection must prove itself */
 /* Connections waiting for accept: on demand, hundreds of ranks may reach
  * one (a gather's root) before it next runs; the kernel caps this at
@@ -75,6 +75,7 @@ enum conn_state {
     CS_WAIT_PROOF, /* acceptor: waits for the connector's proof */
     CS_READY,
     CS_DEAD,
+    CS_CONNECTING, /* connector (R > 1): connect() under way, no hello yet */
 };
 
 struct txitem {
@@ -132,11 +133,23 @@ struct conn {
     struct shm_chan *shm;
     int shm_offer, on_shm;
     int shm_made; /* acceptor: made for a handshake still under way */
+    /* R > 1: frames sent before the handshake was done, in order */
+    struct early *early, **earlyt;
+};
+
+/* A frame waiting for its connection's handshake (replicas only). */
+struct early {
+    struct early *next;
+    struct wire_hdr h;
+    uint8_t *data; /* our copy */
+    size_t len;
+    struct mpii_req *done;
 };
 
 struct conn;
 static void conn_close(struct conn *);
 static void conn_kill(struct conn *);
+static void conn_early_drop(struct conn *);
 static struct conn *conn_open(int world);
 
 static struct {
@@ -151,8 +164,9 @@ static struct {
     int nlive;
     struct conn **pending; /* accepted, not yet proven (NULL: free slot) */
     int npending, pcap;
-    char (*addr)[72]; /* R = 1: every rank's address, for connecting later */
-    int ondemand;     /* R = 1: connect when first sending */
+    char (*addr)[72]; /* every process's address, for connecting later */
+    int ondemand;     /* connect when first sending */
+    int nopening;     /* R > 1: our handshakes under way (a hint) */
     unsigned nmade, naccepted; /* connections, for P2P_MPI_STATS */
     unsigned nshm;             /* shm: of those, through shared memory */
     unsigned shm_ticks;        /* shm: busy passes, to look at sockets */
@@ -178,12 +192,19 @@ conn_proc(const struct conn *c)
     return c->world;
 }
 
+int
+conn_ready(const struct conn *c)
+{
+    return c != NULL && c->state == CS_READY;
+}
+
 void
 transport_cut(int proc)
 {
-    struct conn *c = conn_to_proc(proc);
+    struct conn *c;
 
-    if (c != NULL)
+    if (proc >= 0 && proc < tp.size * tp.nrep && tp.by_world != NULL &&
+        (c = tp.by_world[proc]) != NULL && c->state == CS_READY)
         conn_kill(c); /* reported as a suspicion, like a real cut */
 }
 
@@ -193,12 +214,45 @@ conn_rank(const struct conn *c)
     return c->world / tp.nrep;
 }
 
+static int conn_connect(const char *addr, int world);
+static struct conn *tp_claimed(int w);
+
+/* Is c still opening (its handshake under way, or ours lost to the
+ * other side's connection that is to replace it)?  Frames wait on it. */
+static int
+conn_opening(const struct conn *c)
+{
+    return c->state == CS_HELLO_SENT || c->state == CS_CONNECTING ||
+           c->state == CS_WAIT_PROOF || (c->state == CS_DEAD && c->lost_race);
+}
+
 struct conn *
 conn_to_proc(int proc)
 {
+    struct conn *c;
+
     if (proc < 0 || proc >= tp.size * tp.nrep || tp.by_world == NULL ||
-        tp.by_world[proc] == NULL || tp.by_world[proc]->state != CS_READY)
+        proc == tp.me)
         return NULL;
+    c = tp.by_world[proc];
+    if (c != NULL)
+        return c->state == CS_READY || conn_opening(c) ? c : NULL;
+    /* Replicas: the first frame to proc opens the connection; the
+     * handshake goes on from the progress loop.  proc may be connecting
+     * to us already (its hello read, our proof sent: it may think the
+     * connection made): frames wait on that one, not crossed with ours. */
+    if (tp.nrep == 1 || tp.addr == NULL || tp.addr[proc][0] == '\0' ||
+        rep_dead(proc))
+        return NULL;
+    if ((c = tp_claimed(proc)) != NULL && c->state == CS_WAIT_PROOF)
+        return c;
+    if (conn_connect(tp.addr[proc], proc) == -1) {
+        mpii_log("p2pmpi: process %d: cannot connect to process %d at %s",
+                 tp.me, proc, tp.addr[proc]);
+        rep_suspect(proc);
+        return NULL;
+    }
+    tp.nopening++;
     return tp.by_world[proc];
 }
 
@@ -207,8 +261,12 @@ transport_drop(int proc)
 {
     struct conn *c;
 
-    if (proc >= 0 && proc < tp.size * tp.nrep && tp.by_world != NULL &&
-        (c = tp.by_world[proc]) != NULL && c->state != CS_DEAD)
+    if (proc < 0 || proc >= tp.size * tp.nrep || tp.by_world == NULL ||
+        (c = tp.by_world[proc]) == NULL)
+        return;
+    c->lost_race = 0; /* its connection will not come either */
+    conn_early_drop(c);
+    if (c->state != CS_DEAD)
         conn_close(c); /* no suspicion: we know */
 }
 
@@ -294,6 +352,7 @@ conn_new(int fd)
     c->world = -1;
     c->hsk.key = tp.key;
     c->txt = &c->txh;
+    c->earlyt = &c->early;
     c->rcap = tp.sealed ? 4 + WF_SEAL_MAX : RBUF_PLAIN;
     if ((c->rbuf = malloc(c->rcap)) == NULL ||
         (tp.sealed && (c->plain = malloc(WF_SEAL_MAX)) == NULL)) {
@@ -343,15 +402,30 @@ hs_write(int fd, const void *buf, size_t len)
     return send(fd, buf, len, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
 }
 
+/* Our hello, on a connection whose connect() is done. */
+static int
+hs_hello(struct conn *c)
+{
+    struct wf_hello h;
+    uint8_t hello[WF_HELLO_LEN];
+
+    h.world = (uint32_t)tp.me;
+    h.replica = (uint32_t)tp.replica;
+    h.flags = (uint32_t)tp.sealed;
+    if (c->shm_offer)
+        h.flags |= WF_HELLO_SHM;
+    memcpy(h.nonce, c->hsk.nonce_c, sizeof h.nonce);
+    wf_hello_build(hello, &h);
+    return hs_write(c->fd, hello, sizeof hello);
+}
+
 static int
 conn_connect(const char *addr, int world)
 {
     char host[72], *colon, *port;
     struct addrinfo hints, *res;
-    struct wf_hello h;
-    uint8_t hello[WF_HELLO_LEN];
     struct conn *c;
-    int fd, rc;
+    int fd, rc, nb = tp.nrep > 1;
 
     snprintf(host, sizeof host, "%s", addr);
     if ((colon = strrchr(host, ':')) == NULL)
@@ -367,10 +441,15 @@ conn_connect(const char *addr, int world)
     hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
     if (getaddrinfo(host, port, &hints, &res) != 0)
         return -1;
-    fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    /* Blocking connect: the other side's kernel completes it from its
-     * backlog even before its process accepts. */
+    fd = socket(res->ai_family,
+                SOCK_STREAM | SOCK_CLOEXEC | (nb ? SOCK_NONBLOCK : 0), 0);
+    /* Blocking connect (R = 1): the other side's kernel completes it from
+     * its backlog even before its process accepts.  With replicas it goes
+     * on from the progress loop: a host gone from the network must not
+     * hold us for TCP's retries while views wait to be read. */
     rc = fd == -1 ? -1 : connect(fd, res->ai_addr, res->ai_addrlen);
+    if (rc == -1 && nb && errno == EINPROGRESS)
+        rc = 1;
     freeaddrinfo(res);
     if (rc == -1 || (c = conn_new(fd)) == NULL) {
         if (fd != -1)
@@ -382,24 +461,17 @@ conn_connect(const char *addr, int world)
     c->hsk.acceptor = (uint32_t)world;
     c->hsk.sealed = (uint32_t)tp.sealed;
     sec_random(c->hsk.nonce_c, sizeof c->hsk.nonce_c);
-    h.world = (uint32_t)tp.me;
-    h.replica = (uint32_t)tp.replica;
-    h.flags = (uint32_t)tp.sealed;
     /* shm: a process on our host may share memory with us. */
-    if (strcmp(host, tp.host) == 0 && shm_enabled()) {
-        h.flags |= WF_HELLO_SHM;
+    if (strcmp(host, tp.host) == 0 && shm_enabled())
         c->shm_offer = 1;
-    }
-    memcpy(h.nonce, c->hsk.nonce_c, sizeof h.nonce);
-    wf_hello_build(hello, &h);
-    if (hs_write(fd, hello, sizeof hello) == -1) {
+    if (rc == 0 && hs_hello(c) == -1) {
         close(fd);
         free(c->rbuf);
         free(c->plain);
         free(c);
         return -1;
     }
-    c->state = CS_HELLO_SENT;
+    c->state = rc == 0 ? CS_HELLO_SENT : CS_CONNECTING;
     tp_set(world, c);
     tp.nmade++;
     return 0;
@@ -430,10 +502,52 @@ hs_read(struct conn *c, size_t want)
     return 1;
 }
 
+/* Drop the frames waiting for c's handshake (it will not be done). */
+static void
+conn_early_drop(struct conn *c)
+{
+    struct early *e;
+
+    while ((e = c->early) != NULL) {
+        c->early = e->next;
+        if (e->done != NULL)
+            req_complete(e->done, MPI_ERR_OTHER);
+        free(e->data);
+        free(e);
+    }
+    c->earlyt = &c->early;
+}
+
+/* c's handshake is done: what waited for it goes out, in order, after
+ * what waited on from, ours that lost to c (NULL: none). */
+static void
+conn_early_send(struct conn *c, struct conn *from)
+{
+    struct early *e;
+
+    if (from != NULL && from->early != NULL) {
+        *from->earlyt = c->early;
+        if (c->early == NULL)
+            c->earlyt = from->earlyt;
+        c->early = from->early;
+        from->early = NULL;
+        from->earlyt = &from->early;
+    }
+    while ((e = c->early) != NULL && c->state == CS_READY) {
+        c->early = e->next;
+        if (c->early == NULL)
+            c->earlyt = &c->early;
+        (void)conn_send(c, &e->h, e->data, e->len, 1, e->done);
+        free(e->data);
+        free(e);
+    }
+}
+
 /* Free a connection whoever holds it (not a failure: on purpose). */
 static void
 conn_free(struct conn *c)
 {
+    conn_early_drop(c);
     if (c->state != CS_DEAD)
         conn_close(c);
     free(c->rbuf);
@@ -457,7 +571,7 @@ hs_may_replace(int w)
         return 1;
     return tp.ondemand && w < tp.me &&
            ((old->state == CS_DEAD && old->lost_race) ||
-            old->state == CS_HELLO_SENT);
+            old->state == CS_HELLO_SENT || old->state == CS_CONNECTING);
 }
 
 /* A handshake whose bytes are refused (not one that lost a race, which
@@ -476,9 +590,26 @@ hs_step(struct conn *c, struct conn **pending, int npending)
     uint8_t msg[WF_HS_MAX];
     struct wf_rules rules;
     struct wf_hello h;
+    struct conn *old;
     const char *why;
 
     switch (c->state) {
+    case CS_CONNECTING: {
+        struct pollfd p = {.fd = c->fd, .events = POLLOUT};
+        int err = 0;
+        socklen_t elen = sizeof err;
+
+        if (poll(&p, 1, 0) != 1)
+            return;
+        if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &elen) == -1 ||
+            err != 0 || hs_hello(c) == -1) {
+            errno = err;
+            conn_kill(c); /* refused or unreachable: a suspicion */
+            return;
+        }
+        c->state = CS_HELLO_SENT;
+        return;
+    }
     case CS_HELLO_SENT: /* proof from the acceptor: nonce, MAC */
         if (!hs_read(c, WF_PROOF_LEN))
             return;
@@ -504,6 +635,7 @@ hs_step(struct conn *c, struct conn **pending, int npending)
             return;
         }
         c->state = CS_READY;
+        conn_early_send(c, NULL);
         return;
     case CS_WAIT_HELLO:
         if (!hs_read(c, WF_HELLO_LEN))
@@ -573,10 +705,12 @@ hs_step(struct conn *c, struct conn **pending, int npending)
             return;
         }
         c->state = CS_READY;
-        if (tp.by_world[c->world] != NULL)
-            conn_free(tp.by_world[c->world]); /* ours, which lost */
+        old = tp.by_world[c->world];
         tp_set(c->world, c);
         tp.naccepted++;
+        conn_early_send(c, old);
+        if (old != NULL)
+            conn_free(old); /* ours, which lost */
         return;
     default:
         return;
@@ -598,6 +732,7 @@ static void
 conn_discard(struct conn *c)
 {
     conn_kill(c);
+    conn_early_drop(c);
     free(c->rbuf);
     free(c->plain);
     free(c->bounce);
@@ -649,9 +784,19 @@ tp_handshakes(void)
     struct conn *c;
     int j;
 
-    for (j = 0; j < tp.nlive; j++)
-        if ((c = tp.by_world[tp.live[j]]) != NULL && c->state == CS_HELLO_SENT)
+    tp.nopening = 0;
+    for (j = 0; j < tp.nlive; j++) {
+        if ((c = tp.by_world[tp.live[j]]) != NULL &&
+            (c->state == CS_HELLO_SENT || c->state == CS_CONNECTING))
             hs_step(c, tp.pending, tp.npending);
+        /* Replicas: one that lost a race waits for the other side's
+         * connection however long that takes (a loaded machine may not
+         * run it for seconds): the other side is alive (it refused us)
+         * and its hello is on its way; should it die meanwhile, the view
+         * that says so drops this one (transport_drop). */
+        if (c != NULL && tp.nrep > 1 && conn_opening(c))
+            tp.nopening++;
+    }
     for (j = 0; j < tp.npending; j++) {
         if ((c = tp.pending[j]) == NULL)
             continue;
@@ -676,16 +821,16 @@ tp_handshakes(void)
         tp.npending--;
 }
 
-/* Is an accepted connection from w under way (its hello read)? */
-static int
+/* The accepted connection from w under way (its hello read), if any. */
+static struct conn *
 tp_claimed(int w)
 {
     int j;
 
     for (j = 0; j < tp.npending; j++)
         if (tp.pending[j] != NULL && tp.pending[j]->world == w)
-            return 1;
-    return 0;
+            return tp.pending[j];
+    return NULL;
 }
 
 /* Room for n descriptors to poll. */
@@ -724,9 +869,9 @@ tp_poll_handshakes(int *n)
         }
     for (j = 0; j < tp.nlive; j++)
         if ((c = tp.by_world[tp.live[j]]) != NULL &&
-            c->state == CS_HELLO_SENT) {
+            (c->state == CS_HELLO_SENT || c->state == CS_CONNECTING)) {
             tp.pfd[*n].fd = c->fd;
-            tp.pfd[*n].events = POLLIN;
+            tp.pfd[*n].events = c->state == CS_CONNECTING ? POLLOUT : POLLIN;
             tp.pfd[(*n)++].revents = 0;
         }
 }
@@ -790,9 +935,7 @@ transport_connect_all(const struct ctl_entry *tab, int n, const uint8_t *key,
                       int world, int size, int replica, int nrep, int sealed,
                       int ctl)
 {
-    struct timespec t0;
-    int i, j, ready, rc = MPI_SUCCESS, p;
-    int nproc = size * nrep;
+    int i, nproc = size * nrep;
 
     tp.world = world;
     tp.size = size;
@@ -809,61 +952,16 @@ transport_connect_all(const struct ctl_entry *tab, int n, const uint8_t *key,
         return MPI_ERR_NO_MEM;
     if (tp.listen_fd != -1)
         (void)fcntl(tp.listen_fd, F_SETFL, O_NONBLOCK);
-    if (nrep == 1) {
-        /* On demand: remember where everyone listens, connect later. */
-        if ((tp.addr = calloc((size_t)size, sizeof *tp.addr)) == NULL)
-            return MPI_ERR_NO_MEM;
-        for (i = 0; i < n; i++)
-            if (tab[i].rank < (uint32_t)size && tab[i].replica == 0)
-                snprintf(tp.addr[tab[i].rank], sizeof *tp.addr, "%s",
-                         tab[i].addr);
-        tp.ondemand = 1;
-        return MPI_SUCCESS;
-    }
-    /* Replicas: connect to every higher process index (a process not in
-     * the table is dead: the replication layer knows).  A connection
-     * that fails is a suspicion, and the coordinator's view decides. */
-    for (i = 0; i < n; i++) {
-        p = (int)(tab[i].rank * (uint32_t)nrep + tab[i].replica);
-        if (tab[i].replica >= (uint32_t)nrep || tab[i].rank >= (uint32_t)size ||
-            p <= tp.me || tab[i].addr[0] == '\0')
-            continue;
-        if (conn_connect(tab[i].addr, p) == -1)
-            rep_suspect(p);
-    }
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (;;) {
-        rep_poll_ctl();
-        ready = 0;
-        for (j = 0; j < nproc; j++)
-            if (j == tp.me ||
-                (tp.by_world[j] != NULL && tp.by_world[j]->state == CS_READY) ||
-                rep_dead(j))
-                ready++;
-        if (ready == nproc)
-            break;
-        if (ms_since(&t0) > HS_TIMEOUT_MS) {
-            rc = MPI_ERR_OTHER;
-            break;
-        }
-        tp_accept();
-        tp_handshakes();
-        {
-            struct timespec ts = {0, 200 * 1000};
-            nanosleep(&ts, NULL);
-        }
-    }
-    for (j = 0; j < tp.npending; j++)
-        if (tp.pending[j] != NULL)
-            conn_discard(tp.pending[j]);
-    free(tp.pending);
-    tp.pending = NULL;
-    tp.npending = tp.pcap = 0;
-    if (rc == MPI_SUCCESS) {
-        close(tp.listen_fd);
-        tp.listen_fd = -1;
-    }
-    return rc;
+    /* On demand: remember where everyone listens, connect later (a
+     * process not in the table is dead: with replicas, rep.c knows). */
+    if ((tp.addr = calloc((size_t)nproc, sizeof *tp.addr)) == NULL)
+        return MPI_ERR_NO_MEM;
+    for (i = 0; i < n; i++)
+        if (tab[i].rank < (uint32_t)size && tab[i].replica < (uint32_t)nrep)
+            snprintf(tp.addr[tab[i].rank * (uint32_t)nrep + tab[i].replica],
+                     sizeof *tp.addr, "%s", tab[i].addr);
+    tp.ondemand = 1;
+    return MPI_SUCCESS;
 }
 
 /* --- failure ----------------------------------------------------------- */
@@ -926,6 +1024,11 @@ conn_kill(struct conn *c)
         c->lost_race = 1;
         return;
     }
+    /* Frames waited for proc's own connection, which failed. */
+    if (c->early != NULL && c->world >= 0 && tp.by_world != NULL &&
+        tp.by_world[c->world] != c)
+        rep_suspect(c->world);
+    conn_early_drop(c);
     /* A rank that sent us its FIN is done with us and leaves when every
      * rank it talked to is: its end closing is no failure. */
     if (c->world >= 0 && tp.by_world != NULL && tp.by_world[c->world] == c &&
@@ -1109,6 +1212,29 @@ conn_send_sealed(struct conn *c, const struct wire_hdr *h, const void *data,
     return conn_queue(c, t);
 }
 
+/* A frame for a connection whose handshake is not done: kept, with a
+ * copy of its payload, until it is (conn_early_send). */
+static int
+conn_early_add(struct conn *c, const struct wire_hdr *h, const void *data,
+               size_t len, struct mpii_req *done)
+{
+    struct early *e;
+
+    if ((e = calloc(1, sizeof *e)) == NULL ||
+        (len > 0 && (e->data = malloc(len)) == NULL)) {
+        free(e);
+        return MPI_ERR_NO_MEM;
+    }
+    e->h = *h;
+    if (len > 0)
+        memcpy(e->data, data, len);
+    e->len = len;
+    e->done = done;
+    *c->earlyt = e;
+    c->earlyt = &e->next;
+    return MPI_SUCCESS;
+}
+
 int
 conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
           int copy, struct mpii_req *done)
@@ -1119,6 +1245,8 @@ conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
     size_t off, chunk;
     int rc;
 
+    if (c != NULL && conn_opening(c) && tp.nrep > 1)
+        return conn_early_add(c, h, data, len, done);
     if (c == NULL || c->state != CS_READY)
         return MPI_ERR_OTHER;
     h->len = len;
@@ -1552,8 +1680,8 @@ transport_progress(int timeout_ms)
     bells = timeout_ms > 0 || (++tp.shm_ticks & 63) == 0;
     /* Newcomers: after a wait, while handshakes are under way, and every
      * few passes of a busy loop (accept costs a system call). */
-    if (tp.ondemand &&
-        (timeout_ms > 0 || tp.npending > 0 || (++tp.ticks & 63) == 0)) {
+    if (tp.ondemand && (timeout_ms > 0 || tp.npending > 0 ||
+                        tp.nopening > 0 || (++tp.ticks & 63) == 0)) {
         tp_accept();
         tp_handshakes();
     }
@@ -1587,8 +1715,12 @@ transport_flushed(void)
     int i;
 
     for (i = 0; tp.by_world != NULL && i < tp.nlive; i++)
-        if ((c = tp.by_world[tp.live[i]]) != NULL && c->state == CS_READY &&
-            c->txh != NULL)
+        if ((c = tp.by_world[tp.live[i]]) != NULL &&
+            ((c->state == CS_READY && c->txh != NULL) ||
+             (conn_opening(c) && c->early != NULL)))
+            return 0;
+    for (i = 0; i < tp.npending; i++)
+        if (tp.pending[i] != NULL && tp.pending[i]->early != NULL)
             return 0;
     return 1;
 }

@@ -88,6 +88,92 @@ class TestScale(harness.JobTestCase):
         figure("ring of %d ranks: %d connections (%d ends); a full mesh "
                "has %d" % (n, made, made + accepted, n * (n - 1) // 2))
 
+    def ring_stats(self, run):
+        """{rank: (made, accepted)} from P2P_MPI_STATS lines (with
+        replicas, those of each rank's shown replica, its master)."""
+        stats = {}
+        for line in run.stderr_lines():
+            m = STATS.match(line)
+            if m:
+                stats[int(m.group(1))] = (int(m.group(2)), int(m.group(3)))
+        return stats
+
+    def test_replicated_ring_connects_on_demand(self):
+        n, r = 64, 2
+        prog = self.build("mpi_ring", os.path.join(HERE, "mpi_ring.c"))
+        run = self.run_local(["-n", str(n), "-r", str(r), "-x",
+                              "P2P_MPI_STATS=1", prog, "3"], 300)
+        self.assert_rc(run, 0)
+        self.assertEqual(sorted(run.stdout.splitlines()),
+                         sorted("rank %d ring ok" % k for k in range(n)),
+                         run.describe())
+        stats = self.ring_stats(run)
+        self.assertEqual(set(stats), set(range(n)), run.describe())
+        # Replica 0 of rank b feeds replica 0 of b + 1 and is fed by that
+        # of b - 1 (one connection each), acknowledges to replica 1 of
+        # b - 1 and is acknowledged by replica 1 of b + 1: 4 connections,
+        # whichever end made them.  Two processes reaching for each other
+        # at once count a made connection that lost, at most one per
+        # pair.  The full mesh was n * r - 1 = 127 per process.
+        ends = sum(m + a for m, a in stats.values())
+        worst = max(m + a for m, a in stats.values())
+        self.assertGreaterEqual(ends, 4 * n, stats)
+        self.assertLessEqual(worst, 2 * 4, stats)
+        self.assertLessEqual(ends, 5 * n, stats)
+        figure("ring of %d ranks x %d: %d connection ends at the %d masters "
+               "(at most %d at one); a full mesh has %d per process"
+               % (n, r, ends, n, worst, n * r - 1))
+
+    def test_replicated_ring_survives_a_kill(self):
+        """A master killed in the middle of a 64 x 2 ring: its partners
+        turn to its other replica over connections made then, and the
+        output is the failure-free one."""
+        n = 64
+        prog = self.build("mpi_ring", os.path.join(HERE, "mpi_ring.c"))
+        run = self.run_local(["-n", str(n), "-r", "2", "-x",
+                              "P2P_TEST_KILL=17.0:send:20", prog, "40"], 300)
+        self.assert_rc(run, 0)
+        self.assertEqual(sorted(run.stdout.splitlines()),
+                         sorted("rank %d ring ok" % k for k in range(n)),
+                         run.describe())
+
+    def test_replica_dead_before_its_batch(self):
+        """A replica that the coordinator declares dead before its peer
+        reached its spawn batch is never started: it would wait 120 s in
+        MPI_Init for an address table that went out without it.  Peer B
+        holds 17 processes: 16 start at once, the 17th is held back 4 s
+        (test switch), and meanwhile the progress rule declares it dead
+        (its partner on peer A printed a line); the job runs on past the
+        4 s, so the batch comes while it runs."""
+        sn = self.c.start_supernode()
+        peers = [self.c.start_peer(2, [sn], slots=17)]
+        self.c.env["P2P_TEST_SPAWN_DELAY_MS"] = "4000"  # peer B only
+        peers.append(self.c.start_peer(3, [sn], slots=17))
+        del self.c.env["P2P_TEST_SPAWN_DELAY_MS"]
+        self.c.wait_listed([sn], peers)
+        conf = self.c.job_config("lag.conf", [sn],
+                                 user_key=self.c.user_key("user")[0],
+                                 lease_ms=4000,
+                                 run={"replica_lag_ms": 1000})
+        ring = self.build("mpi_ring", os.path.join(HERE, "mpi_ring.c"))
+        prog = self.script("up_ring", "echo up\n%s 3 && sleep 8\n" % ring)
+        n = 17
+        run = self.start_p2prun(["-n", str(n), "-r", "2", "--timeout", "100",
+                                 prog], conf=conf)
+        # Far below the 120 s the held-back replica would wait.
+        self.assertIsNotNone(run.wait(60), "the job waited:\n"
+                             + run.describe())
+        self.assert_rc(run, 0)
+        self.assertIn("declared dead", run.stderr, run.describe())
+        self.assertEqual(sorted(run.stdout.splitlines()),
+                         sorted(["up"] * n +
+                                ["rank %d ring ok" % k for k in range(n)]),
+                         run.describe())
+        self.assertEqual(sum(p.count_log("was declared dead before it "
+                                         "started: not starting it")
+                             for p in peers), 1,
+                         "a peer to say it did not start the dead replica")
+
     def run_bench(self, name, n, expect):
         """bench/NAME.c on n ranks: it must pass with exactly the lines
         expect (in any order) and name no failure."""
