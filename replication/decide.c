@@ -19,8 +19,8 @@
  * window: each backup reports its position every DEC_REPORT numbers
  * and whenever it waits for a decision it lacks, and the master sends
  * a backup only the decisions within the last position it reported +
- * DEC_WINDOW; on each report it (re)sends what that backup has not
- * acknowledged within the new window.  A master further ahead than that
+ * DEC_WINDOW; on each report it sends what the new window admits, and
+ * again what that backup has reached but not acknowledged.  A master further ahead than that
  * waits (its wildcard receives stay held) until the backup catches up.
  *
  * The state is part of rep.c's instance (dc names the selected one's),
@@ -46,6 +46,7 @@ struct decision {
     int n;
     int32_t *v;
     uint32_t acked;        /* master: replicas that acknowledged */
+    uint32_t sentto;       /* master: replicas it was sent to */
     struct mpii_req *held; /* master: a wildcard receive waiting for it */
     int held_err;
 };
@@ -301,8 +302,10 @@ publish(uint32_t dn, const int32_t *v, int n)
     dc.sent = d;
     for (y = 0; y < rep_nrep(); y++)
         if (y != me && !rep_dead(rep_rank() * rep_nrep() + y) &&
-            in_window(y, dn))
+            in_window(y, dn)) {
             send_to(y, FR_DECIDE, dn, v, n);
+            d->sentto |= 1u << y;
+        }
     return d;
 }
 
@@ -411,10 +414,16 @@ dec_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
         return;
     }
     if (h->ctx == DEC_POSITION) {
-        dc.pos[y] = dn; /* the latest: a forged one lasts one report */
+        /* The latest counts (a forged one lasts one report).  Send what
+         * the window now admits, and again what that replica has reached
+         * without acknowledging (it waits for it: lost, or refused). */
+        dc.pos[y] = dn;
         for (d = dc.sent; d != NULL; d = d->next)
-            if (!(d->acked & (1u << y)) && in_window(y, d->dn))
+            if (!(d->acked & (1u << y)) && in_window(y, d->dn) &&
+                (!(d->sentto & (1u << y)) || d->dn <= dn)) {
                 send_to(y, FR_DECIDE, d->dn, d->v, d->n);
+                d->sentto |= 1u << y;
+            }
         return;
     }
     if (h->type == FR_DECIDE_ACK) {

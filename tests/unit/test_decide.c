@@ -383,6 +383,44 @@ t_master_keeps_to_window(void)
     sim_fini(&sim);
 }
 
+/* A forged position report (the backup far ahead) makes the master send
+ * beyond the backup's window; the backup refuses it, and when it reaches
+ * that number and waits, its report gets the decision sent again. */
+static void
+t_window_recovers_from_forged_report(void)
+{
+    struct mpii_req r;
+    struct wire_hdr h;
+    uint32_t i, dn = 0, far = DEC_WINDOW + 10;
+    int32_t v[2];
+    int n;
+
+    if (!setup(2, 2))
+        return;
+    memset(&h, 0, sizeof h);
+    h.type = FR_DECIDE_ACK;
+    h.ctx = 2;
+    h.total = DEC_WINDOW;
+    sim_inject(&sim, P(0, 1), P(0, 0), &h, NULL);
+    for (i = 0; i < far; i++)
+        dn = next(P(0, 0));
+    wildcard(&r, dn);
+    CHECK_EQ_INT(matched(P(0, 0), &r, 1), 1);
+    sim_run(&sim, -1);
+    CHECK(sim_logged(&sim.p[P(0, 1)], "beyond the window"));
+    CHECK(r.active);
+    for (i = 0; i < far - 1; i++) {
+        (void)next(P(0, 1));
+        sim_run(&sim, -1);
+    }
+    CHECK(r.active); /* the reports so far lie below it */
+    CHECK_EQ_INT(await(P(0, 1), next(P(0, 1)), v, 2, &n), 1);
+    CHECK(n == 1 && v[0] == 1);
+    sim_run(&sim, -1);
+    CHECK(!r.active);
+    sim_fini(&sim);
+}
+
 /* Passive-target order (stream 1): published without waiting, taken
  * once each in any order, a copy of one taken refused. */
 static void
@@ -428,6 +466,8 @@ static const struct test_case cases[] = {
     {"out-of-order decisions", t_async_decisions},
     {"program-order decisions within a window", t_decision_window},
     {"the master keeps to its backup's window", t_master_keeps_to_window},
+    {"the window recovers from a forged report",
+     t_window_recovers_from_forged_report},
 };
 
 TEST_MAIN(cases)
