@@ -17,11 +17,12 @@
  * so a forged number costs no memory (the table is at most twice
  * position + DEC_WINDOW pointers).  An honest master keeps to that
  * window: each backup reports its position every DEC_REPORT numbers
- * and whenever it waits for a decision it lacks, and the master sends
- * a backup only the decisions within the last position it reported +
- * DEC_WINDOW; on each report it sends what the new window admits, and
- * again what that backup has reached but not acknowledged.  A master further ahead than that
- * waits (its wildcard receives stay held) until the backup catches up.
+ * (and when it waits for a decision it refused), and the master sends
+ * a backup only the decisions within the highest position it reported
+ * + DEC_WINDOW; on each report it sends what the new window admits, and
+ * again what that backup has reached but not acknowledged.  A master
+ * further ahead than that waits (its wildcard receives stay held) until
+ * the backup catches up.
  *
  * The state is part of rep.c's instance (dc names the selected one's),
  * and frames, requests and matching go through its struct rep_io.
@@ -59,7 +60,8 @@ struct dec_state {
     struct decision *async; /* backup: out-of-order decisions not taken */
     uint32_t async_taken;   /* the highest taken */
     int was_master;
-    uint32_t pos[32]; /* each replica's last reported position */
+    uint32_t pos[32];     /* each replica's highest reported position */
+    uint32_t refused_max; /* backup: the highest number refused */
 };
 
 struct dec_state dec_builtin;
@@ -341,8 +343,8 @@ dec_await(uint32_t dn, int32_t *v, int max, int *n)
     struct decision *d;
     int rc;
 
-    if (!arrived(&a))
-        report_position(); /* the master may be waiting for our window */
+    if (!arrived(&a) && dn <= dc.refused_max)
+        report_position(); /* we refused it: the master sends it again */
     if ((rc = rep_io()->wait_until(rep_io()->ctx, arrived, &a)) != MPI_SUCCESS)
         return -rc;
     if ((d = got(dn)) == NULL)
@@ -414,10 +416,11 @@ dec_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
         return;
     }
     if (h->ctx == DEC_POSITION) {
-        /* The latest counts (a forged one lasts one report).  Send what
-         * the window now admits, and again what that replica has reached
-         * without acknowledging (it waits for it: lost, or refused). */
-        dc.pos[y] = dn;
+        /* Positions only grow.  Send what the window now admits, and
+         * again what that replica has reached without acknowledging (it
+         * refused it: a forged report had moved its window). */
+        if (dn > dc.pos[y])
+            dc.pos[y] = dn;
         for (d = dc.sent; d != NULL; d = d->next)
             if (!(d->acked & (1u << y)) && in_window(y, d->dn) &&
                 (!(d->sentto & (1u << y)) || d->dn <= dn)) {
@@ -437,6 +440,8 @@ dec_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
         rep_log("p2pmpi: rank %d: decision %u from process %d beyond the "
                 "window (we are at %u): dropped",
                 rep_rank(), dn, p, dc.next);
+        if (dn > dc.refused_max)
+            dc.refused_max = dn;
         return;
     }
     if (got(dn) == NULL) {
