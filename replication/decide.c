@@ -3,12 +3,26 @@
  *
  *   master -> backup   FR_DECIDE      total = number, payload n x int32
  *   backup -> master   FR_DECIDE_ACK  total = number
+ *   backup -> others   FR_DECIDE_ACK  ctx 2, total = its position
  *
  * The master keeps each decision until every live backup acknowledged
  * it; a wildcard receive it matched is held incomplete until then.  A
  * backup keeps every decision it received (a few bytes each), indexed by
  * number, so that it can pass them on if it becomes master while other
  * backups live.
+ *
+ * Window: a backup keeps a program-order decision only if its number is
+ * at most DEC_WINDOW beyond its own position (the numbers it has drawn,
+ * dc.next); one beyond is refused with a log line and not acknowledged,
+ * so a forged number costs no memory (the table is at most twice
+ * position + DEC_WINDOW pointers).  An honest master keeps to that
+ * window: each backup reports its position every DEC_REPORT numbers
+ * (and when it waits for a decision it refused), and the master sends
+ * a backup only the decisions within the highest position it reported
+ * + DEC_WINDOW; on each report it sends what the new window admits, and
+ * again what that backup has reached but not acknowledged.  A master
+ * further ahead than that waits (its wildcard receives stay held) until
+ * the backup catches up.
  *
  * The state is part of rep.c's instance (dc names the selected one's),
  * and frames, requests and matching go through its struct rep_io.
@@ -21,8 +35,11 @@
 #include "rep.h"
 #include "rep_io.h"
 
-/* How far ahead of us a master's decision number may be. */
+/* How far ahead of us an out-of-order (passive-target) number may be. */
 #define DEC_AHEAD_MAX (1u << 24)
+/* How often a backup reports its position (see above). */
+#define DEC_REPORT (DEC_WINDOW / 4)
+#define DEC_POSITION 2 /* FR_DECIDE_ACK ctx: a position report */
 
 struct decision {
     struct decision *next;
@@ -30,6 +47,7 @@ struct decision {
     int n;
     int32_t *v;
     uint32_t acked;        /* master: replicas that acknowledged */
+    uint32_t sentto;       /* master: replicas it was sent to */
     struct mpii_req *held; /* master: a wildcard receive waiting for it */
     int held_err;
 };
@@ -42,6 +60,8 @@ struct dec_state {
     struct decision *async; /* backup: out-of-order decisions not taken */
     uint32_t async_taken;   /* the highest taken */
     int was_master;
+    uint32_t pos[32];     /* each replica's highest reported position */
+    uint32_t refused_max; /* backup: the highest number refused */
 };
 
 struct dec_state dec_builtin;
@@ -72,10 +92,28 @@ dec_master(void)
     return rep_lowest_live(rep_rank()) == rep_replica();
 }
 
+static void send_to_ctx(int replica, uint8_t type, uint32_t ctx, uint32_t dn,
+                        const int32_t *v, int n);
+
+/* Tell the other live replicas of our rank where we are. */
+static void
+report_position(void)
+{
+    int y, me = rep_replica();
+
+    for (y = 0; y < rep_nrep(); y++)
+        if (y != me && !rep_dead(rep_rank() * rep_nrep() + y))
+            send_to_ctx(y, FR_DECIDE_ACK, DEC_POSITION, dc.next, NULL, 0);
+}
+
 uint32_t
 dec_next(void)
 {
-    return rep_active() ? ++dc.next : 0;
+    if (!rep_active())
+        return 0;
+    if (++dc.next % DEC_REPORT == 0 && !dec_master())
+        report_position();
+    return dc.next;
 }
 
 static struct decision *
@@ -130,6 +168,13 @@ got_add(uint32_t dn, const int32_t *v, int n)
         return -1;
     dc.got[dn] = d;
     return 0;
+}
+
+/* May replica y (by its last report) take decision dn? */
+static int
+in_window(int y, uint32_t dn)
+{
+    return dn <= (uint64_t)dc.pos[y] + DEC_WINDOW;
 }
 
 static void
@@ -258,8 +303,11 @@ publish(uint32_t dn, const int32_t *v, int n)
     d->next = dc.sent;
     dc.sent = d;
     for (y = 0; y < rep_nrep(); y++)
-        if (y != me && !rep_dead(rep_rank() * rep_nrep() + y))
+        if (y != me && !rep_dead(rep_rank() * rep_nrep() + y) &&
+            in_window(y, dn)) {
             send_to(y, FR_DECIDE, dn, v, n);
+            d->sentto |= 1u << y;
+        }
     return d;
 }
 
@@ -295,6 +343,8 @@ dec_await(uint32_t dn, int32_t *v, int max, int *n)
     struct decision *d;
     int rc;
 
+    if (!arrived(&a) && dn <= dc.refused_max)
+        report_position(); /* we refused it: the master sends it again */
     if ((rc = rep_io()->wait_until(rep_io()->ctx, arrived, &a)) != MPI_SUCCESS)
         return -rc;
     if ((d = got(dn)) == NULL)
@@ -349,10 +399,13 @@ dec_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
     int n = (int)(h->len / sizeof(int32_t));
 
     /* Two streams only: 0 in program order (bounded ahead), 1 the
-     * passive-target order (async_incoming); any other is malformed. */
-    if (p / rep_nrep() != rep_rank() || h->total == 0 || h->ctx > 1 ||
-        (h->ctx == 0 && h->total > (uint64_t)dc.next + DEC_AHEAD_MAX) ||
-        h->len % sizeof(int32_t) != 0 || n > DEC_MAX_VALUES) {
+     * passive-target order (async_incoming), and position reports;
+     * anything else is malformed. */
+    if (p / rep_nrep() != rep_rank() || h->total == 0 ||
+        (h->ctx > 1 &&
+         !(h->ctx == DEC_POSITION && h->type == FR_DECIDE_ACK)) ||
+        h->total > UINT32_MAX || h->len % sizeof(int32_t) != 0 ||
+        n > DEC_MAX_VALUES) {
         rep_log("p2pmpi: rank %d: malformed decision from process %d: "
                 "dropped",
                 rep_rank(), p);
@@ -362,11 +415,33 @@ dec_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
         async_incoming(h, payload, n);
         return;
     }
+    if (h->ctx == DEC_POSITION) {
+        /* Positions only grow.  Send what the window now admits, and
+         * again what that replica has reached without acknowledging (it
+         * refused it: a forged report had moved its window). */
+        if (dn > dc.pos[y])
+            dc.pos[y] = dn;
+        for (d = dc.sent; d != NULL; d = d->next)
+            if (!(d->acked & (1u << y)) && in_window(y, d->dn) &&
+                (!(d->sentto & (1u << y)) || d->dn <= dn)) {
+                send_to(y, FR_DECIDE, d->dn, d->v, d->n);
+                d->sentto |= 1u << y;
+            }
+        return;
+    }
     if (h->type == FR_DECIDE_ACK) {
         if ((d = find(dc.sent, dn)) != NULL) {
             d->acked |= 1u << y;
             settle_all();
         }
+        return;
+    }
+    if (dn > (uint64_t)dc.next + DEC_WINDOW) {
+        rep_log("p2pmpi: rank %d: decision %u from process %d beyond the "
+                "window (we are at %u): dropped",
+                rep_rank(), dn, p, dc.next);
+        if (dn > dc.refused_max)
+            dc.refused_max = dn;
         return;
     }
     if (got(dn) == NULL) {

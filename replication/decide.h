@@ -26,6 +26,9 @@ struct wire_hdr;
 struct mpii_req;
 
 #define DEC_MAX_VALUES 1024 /* values in one decision */
+/* A backup keeps a program-order decision at most this far beyond the
+ * numbers it has drawn; its master keeps to that (decide.c). */
+#define DEC_WINDOW (1u << 16)
 
 int dec_on(void);     /* replicated job */
 int dec_master(void); /* we are our rank's acting master */

@@ -451,6 +451,52 @@ pend_add(struct source *s, uint64_t lseq)
     return 0;
 }
 
+/* May replica y's early acknowledgement of one (beyond what we sent)
+ * be kept?  Entries that y's cumulative acknowledgement now covers go
+ * first, a copy is not kept twice, and at most REP_EARLY_MAX are kept
+ * per replica: y names a rendezvous on its own only while an older one
+ * is still waiting for its receive there, so a longer list than that
+ * would need that many rendezvous out of order at once.  One refused is
+ * not lost: it completes when y's cumulative acknowledgement reaches
+ * it. */
+static int
+early_keep(struct dest *d, int y, uint64_t one)
+{
+    size_t i, mine = 0;
+
+    for (i = 0; i < d->nearly;)
+        if (d->early[i].lseq <= d->acked[d->early[i].y])
+            d->early[i] = d->early[--d->nearly];
+        else if (d->early[i].y == y && d->early[i].lseq == one)
+            return 0;
+        else
+            mine += d->early[i++].y == y;
+    if (mine < REP_EARLY_MAX)
+        return 1;
+    rep_log("p2pmpi: rank %d: acknowledgement of rendezvous %llu not "
+            "sent yet (sent %llu) from replica %d, %d such kept: dropped",
+            rp.rank, (unsigned long long)one, (unsigned long long)d->tx, y,
+            (int)mine);
+    return 0;
+}
+
+static int
+early_add(struct dest *d, int y, uint64_t one)
+{
+    if (d->nearly == d->capearly) {
+        size_t ncap = d->capearly ? d->capearly * 2 : 8;
+        struct early *ne = realloc(d->early, ncap * sizeof *ne);
+
+        if (ne == NULL)
+            return -1;
+        d->early = ne;
+        d->capearly = ncap;
+    }
+    d->early[d->nearly].lseq = one;
+    d->early[d->nearly++].y = y;
+    return 0;
+}
+
 /* Replica y of rank b acknowledged (cumulative upto, and one). */
 static void
 on_ack(int b, int y, uint64_t upto, uint64_t one)
@@ -462,18 +508,9 @@ on_ack(int b, int y, uint64_t upto, uint64_t one)
      * replica of ours feeds may acknowledge what we have not sent yet. */
     if (upto > d->acked[y])
         d->acked[y] = upto;
-    if (one > d->tx && one > upto) {
-        if (d->nearly == d->capearly) {
-            size_t ncap = d->capearly ? d->capearly * 2 : 8;
-            struct early *ne = realloc(d->early, ncap * sizeof *ne);
-
-            if (ne == NULL)
-                return;
-            d->early = ne;
-            d->capearly = ncap;
-        }
-        d->early[d->nearly].lseq = one;
-        d->early[d->nearly++].y = y;
+    if (one > d->tx && one > d->acked[y]) {
+        if (early_keep(d, y, one) && early_add(d, y, one) == -1)
+            return;
     } else if (one != 0)
         for (e = d->head; e != NULL; e = e->next)
             if (e->h.lseq == one) {

@@ -51,6 +51,10 @@ int rep_replica(void);
 int rep_nrep(void);
 int rep_lowest_live(int rank);
 
+/* Rendezvous a replica of a destination named complete before we sent
+ * them: at most this many kept per replica (rep.c, on_ack). */
+#define REP_EARLY_MAX 4096
+
 /* Send a message (EAGER with its payload, RTS of request r, or FIN) to
  * world rank dst: numbered, logged, and written to every replica of dst
  * that we feed. */

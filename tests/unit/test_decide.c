@@ -312,6 +312,115 @@ t_decision_frames_checked(void)
     sim_fini(&sim);
 }
 
+/* A program-order decision more than DEC_WINDOW beyond the backup's
+ * position is refused (log line, no acknowledgement, nothing kept):
+ * before, anything up to 2^24 ahead grew the backup's table to that
+ * many pointers.  Within the window it is kept. */
+static void
+t_decision_window(void)
+{
+    static const uint32_t far[] = {DEC_WINDOW + 1, DEC_WINDOW + 2,
+                                   (1u << 24) - 1, UINT32_MAX};
+    struct wire_hdr h;
+    int32_t v = 1, got;
+    size_t i;
+
+    if (!setup(2, 2))
+        return;
+    memset(&h, 0, sizeof h);
+    h.type = FR_DECIDE;
+    h.len = sizeof v;
+    for (i = 0; i < sizeof far / sizeof far[0]; i++) {
+        h.total = far[i];
+        sim_inject(&sim, P(0, 0), P(0, 1), &h, &v);
+    }
+    CHECK_EQ_INT(sim.p[P(0, 1)].nlog, 4);
+    CHECK(sim_logged(&sim.p[P(0, 1)], "beyond the window"));
+    CHECK_EQ_INT(sim.p[P(0, 1)].ndecided, 0);
+    CHECK_EQ_INT(lookup(P(0, 1), DEC_WINDOW + 1, &got), 0);
+    CHECK_EQ_INT(sim_queued(&sim, FR_DECIDE_ACK, -1, -1), 0);
+    h.total = DEC_WINDOW;
+    sim_inject(&sim, P(0, 0), P(0, 1), &h, &v);
+    CHECK_EQ_INT(sim.p[P(0, 1)].ndecided, 1);
+    CHECK(lookup(P(0, 1), DEC_WINDOW, &got) && got == 1);
+    /* Once the backup has drawn a number, the window moves with it. */
+    (void)next(P(0, 1));
+    h.total = DEC_WINDOW + 1;
+    sim_inject(&sim, P(0, 0), P(0, 1), &h, &v);
+    CHECK_EQ_INT(sim.p[P(0, 1)].ndecided, 2);
+    sim_fini(&sim);
+}
+
+/* An honest master further ahead than its backup's window: its decision
+ * is not sent (the backup would refuse it), the wildcard receive stays
+ * held; the backup's position reports, as it draws numbers, open the
+ * window, the master sends, and the receive completes.  Nothing is
+ * refused on the way. */
+static void
+t_master_keeps_to_window(void)
+{
+    struct mpii_req r;
+    uint32_t i, dn = 0, far = DEC_WINDOW + DEC_WINDOW / 2;
+    int32_t v[2];
+    int n;
+
+    if (!setup(2, 2))
+        return;
+    for (i = 0; i < far; i++)
+        dn = next(P(0, 0));
+    wildcard(&r, dn);
+    CHECK_EQ_INT(matched(P(0, 0), &r, 1), 1);
+    CHECK_EQ_INT(sim_queued(&sim, FR_DECIDE, -1, -1), 0);
+    for (i = 0; i < far - 1; i++) {
+        (void)next(P(0, 1));
+        sim_run(&sim, -1);
+    }
+    CHECK(!r.active);
+    CHECK_EQ_INT(sim.p[P(0, 0)].ncompleted, 1);
+    CHECK_EQ_INT(await(P(0, 1), next(P(0, 1)), v, 2, &n), 1);
+    CHECK(n == 1 && v[0] == 1);
+    CHECK_EQ_INT(sim.p[P(0, 1)].nlog, 0);
+    sim_fini(&sim);
+}
+
+/* A forged position report (the backup far ahead) makes the master send
+ * beyond the backup's window; the backup refuses it, and when it reaches
+ * that number and waits, its report gets the decision sent again. */
+static void
+t_window_recovers_from_forged_report(void)
+{
+    struct mpii_req r;
+    struct wire_hdr h;
+    uint32_t i, dn = 0, far = DEC_WINDOW + 10;
+    int32_t v[2];
+    int n;
+
+    if (!setup(2, 2))
+        return;
+    memset(&h, 0, sizeof h);
+    h.type = FR_DECIDE_ACK;
+    h.ctx = 2;
+    h.total = DEC_WINDOW;
+    sim_inject(&sim, P(0, 1), P(0, 0), &h, NULL);
+    for (i = 0; i < far; i++)
+        dn = next(P(0, 0));
+    wildcard(&r, dn);
+    CHECK_EQ_INT(matched(P(0, 0), &r, 1), 1);
+    sim_run(&sim, -1);
+    CHECK(sim_logged(&sim.p[P(0, 1)], "beyond the window"));
+    CHECK(r.active);
+    for (i = 0; i < far - 1; i++) {
+        (void)next(P(0, 1));
+        sim_run(&sim, -1);
+    }
+    CHECK(r.active); /* the reports so far lie below it */
+    CHECK_EQ_INT(await(P(0, 1), next(P(0, 1)), v, 2, &n), 1);
+    CHECK(n == 1 && v[0] == 1);
+    sim_run(&sim, -1);
+    CHECK(!r.active);
+    sim_fini(&sim);
+}
+
 /* Passive-target order (stream 1): published without waiting, taken
  * once each in any order, a copy of one taken refused. */
 static void
@@ -355,6 +464,10 @@ static const struct test_case cases[] = {
      t_decision_stream_above_1_refused},
     {"hostile decision frames refused", t_decision_frames_checked},
     {"out-of-order decisions", t_async_decisions},
+    {"program-order decisions within a window", t_decision_window},
+    {"the master keeps to its backup's window", t_master_keeps_to_window},
+    {"the window recovers from a forged report",
+     t_window_recovers_from_forged_report},
 };
 
 TEST_MAIN(cases)

@@ -459,6 +459,50 @@ t_garbage_frames(void)
     sim_fini(&sim);
 }
 
+/* Acknowledgements naming rendezvous we never sent (a forger's, or a
+ * replica of the receiver fed by a replica of ours that is ahead): a
+ * copy is kept once, at most REP_EARLY_MAX per replica, one more is
+ * refused with a log line; a cumulative acknowledgement frees those it
+ * covers.  Without the bound the list grew with every such frame. */
+static void
+t_early_acks_bounded(void)
+{
+    struct wire_hdr h;
+    uint64_t i;
+    int v = 3;
+
+    if (!setup(2))
+        return;
+    memset(&h, 0, sizeof h);
+    h.type = FR_ACK;
+    h.lseq = 5;
+    for (i = 0; i < REP_EARLY_MAX + 10; i++)
+        sim_inject(&sim, P(1, 1), P(0, 0), &h, NULL);
+    for (i = 1; i <= REP_EARLY_MAX; i++) {
+        h.lseq = i;
+        sim_inject(&sim, P(1, 1), P(0, 0), &h, NULL);
+    }
+    CHECK_EQ_INT(sim.p[P(0, 0)].nlog, 0); /* 5 twice is kept once */
+    h.lseq = REP_EARLY_MAX + 1;
+    sim_inject(&sim, P(1, 1), P(0, 0), &h, NULL);
+    CHECK_EQ_INT(sim.p[P(0, 0)].nlog, 1);
+    CHECK(sim_logged(&sim.p[P(0, 0)], "not sent yet"));
+    /* Replica 0 of rank 1 has its own allowance. */
+    sim_inject(&sim, P(1, 0), P(0, 0), &h, NULL);
+    CHECK_EQ_INT(sim.p[P(0, 0)].nlog, 1);
+    /* Covered by a cumulative acknowledgement: room again. */
+    h.total = REP_EARLY_MAX;
+    h.lseq = REP_EARLY_MAX + 2;
+    sim_inject(&sim, P(1, 1), P(0, 0), &h, NULL);
+    CHECK_EQ_INT(sim.p[P(0, 0)].nlog, 1);
+    /* Honest traffic on rank 1's side still flows. */
+    for (i = 0; i < 4; i++)
+        sim_send_all(&sim, 1, 0, 100 + (int)i, &v, sizeof v);
+    sim_run(&sim, -1);
+    check_accepted(1, 0, 4);
+    sim_fini(&sim);
+}
+
 /* Suspicions go to the coordinator once per process, never about the
  * dead; progress reports carry sent + accepted, rate-limited. */
 static void
@@ -513,6 +557,7 @@ static const struct test_case cases[] = {
     {"views checked and applied in order", t_views_checked},
     {"garbage frames without harm", t_garbage_frames},
     {"suspicions and progress reports", t_suspicions_and_progress},
+    {"early acknowledgements bounded", t_early_acks_bounded},
 };
 
 TEST_MAIN(cases)
