@@ -35,14 +35,11 @@
 
 #include "shm.h"
 
-/* 2 MiB a direction holds a window of 32 eager 64 KiB messages, so that
- * the writer of a windowed stream seldom finds the ring full and waits
- * (512 KiB held 8); 4 MiB + 4 KiB of /dev/shm a pair stays bounded. */
-#define SHM_RING (2 * 1024 * 1024) /* bytes per direction, a power of two */
-#define SHM_CHUNK (64 * 1024)      /* published piece of a large write */
+#define SHM_RING (512 * 1024)  /* bytes per direction, a power of two */
+#define SHM_CHUNK (32 * 1024)  /* published piece of a large write */
 #define SHM_CTL 4096           /* the control page */
 #define SHM_SIZE (SHM_CTL + 2 * (size_t)SHM_RING)
-#define SHM_MAGIC 0x3253324du  /* "M2S2": bump when the layout changes */
+#define SHM_MAGIC 0x3153324du  /* "M2S1": bump when the layout changes */
 #define SHM_DIR "/dev/shm"
 #define SHM_PREFIX "p2pmpi-"
 
