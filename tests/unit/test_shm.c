@@ -144,7 +144,7 @@ t_round_trip(void)
     if (!CHECK(a != NULL && b != NULL))
         goto done;
     CHECK_EQ_INT((long long)shm_read(b, in, sizeof in), 0);
-    for (round = 0; round < 20; round++)
+    for (round = 0; round < 60; round++)
         for (i = 0; i < sizeof sizes / sizeof *sizes; i++) {
             struct shm_chan *w = round & 1 ? b : a, *r = round & 1 ? a : b;
 
@@ -169,10 +169,10 @@ t_round_trip(void)
             CHECK_EQ_INT((long long)shm_read(r, in, 1), 0);
             total += sizes[i];
         }
-    CHECK(total > 4 * 1024 * 1024); /* the ring wrapped many times */
+    CHECK(total > 16 * 1024 * 1024); /* each ring wrapped several times */
     /* Full: a write larger than the ring takes only the ring's size. */
     {
-        static uint8_t big[2 * 1024 * 1024];
+        static uint8_t big[8 * 1024 * 1024]; /* more than a ring */
 
         iov[0].iov_base = big;
         iov[0].iov_len = sizeof big;
@@ -218,7 +218,7 @@ t_doorbell(void)
      * ring full means do not sleep; once armed on a full ring, it is rung
      * when the reader frees some. */
     {
-        static uint8_t big[2 * 1024 * 1024];
+        static uint8_t big[8 * 1024 * 1024]; /* more than a ring */
         struct iovec all = {big, sizeof big};
         size_t in = shm_writev(a, &all, 1);
 
