@@ -335,7 +335,16 @@ t_takeover_replays_from_first_missing(void)
 
 /* A rendezvous cut short by its feeder's death: the takeover starts at
  * its number (matching says so: io->orphan), and the replayed
- * announcement restarts it (io->resume) instead of being a duplicate. */
+ * announcement restarts it (io->resume) instead of being a duplicate.
+ * It is replayed twice: once by the survivor adopting the dead
+ * replica's partners (adopt), once for the receiver's TAKEOVER.  Both
+ * are needed: adopt's copy may arrive before the receiver's view, while
+ * the request still holds the dead connection, and match_resume sends
+ * no clear-to-send then; only the TAKEOVER, sent after io->orphan
+ * cleared it, is sure to come after.  A second resume is harmless:
+ * match_resume sends a clear-to-send only while the request has no
+ * connection (the first one gave it one) and otherwise finds nothing,
+ * so the bytes come once and the send completes once (below). */
 static void
 t_takeover_resumes_rendezvous(void)
 {
@@ -350,10 +359,57 @@ t_takeover_resumes_rendezvous(void)
     CHECK_EQ_INT(sim.p[to].takeover_from, 1);
     sim_run(&sim, -1);
     CHECK_EQ_INT(sim.p[to].ngot, 1); /* not accepted twice */
-    if (CHECK_EQ_INT(sim.p[to].nresumed, 1)) {
-        CHECK_EQ_INT(sim.p[to].resumed[0].src, 0);
-        CHECK_EQ_INT(sim.p[to].resumed[0].lseq, 1);
+    if (CHECK_EQ_INT(sim.p[to].nresumed, 2))
+        for (int i = 0; i < 2; i++) {
+            CHECK_EQ_INT(sim.p[to].resumed[i].src, 0);
+            CHECK_EQ_INT(sim.p[to].resumed[i].lseq, 1);
+        }
+    /* Replica 1 of rank 1 was fed by replica 1: nothing resumed. */
+    CHECK_EQ_INT(sim.p[P(1, 1)].nresumed, 0);
+    for (int y = 0; y < 2; y++) {
+        struct rep *old = sim_use(&sim, P(1, y));
+
+        rep_recv_done(0, 1);
+        rep_instance_select(old);
     }
+    sim_run(&sim, -1);
+    CHECK(!r1.active);
+    CHECK_EQ_INT(sim.p[P(0, 1)].ncompleted, 1); /* once */
+    CHECK(quiet(P(0, 1)));
+    sim_fini(&sim);
+}
+
+/* A receiver that never heard from the dead replica's rank (all it
+ * sent was lost with it) sends no TAKEOVER: the rank's next live
+ * replica adopts the dead one's partners and feeds them from the start
+ * (adopt), replaying its log, then goes on feeding them. */
+static void
+t_adopt_feeds_from_start(void)
+{
+    int i, to = P(1, 0), link[2] = {P(0, 0), P(1, 0)};
+
+    if (!setup(2))
+        return;
+    for (i = 0; i < 3; i++)
+        sim_send_all(&sim, 0, 1, 100 + i, &i, sizeof i);
+    CHECK_EQ_INT(sim_drop_if(&sim, on_link, link), 3);
+    sim_run(&sim, -1);
+    CHECK_EQ_INT(sim.p[to].ngot, 0);
+    CHECK_EQ_INT(sim.p[P(1, 1)].ngot, 3);
+    CHECK(!quiet(P(0, 1))); /* kept: replica 0 of rank 1 lacks them */
+    sim_kill(&sim, P(0, 0));
+    CHECK_EQ_INT(sim.p[to].takeovers_sent, 0);
+    CHECK_EQ_INT(sim.p[P(1, 1)].takeovers_sent, 0);
+    sim_run(&sim, -1);
+    check_accepted(0, 1, 3);
+    for (i = 0; i < 3; i++)
+        CHECK_EQ_INT(sim.p[to].got[i].from, P(0, 1));
+    i = 3;
+    sim_send_all(&sim, 0, 1, 103, &i, sizeof i);
+    sim_run(&sim, -1);
+    check_accepted(0, 1, 4);
+    CHECK_EQ_INT(sim.p[to].got[3].from, P(0, 1));
+    CHECK_EQ_INT(sim.p[to].nresumed, 0);
     sim_fini(&sim);
 }
 
@@ -407,7 +463,18 @@ t_views_checked(void)
     CHECK(rep_dead(P(0, 0)));
     CHECK_EQ_INT(rep_lowest_live(0), 1);
     rep_instance_select(old);
-    CHECK_EQ_INT(sim.p[P(1, 0)].takeovers_sent, 1);
+    /* Rank 1 never heard from rank 0: no TAKEOVER; the survivor,
+     * replica 1 of rank 0, feeds replica 0 of rank 1 by itself. */
+    CHECK_EQ_INT(sim.p[P(1, 0)].takeovers_sent, 0);
+    {
+        int v0 = 0;
+
+        sim_send_all(&sim, 0, 1, 100, &v0, sizeof v0);
+    }
+    sim_run(&sim, -1);
+    check_accepted(0, 1, 1);
+    if (CHECK_EQ_INT(sim.p[P(1, 0)].ngot, 1))
+        CHECK_EQ_INT(sim.p[P(1, 0)].got[0].from, P(0, 1));
     sim_fini(&sim);
 }
 
@@ -554,6 +621,8 @@ static const struct test_case cases[] = {
     {"takeover replays from the first missing number",
      t_takeover_replays_from_first_missing},
     {"takeover resumes a rendezvous cut short", t_takeover_resumes_rendezvous},
+    {"survivor adopts a receiver that never heard from it",
+     t_adopt_feeds_from_start},
     {"views checked and applied in order", t_views_checked},
     {"garbage frames without harm", t_garbage_frames},
     {"suspicions and progress reports", t_suspicions_and_progress},
