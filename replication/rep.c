@@ -618,7 +618,11 @@ takeover(int a)
         return; /* every replica of a is gone: the job is failing */
     s->feeder = f;
     low = rp.io.orphan(rp.io.ctx, a);
-    from = s->rx + 1;
+    /* f takes from - 1 as our cumulative acknowledgement: a rendezvous
+     * accepted but not complete here (its payload still to come, maybe
+     * from f itself) must not be counted, or f completes its send and
+     * refuses our clear-to-send.  f replays it; we drop the duplicate. */
+    from = complete_upto(s) + 1;
     if (low != 0 && low < from)
         from = low;
     if (rp.debug)
