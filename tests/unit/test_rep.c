@@ -379,6 +379,59 @@ t_takeover_resumes_rendezvous(void)
     sim_fini(&sim);
 }
 
+/* The survivor's adopt replay of a rendezvous reaches the dead
+ * replica's partner before that partner's view: it accepts it, its
+ * clear-to-send goes to the survivor, the payload is still to come.
+ * The view then makes it ask the survivor for a takeover: from that
+ * rendezvous on, not from the next number, since the survivor takes
+ * from - 1 as acknowledged.  Asked from the next number, the survivor
+ * completed (and freed) its send as soon as its own partner had it,
+ * and refused the clear-to-send naming it (integration.mpi_replicas,
+ * test_losses_in_every_replica). */
+static void
+t_takeover_keeps_rendezvous_in_flight(void)
+{
+    struct mpii_req r1;
+    struct rep *old;
+    int to = P(1, 0), link[2] = {P(0, 1), P(1, 0)};
+
+    if (!setup(2))
+        return;
+    memset(&r1, 0, sizeof r1);
+    r1.active = 1;
+    /* Replica 0 of rank 0 dies before it announces the rendezvous. */
+    sim_kill_quiet(&sim, P(0, 0));
+    sim_send(&sim, P(0, 1), 1, 100, NULL, 100000, &r1);
+    old = sim_use(&sim, P(0, 1));
+    rep_poll_ctl(); /* its view: it adopts replica 0 of rank 1 */
+    rep_instance_select(old);
+    CHECK_EQ_INT(sim_run_if(&sim, on_link, link), 1);
+    CHECK_EQ_INT(sim.p[to].ngot, 1); /* accepted, payload to come */
+    old = sim_use(&sim, to);
+    rep_poll_ctl(); /* now its view */
+    rep_instance_select(old);
+    CHECK_EQ_INT(sim.p[to].takeovers_sent, 1);
+    CHECK_EQ_INT(sim.p[to].takeover_from, 1);
+    sim_run(&sim, -1);
+    /* Replica 1 of rank 1 has its payload; replica 0 not yet. */
+    old = sim_use(&sim, P(1, 1));
+    rep_poll_ctl();
+    rep_recv_done(0, 1);
+    rep_instance_select(old);
+    sim_run(&sim, -1);
+    CHECK(r1.active);
+    CHECK_EQ_INT(sim.p[P(0, 1)].ncompleted, 0);
+    CHECK_EQ_INT(sim.p[to].ngot, 1); /* the replay is a duplicate */
+    old = sim_use(&sim, to);
+    rep_recv_done(0, 1);
+    rep_instance_select(old);
+    sim_run(&sim, -1);
+    CHECK(!r1.active);
+    CHECK_EQ_INT(sim.p[P(0, 1)].ncompleted, 1);
+    CHECK(quiet(P(0, 1)));
+    sim_fini(&sim);
+}
+
 /* A receiver that never heard from the dead replica's rank (all it
  * sent was lost with it) sends no TAKEOVER: the rank's next live
  * replica adopts the dead one's partners and feeds them from the start
@@ -621,6 +674,8 @@ static const struct test_case cases[] = {
     {"takeover replays from the first missing number",
      t_takeover_replays_from_first_missing},
     {"takeover resumes a rendezvous cut short", t_takeover_resumes_rendezvous},
+    {"takeover keeps a rendezvous in flight unacknowledged",
+     t_takeover_keeps_rendezvous_in_flight},
     {"survivor adopts a receiver that never heard from it",
      t_adopt_feeds_from_start},
     {"views checked and applied in order", t_views_checked},
