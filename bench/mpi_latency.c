@@ -46,7 +46,7 @@ main(int argc, char **argv)
     int rank, size, iters = 20000;
     struct sweep sw = {1, 1, 2};
     int sweeping;
-    char *buf;
+    char *buf = NULL;
     double *t, us;
 
     MPI_Init(&argc, &argv);
