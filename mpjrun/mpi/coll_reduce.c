@@ -339,6 +339,17 @@ ring_allgather(const struct red *rd, char *acc, const size_t *blk, int tag,
     return MPI_SUCCESS;
 }
 
+/* Whether this rank folds a child's operand in reduce_tree (a leaf
+ * only sends its own). */
+static int
+reduce_tree_folds(const struct red *rd, int root, const struct mpii_comm *c)
+{
+    int p = c->size, top = rd->commute ? root : 0;
+    int vr = (c->rank - top + p) % p;
+
+    return vr % 2 == 0 && vr + 1 < p;
+}
+
 /* Binomial reduce of n working elements to root; *acc holds my operand
  * and, at the root, ends holding the result (acc and tmp may swap). */
 static int
@@ -423,7 +434,7 @@ PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
     struct red rd;
     char *m1 = NULL, *m2 = NULL, *acc, *tmp;
     size_t n;
-    int err, isroot;
+    int err, isroot, longalg, folds;
 
     MPII_CHECK_INIT("MPI_Reduce");
     if (mpii_comm_inter(comm))
@@ -441,15 +452,24 @@ PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
         return MPI_SUCCESS;
     if (sbuf == MPI_IN_PLACE)
         sbuf = rbuf;
-    if ((acc = red_alloc(&rd, n, &m1)) == NULL ||
-        (tmp = red_alloc(&rd, n, &m2)) == NULL) {
+    longalg = rd.commute && n * mpii_type_size(rd.wt) > RED_LONG &&
+              n >= (size_t)c->size && c->size > 2;
+    folds = longalg || reduce_tree_folds(&rd, root, c);
+    /* Fresh working buffers cost a copy and, at this size, page faults:
+     * the root accumulates in its receive buffer and a leaf of the tree
+     * sends its operand as it is, as Allreduce does. */
+    if (rd.direct && (isroot || !folds))
+        acc = isroot ? rbuf : (char *)sbuf;
+    else
+        acc = red_alloc(&rd, n, &m1);
+    tmp = folds ? red_alloc(&rd, n, &m2) : NULL;
+    if (acc == NULL || (folds && tmp == NULL)) {
         err = MPI_ERR_NO_MEM;
         goto done;
     }
     if ((err = red_load(&rd, sbuf, count, acc)) != MPI_SUCCESS)
         goto done;
-    if (rd.commute && n * mpii_type_size(rd.wt) > RED_LONG &&
-        n >= (size_t)c->size && c->size > 2)
+    if (longalg)
         err = reduce_long(&rd, acc, tmp, n, root, c);
     else
         err = reduce_tree(&rd, &acc, &tmp, n, root, c);
