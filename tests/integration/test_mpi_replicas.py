@@ -21,7 +21,7 @@ import harness  # noqa: E402
 from harness import figure, wait_until  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-STEPS = 25
+STEPS = 60
 LEASE_MS = 1500
 
 
