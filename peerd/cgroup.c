@@ -445,8 +445,16 @@ cgroup_close(struct cgroups *cgs)
 
     if (cgs == NULL)
         return;
-    for (i = 0; i < cgs->nhier; i++)
+    /* Our instance directories go with us: each peerd start may name a
+     * new one (an embedded cluster does, every run), and a kernel holds
+     * at most about 65,000 cgroups.  One still holding a job's cgroup
+     * (not empty) stays, for cgroup_recover at the next start. */
+    for (i = 0; i < cgs->nhier; i++) {
+        if (rmdir(cgs->hier[i]) == -1 && errno != ENOENT &&
+            errno != ENOTEMPTY && errno != EBUSY)
+            log_debug("cgroup %s: rmdir: %s", cgs->hier[i], strerror(errno));
         free(cgs->hier[i]);
+    }
     for (i = 0; i < CG_NCTL; i++)
         free(cgs->v1[i]);
     free(cgs->v2);
