@@ -52,6 +52,7 @@
 #include "ctl.h"
 #include "decide.h"
 #include "rep.h"
+#include "sealring.h"
 #include "sec.h"
 #include "shm.h"
 #include "wireframe.h"
@@ -68,6 +69,10 @@
  * offers get TCP (each holds about 1 MiB of /dev/shm until its handshake
  * ends or times out). */
 #define SHM_PENDING_MAX 8
+/* Sealed path: frames sealed ahead of the socket while it is full, and
+ * at most SEAL_BATCH sealed afresh before a write (sealring.h). */
+#define SEAL_AHEAD 4
+#define SEAL_BATCH 1
 
 enum conn_state {
     CS_HELLO_SENT, /* connector: waits for the acceptor's proof */
@@ -87,9 +92,9 @@ struct txitem {
     size_t off; /* written of head then data */
     struct mpii_req *done;
     uint8_t hbuf[HDR];
-    /* sealed late (borrowed payload): sealed by conn_flush into the
-     * connection's bounce buffer when the socket reaches it, with the
-     * header and counter fixed at queueing */
+    /* sealed late (borrowed payload): sealed by conn_flush into a slot
+     * of the connection's ring when the socket reaches it (or ahead of
+     * it), with the header and counter fixed at queueing */
     const uint8_t *src;
     struct wire_hdr lh;
     uint64_t lctr;
@@ -123,8 +128,7 @@ struct conn {
     int sealed;
     struct aead *atx, *arx;
     uint64_t ctr_tx, ctr_rx;
-    uint8_t *bounce; /* one sealed frame being written, kept cache-hot */
-    int bounce_busy;
+    struct sealring ring; /* late-sealed frames being written, reused */
     /* finishing (R = 1): FIN sent, FIN received on this connection */
     int fin_tx, fin_rx;
     int lost_race; /* ours, dropped for the other rank's (on demand) */
@@ -354,6 +358,7 @@ conn_new(int fd)
     c->txt = &c->txh;
     c->earlyt = &c->early;
     c->rcap = tp.sealed ? 4 + WF_SEAL_MAX : RBUF_PLAIN;
+    sr_init(&c->ring, SEAL_AHEAD, WF_SEALED_LEN(WF_SEAL_CHUNK));
     if ((c->rbuf = malloc(c->rcap)) == NULL ||
         (tp.sealed && (c->plain = malloc(WF_SEAL_MAX)) == NULL)) {
         free(c->rbuf);
@@ -552,7 +557,7 @@ conn_free(struct conn *c)
         conn_close(c);
     free(c->rbuf);
     free(c->plain);
-    free(c->bounce);
+    sr_free(&c->ring);
     aead_free(c->atx);
     aead_free(c->arx);
     free(c);
@@ -735,7 +740,7 @@ conn_discard(struct conn *c)
     conn_early_drop(c);
     free(c->rbuf);
     free(c->plain);
-    free(c->bounce);
+    sr_free(&c->ring);
     aead_free(c->atx);
     aead_free(c->arx);
     free(c);
@@ -992,11 +997,12 @@ conn_close(struct conn *c)
         c->txh = t->next;
         if (t->done != NULL)
             req_complete(t->done, MPI_ERR_OTHER);
-        if (t->head != t->hbuf && t->head != c->bounce)
+        if (t->head != t->hbuf && !sr_holds(&c->ring, t->head))
             free(t->head);
         free(t);
     }
     c->txt = &c->txh;
+    sr_clear(&c->ring);
     if (c->dreq != NULL && tp.nrep == 1)
         req_complete(c->dreq, MPI_ERR_OTHER);
     /* With replicas, a rendezvous cut short is replayed by the rank's
@@ -1078,29 +1084,44 @@ conn_seal_failed(struct conn *c)
     conn_kill(c);
 }
 
-/* Seal a late item into the connection's bounce buffer: the payload is
+/* Seal a late item into a slot of the connection's ring: the payload is
  * read once from the caller's buffer and the sealed bytes the socket copy
- * reads next are still in cache.  -1: sealing failed, connection killed. */
+ * reads next are still in cache.  1 when every slot is taken; -1 when
+ * sealing failed (the connection is killed). */
 static int
 conn_seal_late(struct conn *c, struct txitem *t)
 {
-    if (c->bounce == NULL &&
-        (c->bounce = malloc(WF_SEALED_LEN(WF_SEAL_CHUNK))) == NULL) {
+    uint8_t *slot;
+
+    if (sr_full(&c->ring))
+        return 1;
+    if ((slot = sr_take(&c->ring)) == NULL) {
         mpii_log("rank %d: out of memory sealing for process %d", tp.world,
                  c->world);
         conn_kill(c);
         return -1;
     }
-    t->hlen = wf_seal(c->bounce, &t->lh, t->src, t->lctr, c->atx);
+    t->hlen = wf_seal(slot, &t->lh, t->src, t->lctr, c->atx);
+    t->head = slot;
     if (t->hlen == 0) {
         conn_seal_failed(c);
         return -1;
     }
-    t->head = c->bounce;
-    c->bounce_busy = 1;
     if (mpii_test_corrupt(t->lh.type == FR_DATA))
         t->head[t->hlen - 1] ^= 0x01; /* the tag's last bit */
     return 0;
+}
+
+/* The socket is full: seal the next late frames into the free slots of
+ * the ring meanwhile, so that when it drains they only need copying. */
+static void
+conn_seal_ahead(struct conn *c)
+{
+    struct txitem *t;
+
+    for (t = c->txh; t != NULL && c->state == CS_READY; t = t->next)
+        if (t->lazy && t->head == NULL && conn_seal_late(c, t) != 0)
+            return;
 }
 
 /* Write what the queue holds, as far as the socket takes it. */
@@ -1111,16 +1132,16 @@ conn_flush(struct conn *c)
     struct txitem *t;
     ssize_t n;
     size_t k, left;
-    int i;
+    int i, fresh;
 
     while (c->txh != NULL && c->state == CS_READY) {
-        i = 0;
+        i = fresh = 0;
         for (t = c->txh; t != NULL && i < IOV_BATCH - 1; t = t->next) {
-            if (t->lazy && t->head == NULL) {
-                /* sealed path: one frame in the bounce buffer at a time */
-                if (c->bounce_busy || conn_seal_late(c, t) != 0)
-                    break;
-            }
+            /* sealed path: frames sealed ahead go out together; a new
+             * one is sealed when the socket reaches it */
+            if (t->lazy && t->head == NULL &&
+                (fresh++ == SEAL_BATCH || conn_seal_late(c, t) != 0))
+                break;
             if (t->off < t->hlen) {
                 iov[i].iov_base = t->head + t->off;
                 iov[i++].iov_len = t->hlen - t->off;
@@ -1137,6 +1158,8 @@ conn_flush(struct conn *c)
         if (n == -1) {
             if (errno != EAGAIN && errno != EINTR)
                 conn_kill(c);
+            else if (c->sealed)
+                conn_seal_ahead(c);
             return;
         }
         left = (size_t)n;
@@ -1152,8 +1175,8 @@ conn_flush(struct conn *c)
                 c->txt = &c->txh;
             if (t->done != NULL)
                 req_complete(t->done, MPI_SUCCESS);
-            if (t->head == c->bounce)
-                c->bounce_busy = 0;
+            if (sr_holds(&c->ring, t->head))
+                (void)sr_give(&c->ring, t->head);
             else if (t->head != t->hbuf)
                 free(t->head);
             free(t);
@@ -1176,7 +1199,7 @@ conn_queue(struct conn *c, struct txitem *t)
 /* One sealed frame: the header in clear as associated data, the payload
  * sealed straight from the caller's buffer into the frame.  A borrowed
  * payload (copy 0: the caller keeps it until done) is sealed late, by
- * conn_flush, into the bounce buffer; its counter is taken now so frames
+ * conn_flush, into the connection's ring; its counter is taken now so frames
  * keep their queue order. */
 static int
 conn_send_sealed(struct conn *c, const struct wire_hdr *h, const void *data,
