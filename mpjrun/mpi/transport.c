@@ -358,7 +358,7 @@ conn_new(int fd)
     c->txt = &c->txh;
     c->earlyt = &c->early;
     c->rcap = tp.sealed ? 4 + WF_SEAL_MAX : RBUF_PLAIN;
-    sr_init(&c->ring, SEAL_AHEAD, WF_SEALED_LEN(WF_SEAL_CHUNK));
+    sr_init(&c->ring, SEAL_AHEAD, WF_SEALED_LEN(WF_SEAL_SEND));
     if ((c->rbuf = malloc(c->rcap)) == NULL ||
         (tp.sealed && (c->plain = malloc(WF_SEAL_MAX)) == NULL)) {
         free(c->rbuf);
@@ -1277,7 +1277,7 @@ conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
         /* Big payloads go in several frames, each at its offset. */
         off = 0;
         do {
-            chunk = len - off > WF_SEAL_CHUNK ? WF_SEAL_CHUNK : len - off;
+            chunk = len - off > WF_SEAL_SEND ? WF_SEAL_SEND : len - off;
             h->seq = c->seq_tx++;
             h->len = chunk;
             if (h->type == FR_DATA)
