@@ -8,7 +8,8 @@
 # Each ratio is taken within its pair: the machine's drift between pairs
 # cancels.
 #   MPI_CRYPT_RUNS=N    pairs (7)
-#   MPI_CRYPT_ITERS=N   1 MiB windows per run (40, mpi_bandwidth's default)
+#   MPI_CRYPT_ITERS=N   windows of 16 x 1 MiB per run (100: in shorter
+#                       runs one hiccup of the machine moves the figure)
 #   MPI_CRYPT_TIME=1    also the CPU time (user + system, both ranks and
 #                       the launcher) of each run, from /usr/bin/time
 set -u
@@ -16,7 +17,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"
 build=${1:-$root/build}
 runs=${MPI_CRYPT_RUNS:-7}
-iters=${MPI_CRYPT_ITERS:-40}
+iters=${MPI_CRYPT_ITERS:-100}
 prog=$build/bin/mpi_bandwidth
 p2prun=$build/bin/p2prun
 [ -x "$prog" ] && [ -x "$p2prun" ] || {
