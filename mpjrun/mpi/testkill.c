@@ -5,6 +5,8 @@
  *   init      in MPI_Init, after listening, before the address table
  *   send      starting a point-to-point send
  *   rndv      about to write a rendezvous payload
+ *   open      about to open a sealed frame of a rendezvous payload (its
+ *             sender may have more sealed ahead: sealring.h)
  *   coll      starting a send inside a collective
  *   finalize  in MPI_Finalize, before telling the others
  * and P2P_TEST_CUT set to "RANK.REPLICA:PROC:N" makes that process close

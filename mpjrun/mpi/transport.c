@@ -1487,6 +1487,7 @@ conn_sealed_data(struct conn *c, const struct wire_hdr *h,
         conn_protocol_error(c, "data for no such receive, or beyond it");
         return;
     }
+    mpii_test_point("open");
     if (off <= r->cap && h->len <= r->cap - off)
         rc = wf_open(r->rbuf + off, frame, h->len, c->ctr_rx++, c->arx);
     else {

@@ -31,9 +31,9 @@
 
 #define WF_EAGER_MAX (64 * 1024)   /* larger messages use rendezvous */
 #define WF_SEAL_CHUNK (256 * 1024) /* most payload a sealed frame carries */
-/* What we put in one: a frame whose end spills a few hundred bytes past
+/* What we put in one: frames whose end spills a few hundred bytes past
  * a whole number of 64 KiB loopback segments (256 KiB, 128 KiB) ran at
- * half speed in about half the runs; 96 KiB never did (docs/mpi.md). */
+ * half speed in about half the runs; 96 KiB rarely (docs/mpi.md). */
 #define WF_SEAL_SEND (96 * 1024)
 /* "P2M5": bump when frames or their cipher change.  P2M4 sealed with
  * ChaCha20-Poly1305 (libsodium); P2M5 with AES-256-GCM (libcrypto). */

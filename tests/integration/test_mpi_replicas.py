@@ -111,13 +111,16 @@ class TestMpiReplicas(harness.JobTestCase):
 
     def test_master_killed_at_chosen_points(self):
         """A master kills itself (P2P_TEST_KILL, a switch only tests use)
-        during MPI_Init, at a send, inside a rendezvous transfer, inside a
-        collective, and during MPI_Finalize."""
+        during MPI_Init, at a send, inside a rendezvous transfer (as it
+        sends, and as it receives: the sender's frames sealed ahead for it
+        are dropped with the connection), inside a collective, and during
+        MPI_Finalize."""
         self.reference()
-        # rank 0 sends the rendezvous payloads, rank 1 receives them.
+        # rank 0 sends the rendezvous payloads, rank 1 receives them
+        # (1 MiB each: the 30th sealed frame is inside the third).
         for who, point, n in (("1.0", "init", 1), ("1.0", "send", 7),
-                              ("0.0", "rndv", 5), ("1.0", "coll", 12),
-                              ("1.0", "finalize", 1)):
+                              ("0.0", "rndv", 5), ("1.0", "open", 30),
+                              ("1.0", "coll", 12), ("1.0", "finalize", 1)):
             with self.subTest(point=point):
                 args = ["-x", "P2P_TEST_KILL=%s:%s:%d" % (who, point, n)]
                 run = self.p2prun(args + self.args(), timeout=60)
