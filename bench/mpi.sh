@@ -370,6 +370,14 @@ if [ -n "$noenc" ]; then
         e=$(median <"$work/enc.$prog") p=$(median <"$work/plain.$prog")
         printf "%-34s %10s %10s %8s\n" "$name" "$e" "$p" "$(ratio "$e" "$p")"
     done
+    # The bandwidth ratio run by run (each pair back to back), as
+    # bench/mpi_crypt.sh prints it: its median and range.
+    paste "$work/enc.bandwidth" "$work/plain.bandwidth" |
+        awk '$2 + 0 > 0 { printf "%.2f\n", $1 / $2 }' >"$work/ratio.bandwidth"
+    printf "%-34s %s (%s-%s over %s runs)\n" "1 MiB encrypted/plain, run by run" \
+        "$(median <"$work/ratio.bandwidth")" \
+        "$(sort -g "$work/ratio.bandwidth" | head -1)" \
+        "$(sort -g "$work/ratio.bandwidth" | tail -1)" "$runs"
 fi
 
 # --- same host (bench/mpi_shm.sh) -----------------------------------------
