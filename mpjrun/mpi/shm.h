@@ -20,9 +20,13 @@
 #include <sys/uio.h>
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define SHM_NAME_LEN 32 /* hex characters of the segment's name */
+/* The smallest rendezvous sent by a single copy (P2P_SHM_CMA_MIN
+ * overrides); smaller ones go through the rings. */
+#define SHM_CMA_MIN 0
 
 struct shm_chan;
 
@@ -59,5 +63,28 @@ void shm_disarm(struct shm_chan *);
 
 /* Is shared memory on for this process (P2P_SHM not 0/no/off)? */
 int shm_enabled(void);
+
+/* --- single copy (CMA) --- */
+
+/* Can we read the other side's memory (our probe at setup worked, and no
+ * read was refused since)? */
+int shm_cma_reads(const struct shm_chan *);
+/* Can the other side read ours: may we announce messages to it? */
+int shm_cma_peer_reads(const struct shm_chan *);
+/* A read was refused after all (EPERM, ENOSYS): stop announcements to
+ * us; the pair's messages go through the rings from now on. */
+void shm_cma_refused(struct shm_chan *);
+/* Copy len bytes at addr in the other process into dst, in pieces.  0,
+ * or -1 with errno: EPERM/ENOSYS refused, ESRCH the process is gone,
+ * EFAULT its memory is not there (it is exiting). */
+int shm_cma_read(struct shm_chan *, void *dst, uint64_t addr, size_t len);
+/* Keep the other side's announcement of message id (its send's id) of
+ * len bytes at addr until the receive that matches it takes it; one of
+ * the same id left over is replaced.  -1 when no room (SHM_NOTES_MAX
+ * kept): the message then goes through the rings. */
+int shm_note(struct shm_chan *, uint32_t id, uint64_t addr, uint64_t len);
+/* Take the announcement of id: 1 and its place, or 0 when there is
+ * none (the message comes through the rings). */
+int shm_take(struct shm_chan *, uint32_t id, uint64_t *addr, uint64_t *len);
 
 #endif

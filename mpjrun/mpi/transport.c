@@ -28,8 +28,10 @@
  * memory instead (shm.c): the connector offers in its hello, the acceptor
  * makes the segment, the connector maps it, and from the first frame on
  * the pair's frames go through the rings, plain; the socket stays as the
- * doorbell and to tell that the other end died.  The hooks are marked
- * "shm:".
+ * doorbell and to tell that the other end died.  A rendezvous between
+ * them may skip the rings (single copy, shm.h): the sender's RTS says
+ * where the message lies, the receiver's clear-to-send is the copy
+ * itself and tells the sender it is done.  The hooks are marked "shm:".
  */
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -169,6 +171,9 @@ static struct {
     int nopening;     /* R > 1: our handshakes under way (a hint) */
     unsigned nmade, naccepted; /* connections, for P2P_MPI_STATS */
     unsigned nshm;             /* shm: of those, through shared memory */
+    unsigned ncma_pairs;       /* shm: of those, we read single copies */
+    unsigned ncma_sent, ncma_read; /* shm: messages announced, read */
+    unsigned nring_rndv;       /* shm: rendezvous through the rings */
     unsigned shm_ticks;        /* shm: busy passes, to look at sockets */
     int shm_pending;           /* shm: segments made for handshakes under
                                   way (before the other end is proven) */
@@ -379,6 +384,7 @@ hs_keys(struct conn *c, int connector)
         c->sealed = 0;
         shm_set_bell(c->shm, c->fd);
         tp.nshm++;
+        tp.ncma_pairs += shm_cma_reads(c->shm);
     }
     if (!c->sealed)
         return 0;
@@ -1235,6 +1241,94 @@ conn_early_add(struct conn *c, const struct wire_hdr *h, const void *data,
     return MPI_SUCCESS;
 }
 
+/* shm: the smallest message announced for a single copy
+ * (P2P_SHM_CMA_MIN bytes; below it a rendezvous goes through the
+ * rings). */
+static size_t
+cma_min(void)
+{
+    static long long min = -1;
+    const char *v;
+
+    if (min < 0) {
+        v = getenv("P2P_SHM_CMA_MIN");
+        min = v != NULL && *v != '\0' ? atoll(v) : SHM_CMA_MIN;
+        if (min < 0)
+            min = SHM_CMA_MIN;
+    }
+    return (size_t)min;
+}
+
+/* shm: may the rendezvous h announces go by a single copy?  Then *at is
+ * where its bytes lie here (they stay until the receiver says it is
+ * done: the send completes only then). */
+static int
+conn_cma_announce(struct conn *c, struct wire_hdr *h, uint64_t *at)
+{
+    struct mpii_req *r;
+
+    if ((h->flags & WF_RTS_CMA) != 0 || h->total < cma_min() ||
+        !shm_cma_peer_reads(c->shm) || (r = req_by_id(h->sid)) == NULL ||
+        r->kind != REQ_SEND || !r->active || r->data == NULL ||
+        r->len != h->total) {
+        tp.nring_rndv++;
+        return 0;
+    }
+    *at = (uint64_t)(uintptr_t)r->data;
+    h->flags |= WF_RTS_CMA;
+    tp.ncma_sent++;
+    return 1;
+}
+
+static void conn_protocol_error(struct conn *c, const char *why);
+
+/* shm: the clear-to-send h is about to go for a rendezvous; if it was
+ * announced for a single copy, copy it now, straight from the sender
+ * into the receive.  0: send h (a plain clear-to-send: not announced, or
+ * refused; or, R = 1, h now says the copy is done); 1: done, nothing to
+ * send (replicas: the acknowledgement tells the sender); -1: the sender
+ * is gone (connection killed). */
+static int
+conn_cma_copy(struct conn *c, struct wire_hdr *h)
+{
+    struct mpii_req *r;
+    uint64_t at, len;
+    size_t n;
+
+    if (!shm_take(c->shm, h->sid, &at, &len))
+        return 0;
+    r = req_by_id(h->rid);
+    if (r == NULL || r->kind != REQ_RECV || !r->active || len != r->total) {
+        conn_protocol_error(c, "single-copy announcement unlike its "
+                               "receive");
+        return -1;
+    }
+    n = len < r->cap ? (size_t)len : r->cap; /* the rest is dropped */
+    mpii_test_point("cma");
+    if (n > 0 && shm_cma_read(c->shm, r->rbuf, at, n) == -1) {
+        if (errno == EPERM || errno == EACCES || errno == ENOSYS) {
+            mpii_log("rank %d: single copy from process %d refused (%s): "
+                     "its messages go through the rings",
+                     tp.world, c->world, strerror(errno));
+            shm_cma_refused(c->shm);
+            tp.nring_rndv++;
+            return 0;
+        }
+        mpii_log("rank %d: single copy from process %d failed (%s): taken "
+                 "as gone",
+                 tp.world, c->world, strerror(errno));
+        conn_kill(c);
+        return -1;
+    }
+    tp.ncma_read++;
+    r->got = r->total;
+    req_complete(r, MPI_SUCCESS);
+    if (tp.nrep > 1)
+        return 1;
+    h->flags |= WF_CTS_DONE;
+    return 0;
+}
+
 int
 conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
           int copy, struct mpii_req *done)
@@ -1243,12 +1337,23 @@ conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
     struct iovec iov[2];
     ssize_t n = 0;
     size_t off, chunk;
+    uint64_t cma_at;
     int rc;
 
     if (c != NULL && conn_opening(c) && tp.nrep > 1)
         return conn_early_add(c, h, data, len, done);
     if (c == NULL || c->state != CS_READY)
         return MPI_ERR_OTHER;
+    /* shm: a rendezvous announced for a single copy; a clear-to-send
+     * for one announced so is the copy. */
+    if (c->on_shm && h->type == FR_RTS && len == 0 &&
+        conn_cma_announce(c, h, &cma_at)) {
+        data = &cma_at;
+        len = WF_CMA_LEN;
+        copy = 1;
+    } else if (c->on_shm && h->type == FR_CTS &&
+               (rc = conn_cma_copy(c, h)) != 0)
+        return rc > 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
     h->len = len;
     if (c->sealed) {
         /* Big payloads go in several frames, each at its offset. */
@@ -1357,6 +1462,25 @@ conn_data(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
     return now;
 }
 
+/* shm: keep an announcement for a single copy (RTS, WF_RTS_CMA) until the
+ * receive that takes it sends its clear-to-send.  One we cannot (no
+ * longer) read from, or cannot keep, is not kept: that clear-to-send is
+ * then a plain one and the sender writes the bytes into the ring. */
+static int
+conn_cma_note(struct conn *c, const struct wire_hdr *h, const uint8_t *payload)
+{
+    uint64_t at;
+
+    if (!c->on_shm) {
+        conn_protocol_error(c, "single-copy announcement off shared memory");
+        return -1;
+    }
+    memcpy(&at, payload, sizeof at);
+    if (shm_cma_reads(c->shm))
+        (void)shm_note(c->shm, h->sid, at, h->total);
+    return 0;
+}
+
 /* One frame whose header (and, unless DATA, payload) is at hand.  Returns
  * the payload bytes used. */
 static size_t
@@ -1383,11 +1507,14 @@ conn_frame(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
     case FR_TAKEOVER:
         if (h->type == FR_FIN && tp.nrep == 1)
             c->fin_rx = 1;
+        /* shm: kept for the clear-to-send (conn_cma_copy). */
+        if ((h->flags & WF_RTS_CMA) != 0 && conn_cma_note(c, h, payload) == -1)
+            return 0;
         if (tp.nrep > 1)
             rep_incoming(c, h, NULL);
         else
             match_incoming(c, h, NULL);
-        return 0;
+        return h->len;
     case FR_CTS:
         r = req_by_id(h->sid);
         /* With replicas, any replica of the destination rank may ask
@@ -1398,6 +1525,14 @@ conn_frame(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
                                 r->comm->world[r->peer] !=
                                     c->world / tp.nrep)) {
             conn_protocol_error(c, "clear-to-send for no such send");
+            return 0;
+        }
+        /* shm: the receiver read it itself. */
+        if ((h->flags & WF_CTS_DONE) != 0) {
+            if (!c->on_shm || tp.nrep > 1)
+                conn_protocol_error(c, "single copy done, but not asked");
+            else
+                req_complete(r, MPI_SUCCESS);
             return 0;
         }
         mpii_test_point("rndv");
@@ -1764,6 +1899,10 @@ transport_fini(void)
                  tp.nmade, tp.naccepted);
         mpii_log("p2pmpi: rank %d: %u through shared memory", tp.world,
                  tp.nshm);
+        mpii_log("p2pmpi: rank %d: single copy from %u of them, %u messages "
+                 "announced, %u read; %u rendezvous through the rings",
+                 tp.world, tp.ncma_pairs, tp.ncma_sent, tp.ncma_read,
+                 tp.nring_rndv);
     }
     for (i = 0; tp.by_world != NULL && i < tp.nlive; i++)
         if ((c = tp.by_world[tp.live[i]]) != NULL)
@@ -1786,6 +1925,7 @@ transport_fini(void)
     tp.pfd = NULL;
     tp.ondemand = 0;
     tp.nmade = tp.naccepted = tp.nshm = 0;
+    tp.ncma_pairs = tp.ncma_sent = tp.ncma_read = tp.nring_rndv = 0;
     if (tp.listen_fd != -1)
         close(tp.listen_fd);
     tp.listen_fd = -1;

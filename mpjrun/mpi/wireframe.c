@@ -32,6 +32,11 @@ wf_frame_check(const struct wire_hdr *h, uint64_t want_seq, int nrep)
             return "replication frame in a job without replicas";
         /* fall through */
     case FR_RTS:
+        if ((h->flags & WF_RTS_CMA) != 0)
+            return h->len != WF_CMA_LEN ? "single-copy announcement of the "
+                                          "wrong length"
+                                        : NULL;
+        /* fall through */
     case FR_FIN:
     case FR_CTS:
         return h->len != 0 ? "control frame with a payload" : NULL;

@@ -53,6 +53,15 @@ enum frame_type {
     FR_DECIDE_ACK, /* replicas: backup to master, decision total known */
 };
 
+/* wire_hdr.flags.  Single copy (shm.h) runs only between the two ends
+ * of a shared-memory pair, whose segment layout (SHM_MAGIC) already
+ * refuses a peer of another version: these never cross TCP. */
+#define WF_RTS_CMA 0x01u  /* RTS with WF_CMA_LEN bytes: the message's
+                             address in the sender, to be read in place */
+#define WF_CTS_DONE 0x02u /* CTS: the receiver read the message itself, the
+                             send is complete (sid, rid) */
+#define WF_CMA_LEN 8
+
 /* Every message carries (communicator context, source, destination,
  * sequence number): the replication layer needs all four to recognise
  * a message whichever replica sent it. */
