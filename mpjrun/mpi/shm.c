@@ -39,6 +39,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <time.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -571,4 +573,23 @@ shm_take(struct shm_chan *ch, uint32_t id, uint64_t *addr, uint64_t *len)
             return 1;
         }
     return 0;
+}
+
+void
+shm_test_kill_peer(struct shm_chan *ch)
+{
+    struct timespec ms = {0, 1000 * 1000};
+    uint64_t got;
+    struct iovec local = {&got, sizeof got}, remote;
+    const struct shm_who *w = &ch->ctl->who[1 - ch->side];
+    int i;
+
+    remote.iov_base = (void *)(uintptr_t)w->cookie_at;
+    remote.iov_len = sizeof got;
+    (void)kill(ch->peer, SIGKILL);
+    for (i = 0; i < 10000; i++) {
+        if (process_vm_readv(ch->peer, &local, 1, &remote, 1, 0) == -1)
+            return;
+        nanosleep(&ms, NULL);
+    }
 }

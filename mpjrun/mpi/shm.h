@@ -83,6 +83,9 @@ int shm_cma_read(struct shm_chan *, void *dst, uint64_t addr, size_t len);
  * the same id left over is replaced.  -1 when no room (SHM_NOTES_MAX
  * kept): the message then goes through the rings. */
 int shm_note(struct shm_chan *, uint32_t id, uint64_t addr, uint64_t len);
+/* Tests only (P2P_TEST_KILL ...:cmasender): kill the other process and
+ * wait (at most 10 s) until its memory can no longer be read. */
+void shm_test_kill_peer(struct shm_chan *);
 /* Take the announcement of id: 1 and its place, or 0 when there is
  * none (the message comes through the rings). */
 int shm_take(struct shm_chan *, uint32_t id, uint64_t *addr, uint64_t *len);

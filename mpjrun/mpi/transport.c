@@ -1305,6 +1305,8 @@ conn_cma_copy(struct conn *c, struct wire_hdr *h)
     }
     n = len < r->cap ? (size_t)len : r->cap; /* the rest is dropped */
     mpii_test_point("cma");
+    if (mpii_test_hit("cmasender"))
+        shm_test_kill_peer(c->shm);
     if (n > 0 && shm_cma_read(c->shm, r->rbuf, at, n) == -1) {
         if (errno == EPERM || errno == EACCES || errno == ENOSYS) {
             mpii_log("rank %d: single copy from process %d refused (%s): "
