@@ -27,6 +27,10 @@
 /* The smallest rendezvous sent by a single copy (P2P_SHM_CMA_MIN
  * overrides); smaller ones go through the rings. */
 #define SHM_CMA_MIN 0
+/* The largest standard send that stays eager (through the rings) on a
+ * pair that copies once (P2P_SHM_EAGER_MAX overrides): larger ones are
+ * a rendezvous read in place. */
+#define SHM_EAGER_MAX (64 * 1024)
 
 struct shm_chan;
 

@@ -1259,6 +1259,25 @@ cma_min(void)
     return (size_t)min;
 }
 
+size_t
+conn_eager_max(const struct conn *c)
+{
+    static long long max = -1;
+    const char *v;
+
+    /* shm: the threshold of a pair that copies once (P2P_SHM_EAGER_MAX
+     * bytes, at most the eager limit). */
+    if (!c->on_shm || !shm_cma_peer_reads(c->shm))
+        return MPII_EAGER_MAX;
+    if (max < 0) {
+        v = getenv("P2P_SHM_EAGER_MAX");
+        max = v != NULL && *v != '\0' ? atoll(v) : SHM_EAGER_MAX;
+        if (max < 0 || max > MPII_EAGER_MAX)
+            max = MPII_EAGER_MAX;
+    }
+    return (size_t)max;
+}
+
 /* shm: may the rendezvous h announces go by a single copy?  Then *at is
  * where its bytes lie here (they stay until the receiver says it is
  * done: the send completes only then). */
