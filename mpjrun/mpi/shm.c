@@ -35,12 +35,10 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <time.h>
 #include <stdatomic.h>
@@ -105,8 +103,6 @@ struct shm_chan {
      * side's pid; messages it announced, not yet taken */
     uint64_t cookie;
     pid_t peer;
-    int pidfd; /* the other process itself, or -1 (its pid may be reused
-                  once it is gone) */
     struct shm_note *notes;
     size_t nnotes, capnotes;
 };
@@ -194,20 +190,9 @@ shm_cma_publish(struct shm_chan *ch)
     w->cookie = ch->cookie;
 }
 
-/* Is the process behind pidfd still alive (its pid still its own)?  A
- * pidfd becomes readable when its process exits. */
-static int
-shm_peer_alive(int pidfd)
-{
-    struct pollfd p = {.fd = pidfd, .events = POLLIN};
-
-    return pidfd != -1 && poll(&p, 1, 0) == 0;
-}
-
 /* Read the other side's cookie through its pid: our reads flag goes up
  * only if the very value comes back (a pid of another namespace names
- * another process, or none) and the process we hold by its pidfd is
- * still alive afterwards (so the pid was its own while we read). */
+ * another process, or none). */
 static void
 shm_cma_probe(struct shm_chan *ch)
 {
@@ -221,13 +206,10 @@ shm_cma_probe(struct shm_chan *ch)
     remote.iov_base = (void *)(uintptr_t)w->cookie_at;
     remote.iov_len = sizeof got;
     ok = shm_cma_enabled() && w->pid > 0 && (pid_t)w->pid == (int64_t)w->pid &&
-         w->cookie != 0;
-    if (ok && ch->pidfd == -1)
-        ch->pidfd = (int)syscall(SYS_pidfd_open, ch->peer, 0);
-    ok = ok && ch->pidfd != -1 &&
+         w->cookie != 0 &&
          process_vm_readv(ch->peer, &local, 1, &remote, 1, 0) ==
              (ssize_t)sizeof got &&
-         got == w->cookie && shm_peer_alive(ch->pidfd);
+         got == w->cookie;
     atomic_store_explicit(&ch->ctl->reads[ch->side].v, ok ? 1 : 0,
                           memory_order_release);
 }
@@ -267,10 +249,7 @@ shm_create(const char *name)
     void *p;
     int fd = -1;
 
-    if (ch == NULL)
-        return NULL;
-    ch->pidfd = -1;
-    if (shm_path(ch, name) == -1)
+    if (ch == NULL || shm_path(ch, name) == -1)
         goto error;
     fd = open(ch->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
               0600);
@@ -307,10 +286,7 @@ shm_attach(const char *name)
     void *p;
     int fd = -1;
 
-    if (ch == NULL)
-        return NULL;
-    ch->pidfd = -1;
-    if (shm_path(ch, name) == -1)
+    if (ch == NULL || shm_path(ch, name) == -1)
         goto error;
     if ((fd = open(ch->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) == -1)
         goto error;
@@ -366,8 +342,6 @@ shm_free(struct shm_chan *ch)
         (void)unlink(ch->path);
     if (ch->base != NULL)
         (void)munmap(ch->base, SHM_SIZE);
-    if (ch->pidfd != -1)
-        close(ch->pidfd);
     free(ch->notes);
     free(ch);
 }
@@ -535,33 +509,38 @@ shm_cma_refused(struct shm_chan *ch)
 int
 shm_cma_read(struct shm_chan *ch, void *dst, uint64_t addr, size_t len)
 {
-    struct iovec local, remote;
+    const struct shm_who *w = &ch->ctl->who[1 - ch->side];
+    struct iovec local[2], remote[2];
+    uint64_t cookie;
     size_t done = 0, piece;
     ssize_t n;
 
+    /* Each piece reads the other's cookie too, in the same call (one
+     * process's memory, looked up once): once the other process is gone
+     * its pid may name another one, whose bytes these would be. */
+    local[1].iov_base = &cookie;
+    local[1].iov_len = sizeof cookie;
+    remote[1].iov_base = (void *)(uintptr_t)w->cookie_at;
+    remote[1].iov_len = sizeof cookie;
     while (done < len) {
         piece = len - done < SHM_CMA_PIECE ? len - done : SHM_CMA_PIECE;
-        local.iov_base = (uint8_t *)dst + done;
-        local.iov_len = piece;
-        remote.iov_base = (void *)(uintptr_t)(addr + done);
-        remote.iov_len = piece;
-        n = process_vm_readv(ch->peer, &local, 1, &remote, 1, 0);
+        local[0].iov_base = (uint8_t *)dst + done;
+        local[0].iov_len = piece;
+        remote[0].iov_base = (void *)(uintptr_t)(addr + done);
+        remote[0].iov_len = piece;
+        cookie = 0;
+        n = process_vm_readv(ch->peer, local, 2, remote, 2, 0);
         if (n == -1 && errno == EINTR)
             continue;
-        if (n <= 0) {
-            /* Nothing more to read where the sender said there was: its
-             * memory went (it is exiting) or it never had it. */
-            if (n == 0)
-                errno = EFAULT;
+        if (n == -1)
+            return -1;
+        if ((size_t)n != piece + sizeof cookie || cookie != w->cookie) {
+            /* Short: its memory went (it is exiting) or never was; or
+             * not the process that was probed. */
+            errno = (size_t)n == piece + sizeof cookie ? ESRCH : EFAULT;
             return -1;
         }
-        done += (size_t)n;
-    }
-    /* Gone since the probe: the pid may name another process now, whose
-     * bytes these may be. */
-    if (!shm_peer_alive(ch->pidfd)) {
-        errno = ESRCH;
-        return -1;
+        done += piece;
     }
     return 0;
 }
