@@ -545,6 +545,59 @@ shm_cma_read(struct shm_chan *ch, void *dst, uint64_t addr, size_t len)
     return 0;
 }
 
+/* Is the other process the one that was probed (its cookie readable and
+ * unchanged)?  errno set when not. */
+static int
+shm_cma_same(struct shm_chan *ch)
+{
+    const struct shm_who *w = &ch->ctl->who[1 - ch->side];
+    uint64_t cookie = 0;
+    struct iovec local = {&cookie, sizeof cookie}, remote;
+    ssize_t n;
+
+    remote.iov_base = (void *)(uintptr_t)w->cookie_at;
+    remote.iov_len = sizeof cookie;
+    while ((n = process_vm_readv(ch->peer, &local, 1, &remote, 1, 0)) == -1 &&
+           errno == EINTR)
+        ;
+    if (n == -1)
+        return 0;
+    if (n != (ssize_t)sizeof cookie || cookie != w->cookie) {
+        errno = ESRCH;
+        return 0;
+    }
+    return 1;
+}
+
+int
+shm_cma_write(struct shm_chan *ch, uint64_t addr, const void *src, size_t len)
+{
+    struct iovec local, remote;
+    size_t done = 0, piece;
+    ssize_t n;
+
+    if (!shm_cma_same(ch))
+        return -1;
+    while (done < len) {
+        piece = len - done < SHM_CMA_PIECE ? len - done : SHM_CMA_PIECE;
+        local.iov_base = (void *)((const uint8_t *)src + done);
+        local.iov_len = piece;
+        remote.iov_base = (void *)(uintptr_t)(addr + done);
+        remote.iov_len = piece;
+        n = process_vm_writev(ch->peer, &local, 1, &remote, 1, 0);
+        if (n == -1 && errno == EINTR)
+            continue;
+        if (n == -1)
+            return -1;
+        if (n == 0) {
+            errno = EFAULT;
+            return -1;
+        }
+        done += (size_t)n;
+    }
+    return shm_cma_same(ch) ? 0 : -1;
+}
+
 int
 shm_note(struct shm_chan *ch, uint32_t id, uint64_t addr, uint64_t len)
 {

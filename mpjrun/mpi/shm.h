@@ -33,6 +33,10 @@
  * (docs/mpi.md): a window of 12 KiB messages streams faster through the
  * rings, one of 16 KiB faster by a single copy. */
 #define SHM_EAGER_MAX (16 * 1024 - 1)
+/* The smallest message whose single copy is split: the receiver reads
+ * the first half while the sender writes the second into it, two cores
+ * copying (without replicas; P2P_SHM_SPLIT_MIN overrides, 0: never). */
+#define SHM_SPLIT_MIN (128 * 1024)
 
 struct shm_chan;
 
@@ -84,6 +88,14 @@ void shm_cma_refused(struct shm_chan *);
  * or -1 with errno: EPERM/ENOSYS refused, ESRCH the process is gone,
  * EFAULT its memory is not there (it is exiting). */
 int shm_cma_read(struct shm_chan *, void *dst, uint64_t addr, size_t len);
+/* Copy len bytes from src here to addr in the other process (the split
+ * single copy: the sender writes part of a message while the receiver
+ * reads the rest).  The other's probe cookie is read just before and
+ * just after, in calls of their own, so that the bytes went to the
+ * process that was probed (alive at both ends, its pid was never
+ * another's).  0, or -1 with errno as shm_cma_read. */
+int shm_cma_write(struct shm_chan *, uint64_t addr, const void *src,
+                  size_t len);
 /* Keep the other side's announcement of message id (its send's id) of
  * len bytes at addr until the receive that matches it takes it; one of
  * the same id left over is replaced.  -1 when no room (SHM_NOTES_MAX

@@ -10,6 +10,9 @@
  *   cma       about to read a single copy (shm.h) from the sender
  *   cmasender the same, but the sender is killed instead: the reader
  *             waits until its memory is gone, then reads (ESRCH)
+ *   cmarefuse the same, but the read is refused (EPERM), nobody killed
+ *   cmawrefuse a sender's write of its half of a split single copy is
+ *             refused (EPERM), nobody killed
  * and P2P_TEST_CUT set to "RANK.REPLICA:PROC:N" makes that process close
  * its connection to process index PROC (rank * R + replica), staying
  * alive, the Nth time it starts a point-to-point send: a partial network

@@ -1301,18 +1301,55 @@ conn_cma_announce(struct conn *c, struct wire_hdr *h, uint64_t *at)
 
 static void conn_protocol_error(struct conn *c, const char *why);
 
+/* shm: the smallest single copy split between both processes
+ * (P2P_SHM_SPLIT_MIN; 0: none). */
+static size_t
+split_min(void)
+{
+    static long long min = -1;
+    const char *v;
+
+    if (min < 0) {
+        v = getenv("P2P_SHM_SPLIT_MIN");
+        min = v != NULL && *v != '\0' ? atoll(v) : SHM_SPLIT_MIN;
+        if (min < 0)
+            min = SHM_SPLIT_MIN;
+    }
+    return (size_t)min;
+}
+
+/* shm: ask the sender of the rendezvous h names to write count bytes of
+ * it, from offset off, at addr in our memory (0: send them through the
+ * ring as rendezvous data).  -1: connection dead. */
+static int
+conn_cma_ask(struct conn *c, const struct wire_hdr *h, uint64_t off,
+             uint64_t count, uint64_t addr)
+{
+    struct wire_hdr sh = *h;
+    uint64_t split[3] = {off, count, addr};
+
+    sh.flags |= WF_CTS_SPLIT;
+    return conn_send(c, &sh, split, sizeof split, 1, NULL) == MPI_SUCCESS
+               ? 0
+               : -1;
+}
+
 /* shm: the clear-to-send h is about to go for a rendezvous; if it was
  * announced for a single copy, copy it now, straight from the sender
- * into the receive.  0: send h (a plain clear-to-send: not announced, or
- * refused; or, R = 1, h now says the copy is done); 1: done, nothing to
- * send (replicas: the acknowledgement tells the sender); -1: the sender
- * is gone (connection killed). */
+ * into the receive.  A large one (R = 1) is split: a clear-to-send first
+ * asks the sender to write the second half into the receive buffer
+ * itself while we read the first, and the receive completes when its
+ * notice comes (conn_cma_written).  0: send h (a plain clear-to-send:
+ * not announced, or refused; or, R = 1, h now says our copy is done); 1:
+ * done, nothing to send (replicas: the acknowledgement tells the
+ * sender); -1: the sender is gone (connection killed). */
 static int
 conn_cma_copy(struct conn *c, struct wire_hdr *h)
 {
     struct mpii_req *r;
     uint64_t at, len;
-    size_t n;
+    size_t n, k;
+    int refuse;
 
     if (!shm_take(c->shm, h->sid, &at, &len))
         return 0;
@@ -1323,16 +1360,36 @@ conn_cma_copy(struct conn *c, struct wire_hdr *h)
         return -1;
     }
     n = len < r->cap ? (size_t)len : r->cap; /* the rest is dropped */
+    k = n;
+    if (tp.nrep == 1 && split_min() > 0 && n >= split_min() &&
+        shm_cma_peer_reads(c->shm)) {
+        k = n / 2;
+        /* Counted in: what is dropped; ours once read; the sender's
+         * half when its notice comes. */
+        r->got = (size_t)(len - n);
+        if (conn_cma_ask(c, h, k, n - k, (uint64_t)(uintptr_t)(r->rbuf + k)) ==
+            -1)
+            return -1;
+    }
     mpii_test_point("cma");
     if (mpii_test_hit("cmasender"))
         shm_test_kill_peer(c->shm);
-    if (n > 0 && shm_cma_read(c->shm, r->rbuf, at, n) == -1) {
+    if ((refuse = mpii_test_hit("cmarefuse")) != 0)
+        errno = EPERM; /* tests: as if the kernel refused */
+    if (k > 0 && (refuse || shm_cma_read(c->shm, r->rbuf, at, k) == -1)) {
         if (errno == EPERM || errno == EACCES || errno == ENOSYS) {
             mpii_log("rank %d: single copy from process %d refused (%s): "
                      "its messages go through the rings",
                      tp.world, c->world, strerror(errno));
             shm_cma_refused(c->shm);
             tp.nring_rndv++;
+            if (k == n)
+                return 0;
+            /* Split: our half through the ring, then the sender may
+             * complete (it copies both halves before it reads on). */
+            if (conn_cma_ask(c, h, 0, k, 0) == -1)
+                return -1;
+            h->flags |= WF_CTS_DONE;
             return 0;
         }
         mpii_log("rank %d: single copy from process %d failed (%s): taken "
@@ -1342,12 +1399,82 @@ conn_cma_copy(struct conn *c, struct wire_hdr *h)
         return -1;
     }
     tp.ncma_read++;
+    if (k < n) {
+        r->got += k;
+        if (r->got >= r->total) /* the sender's half came first */
+            req_complete(r, MPI_SUCCESS);
+        h->flags |= WF_CTS_DONE;
+        return 0;
+    }
     r->got = r->total;
     req_complete(r, MPI_SUCCESS);
     if (tp.nrep > 1)
         return 1;
     h->flags |= WF_CTS_DONE;
     return 0;
+}
+
+/* shm: the receiver asks us (split clear-to-send, payload: offset,
+ * count, address) to write part of send r into it ourselves, or (address
+ * 0, or our write refused) to send it through the ring; copies are made
+ * before we return, so the receiver's done, which comes after in the
+ * ring, completes r. */
+static void
+conn_cma_push(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
+              struct mpii_req *r)
+{
+    uint64_t split[3];
+    struct wire_hdr d;
+
+    memcpy(split, payload, sizeof split);
+    if (split[0] > r->len || split[1] > r->len - split[0]) {
+        conn_protocol_error(c, "split clear-to-send beyond its send");
+        return;
+    }
+    memset(&d, 0, sizeof d);
+    d.type = FR_DATA;
+    d.rid = h->rid;
+    if (split[2] != 0 && split[1] > 0) {
+        if (mpii_test_hit("cmawrefuse"))
+            errno = EPERM; /* tests: as if the kernel refused */
+        else if (shm_cma_write(c->shm, split[2], r->data + split[0],
+                               (size_t)split[1]) == 0) {
+            d.flags = WF_DATA_WRITTEN;
+            d.total = split[1];
+            (void)conn_send(c, &d, NULL, 0, 0, NULL);
+            return;
+        }
+        if (errno != EPERM && errno != EACCES && errno != ENOSYS) {
+            mpii_log("rank %d: single copy into process %d failed (%s): "
+                     "taken as gone",
+                     tp.world, c->world, strerror(errno));
+            conn_kill(c);
+            return;
+        }
+        mpii_log("rank %d: single copy into process %d refused (%s): "
+                 "through the ring",
+                 tp.world, c->world, strerror(errno));
+    }
+    /* Copied (copy 1): the send may complete before it is written. */
+    d.total = split[0];
+    (void)conn_send(c, &d, r->data + split[0], (size_t)split[1], 1, NULL);
+}
+
+/* shm: the sender wrote its half of a split single copy (DATA flagged
+ * written, total bytes) into receive rid. */
+static void
+conn_cma_written(struct conn *c, const struct wire_hdr *h)
+{
+    struct mpii_req *r = req_by_id(h->rid);
+
+    if (!c->on_shm || tp.nrep > 1 || r == NULL || r->kind != REQ_RECV ||
+        !r->active || r->conn != c || h->total > r->total - r->got) {
+        conn_protocol_error(c, "written data for no such receive");
+        return;
+    }
+    r->got += (size_t)h->total;
+    if (r->got >= r->total)
+        req_complete(r, MPI_SUCCESS);
 }
 
 int
@@ -1548,13 +1675,16 @@ conn_frame(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
             conn_protocol_error(c, "clear-to-send for no such send");
             return 0;
         }
-        /* shm: the receiver read it itself. */
-        if ((h->flags & WF_CTS_DONE) != 0) {
+        /* shm: the receiver read it itself, or asks us to write (part
+         * of) it. */
+        if ((h->flags & (WF_CTS_DONE | WF_CTS_SPLIT)) != 0) {
             if (!c->on_shm || tp.nrep > 1)
                 conn_protocol_error(c, "single copy done, but not asked");
+            else if ((h->flags & WF_CTS_SPLIT) != 0)
+                conn_cma_push(c, h, payload, r);
             else
                 req_complete(r, MPI_SUCCESS);
-            return 0;
+            return h->len;
         }
         mpii_test_point("rndv");
         {
@@ -1568,6 +1698,10 @@ conn_frame(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
         }
         return 0;
     case FR_DATA:
+        if ((h->flags & WF_DATA_WRITTEN) != 0) {
+            conn_cma_written(c, h); /* shm: */
+            return 0;
+        }
         return conn_data(c, h, payload, avail);
     case FR_DECIDE:
     case FR_DECIDE_ACK:

@@ -60,7 +60,13 @@ enum frame_type {
                              address in the sender, to be read in place */
 #define WF_CTS_DONE 0x02u /* CTS: the receiver read the message itself, the
                              send is complete (sid, rid) */
+#define WF_CTS_SPLIT 0x04u /* CTS with WF_SPLIT_LEN bytes (u64 offset,
+                              count, address): write that part of the
+                              message into the receiver yourself */
+#define WF_DATA_WRITTEN 0x08u /* DATA, empty: the sender wrote total
+                                 bytes of it into the receiver (rid) */
 #define WF_CMA_LEN 8
+#define WF_SPLIT_LEN 24
 
 /* Every message carries (communicator context, source, destination,
  * sequence number): the replication layer needs all four to recognise

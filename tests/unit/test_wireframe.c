@@ -220,6 +220,12 @@ t_frame_kinds(void)
     h = hdr(FR_CTS, 0, 0, 0);
     h.flags = WF_CTS_DONE;
     CHECK(wf_frame_check(&h, 0, 1) == NULL);
+    h = hdr(FR_CTS, 0, WF_SPLIT_LEN, 0);
+    h.flags = WF_CTS_SPLIT;
+    CHECK(wf_frame_check(&h, 0, 1) == NULL);
+    h = hdr(FR_DATA, 0, 0, 1 << 19);
+    h.flags = WF_DATA_WRITTEN;
+    CHECK(wf_frame_check(&h, 0, 1) == NULL);
 
     /* Refused, each with its reason. */
     h = hdr(FR_RTS, 0, 0, 1 << 20);
@@ -230,6 +236,15 @@ t_frame_kinds(void)
     h.flags = 0;
     h.len = WF_CMA_LEN; /* an address, but not announced as one */
     CHECK_CONTAINS(wf_frame_check(&h, 0, 1), "payload");
+    h = hdr(FR_CTS, 0, WF_SPLIT_LEN - 1, 0);
+    h.flags = WF_CTS_SPLIT;
+    CHECK_CONTAINS(wf_frame_check(&h, 0, 1), "split");
+    h.flags = 0;
+    h.len = WF_SPLIT_LEN; /* a split's payload, not flagged */
+    CHECK_CONTAINS(wf_frame_check(&h, 0, 1), "payload");
+    h = hdr(FR_DATA, 0, 1, 0);
+    h.flags = WF_DATA_WRITTEN;
+    CHECK_CONTAINS(wf_frame_check(&h, 0, 1), "written");
     h = hdr(FR_EAGER, 1, 0, 0);
     CHECK_CONTAINS(wf_frame_check(&h, 0, 1), "sequence");
     CHECK_CONTAINS(wf_frame_check(&h, 2, 1), "sequence");
