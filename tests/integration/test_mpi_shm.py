@@ -12,7 +12,9 @@ failure-free run, and the segments left nothing behind in /dev/shm.
 Large messages between them go by a single copy (process_vm_readv from
 the sender's buffer) under peerd's real containment, as P2P_MPI_STATS
 counts; with P2P_SHM_CMA=0 the pair's probe fails and they go through the
-rings, same output.  A sender killed while its receiver reads it in place
+rings, same output, as when a read or a sender's write of its half is
+refused at run time (P2P_TEST_KILL=...:cmarefuse, :cmawrefuse).  A sender
+killed while its receiver reads it in place
 (P2P_TEST_KILL=...:cmasender) is a lost process like any other: with two
 replicas the job ends 0 with the failure-free output."""
 
@@ -79,6 +81,31 @@ class TestMpiShm(harness.JobTestCase):
         self.assertEqual(cma[0], (0, 0, 0, 12), run.describe())
         self.assertEqual(cma[1][:3], (0, 0, 0), run.describe())
         self.assertEqual(self.per_rank(run.stdout), self.per_rank(ref))
+        self.assert_job_over(self.sn, self.peers, timeout=5)
+
+    def test_single_copy_refused(self):
+        # Rank 1's third read is refused (as EPERM would be): that
+        # message (split: half written by rank 0, the rest asked through
+        # the ring) and every later one go through the rings, intact.
+        args = ["-n", "2", "-a", "concentrate", "-x", "P2P_MPI_STATS=1"]
+        ref = self.p2prun(args + [self.prog, "12"])
+        self.assert_rc(ref, 0)
+        run = self.p2prun(args + ["-x", "P2P_TEST_KILL=1.0:cmarefuse:3",
+                                  self.prog, "12"])
+        self.assert_rc(run, 0)
+        self.assertIn("single copy from process 0 refused", run.stderr,
+                      run.describe())
+        cma = self.cma_counts(run)
+        self.assertEqual(cma[1][2], 2, run.describe())
+        self.assertGreaterEqual(cma[0][3], 9, run.describe())
+        self.assertEqual(self.per_rank(run.stdout), self.per_rank(ref.stdout))
+        # Rank 0's write of its half refused: that half through the ring.
+        run = self.p2prun(args + ["-x", "P2P_TEST_KILL=0.0:cmawrefuse:2",
+                                  self.prog, "12"])
+        self.assert_rc(run, 0)
+        self.assertIn("single copy into process 1 refused", run.stderr,
+                      run.describe())
+        self.assertEqual(self.per_rank(run.stdout), self.per_rank(ref.stdout))
         self.assert_job_over(self.sn, self.peers, timeout=5)
 
     def test_single_copy_sender_killed(self):

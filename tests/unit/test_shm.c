@@ -389,8 +389,9 @@ t_single_copy_notes(void)
     shm_free(a);
 }
 
-/* Another process: its buffer read in place while it lives, ESRCH once
- * it is gone (what a receiver sees of a sender that died). */
+/* Another process: its buffer read in place, and another of its written
+ * in place, while it lives; ESRCH for both once it is gone (what a
+ * receiver sees of a sender that died). */
 static void
 t_single_copy_two_processes(void)
 {
@@ -398,7 +399,7 @@ t_single_copy_two_processes(void)
     struct shm_chan *a = shm_create(name), *b;
     size_t n = 3u << 20;
     uint8_t *want = malloc(n), *got = malloc(n), done = 1;
-    uint64_t at = 0;
+    uint64_t at[2] = {0, 0};
     struct iovec iov;
     pid_t pid;
     int status;
@@ -407,34 +408,40 @@ t_single_copy_two_processes(void)
         goto out;
     fill(want, n, 11);
     if ((pid = fork()) == 0) {
-        uint8_t *mine = malloc(n), bye;
+        uint8_t *mine = malloc(n), *theirs = calloc(1, n), bye;
 
-        if ((b = shm_attach(name)) == NULL || mine == NULL)
+        if ((b = shm_attach(name)) == NULL || mine == NULL || theirs == NULL)
             _exit(3);
         fill(mine, n, 11);
-        at = (uint64_t)(uintptr_t)mine;
-        iov.iov_base = &at;
+        at[0] = (uint64_t)(uintptr_t)mine;
+        at[1] = (uint64_t)(uintptr_t)theirs;
+        iov.iov_base = at;
         iov.iov_len = sizeof at;
         if (shm_writev(b, &iov, 1) != sizeof at)
             _exit(4);
         while (shm_read(b, &bye, 1) == 0)
             ;
-        _exit(0);
+        /* The parent wrote the same bytes into theirs. */
+        _exit(memcmp(mine, theirs, n) == 0 ? 0 : 5);
     }
-    while (shm_read(a, &at, sizeof at) == 0)
+    while (shm_read(a, at, sizeof at) == 0)
         ;
     CHECK_EQ_INT(shm_attached(a), 1);
     CHECK_EQ_INT(shm_cma_reads(a), 1);
     memset(got, 0, n);
-    CHECK_EQ_INT(shm_cma_read(a, got, at, n), 0);
+    CHECK_EQ_INT(shm_cma_read(a, got, at[0], n), 0);
     CHECK(memcmp(got, want, n) == 0);
+    CHECK_EQ_INT(shm_cma_write(a, at[1], want, n), 0);
     iov.iov_base = &done;
     iov.iov_len = 1;
     CHECK_EQ_INT((int)shm_writev(a, &iov, 1), 1);
     CHECK_EQ_INT((int)waitpid(pid, &status, 0), (int)pid);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     errno = 0;
-    CHECK_EQ_INT(shm_cma_read(a, got, at, n), -1);
+    CHECK_EQ_INT(shm_cma_read(a, got, at[0], n), -1);
+    CHECK_EQ_INT(errno, ESRCH);
+    errno = 0;
+    CHECK_EQ_INT(shm_cma_write(a, at[1], want, n), -1);
     CHECK_EQ_INT(errno, ESRCH);
 out:
     shm_free(a);
