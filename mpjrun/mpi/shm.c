@@ -133,6 +133,48 @@ shm_cma_enabled(void)
                            strcmp(v, "off") == 0));
 }
 
+/* A size from environment variable name, else (or when negative) def;
+ * at most max.  Read once into *cache (-1: not yet). */
+static size_t
+shm_knob(long long *cache, const char *name, size_t def, size_t max)
+{
+    const char *v;
+
+    if (*cache < 0) {
+        v = getenv(name);
+        *cache = v != NULL && *v != '\0' ? atoll(v) : (long long)def;
+        if (*cache < 0)
+            *cache = (long long)def;
+        if ((unsigned long long)*cache > max)
+            *cache = (long long)max;
+    }
+    return (size_t)*cache;
+}
+
+size_t
+shm_cma_min(void)
+{
+    static long long v = -1;
+
+    return shm_knob(&v, "P2P_SHM_CMA_MIN", SHM_CMA_MIN, SIZE_MAX);
+}
+
+size_t
+shm_eager_max(size_t max)
+{
+    static long long v = -1;
+
+    return shm_knob(&v, "P2P_SHM_EAGER_MAX", SHM_EAGER_MAX, max);
+}
+
+size_t
+shm_split_min(void)
+{
+    static long long v = -1;
+
+    return shm_knob(&v, "P2P_SHM_SPLIT_MIN", SHM_SPLIT_MIN, SIZE_MAX);
+}
+
 /* Under Yama's ptrace_scope 1 only a process's ancestors, or a process
  * it names and that one's descendants, may read it, and two ranks are
  * siblings.  Name our parent (the peerd that started us: its

@@ -101,6 +101,14 @@ int shm_cma_write(struct shm_chan *, uint64_t addr, const void *src,
  * the same id left over is replaced.  -1 when no room (SHM_NOTES_MAX
  * kept): the message then goes through the rings. */
 int shm_note(struct shm_chan *, uint32_t id, uint64_t addr, uint64_t len);
+/* The thresholds (macros above), each overridden by its environment
+ * variable once read: the smallest rendezvous sent by a single copy
+ * (P2P_SHM_CMA_MIN); the largest standard send kept eager, at most max
+ * (P2P_SHM_EAGER_MAX); the smallest single copy split (P2P_SHM_SPLIT_MIN,
+ * 0: never). */
+size_t shm_cma_min(void);
+size_t shm_eager_max(size_t max);
+size_t shm_split_min(void);
 /* Tests only (P2P_TEST_KILL ...:cmasender): kill the other process and
  * wait (at most 10 s) until its memory can no longer be read. */
 void shm_test_kill_peer(struct shm_chan *);

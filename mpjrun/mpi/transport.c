@@ -1241,41 +1241,13 @@ conn_early_add(struct conn *c, const struct wire_hdr *h, const void *data,
     return MPI_SUCCESS;
 }
 
-/* shm: the smallest message announced for a single copy
- * (P2P_SHM_CMA_MIN bytes; below it a rendezvous goes through the
- * rings). */
-static size_t
-cma_min(void)
-{
-    static long long min = -1;
-    const char *v;
-
-    if (min < 0) {
-        v = getenv("P2P_SHM_CMA_MIN");
-        min = v != NULL && *v != '\0' ? atoll(v) : SHM_CMA_MIN;
-        if (min < 0)
-            min = SHM_CMA_MIN;
-    }
-    return (size_t)min;
-}
-
 size_t
 conn_eager_max(const struct conn *c)
 {
-    static long long max = -1;
-    const char *v;
-
-    /* shm: the threshold of a pair that copies once (P2P_SHM_EAGER_MAX
-     * bytes, at most the eager limit). */
+    /* shm: a pair that copies once has a threshold of its own. */
     if (!c->on_shm || !shm_cma_peer_reads(c->shm))
         return MPII_EAGER_MAX;
-    if (max < 0) {
-        v = getenv("P2P_SHM_EAGER_MAX");
-        max = v != NULL && *v != '\0' ? atoll(v) : SHM_EAGER_MAX;
-        if (max < 0 || max > MPII_EAGER_MAX)
-            max = MPII_EAGER_MAX;
-    }
-    return (size_t)max;
+    return shm_eager_max(MPII_EAGER_MAX);
 }
 
 /* shm: may the rendezvous h announces go by a single copy?  Then *at is
@@ -1286,7 +1258,7 @@ conn_cma_announce(struct conn *c, struct wire_hdr *h, uint64_t *at)
 {
     struct mpii_req *r;
 
-    if ((h->flags & WF_RTS_CMA) != 0 || h->total < cma_min() ||
+    if ((h->flags & WF_RTS_CMA) != 0 || h->total < shm_cma_min() ||
         !shm_cma_peer_reads(c->shm) || (r = req_by_id(h->sid)) == NULL ||
         r->kind != REQ_SEND || !r->active || r->data == NULL ||
         r->len != h->total) {
@@ -1300,23 +1272,6 @@ conn_cma_announce(struct conn *c, struct wire_hdr *h, uint64_t *at)
 }
 
 static void conn_protocol_error(struct conn *c, const char *why);
-
-/* shm: the smallest single copy split between both processes
- * (P2P_SHM_SPLIT_MIN; 0: none). */
-static size_t
-split_min(void)
-{
-    static long long min = -1;
-    const char *v;
-
-    if (min < 0) {
-        v = getenv("P2P_SHM_SPLIT_MIN");
-        min = v != NULL && *v != '\0' ? atoll(v) : SHM_SPLIT_MIN;
-        if (min < 0)
-            min = SHM_SPLIT_MIN;
-    }
-    return (size_t)min;
-}
 
 /* shm: ask the sender of the rendezvous h names to write count bytes of
  * it, from offset off, at addr in our memory (0: send them through the
@@ -1361,7 +1316,7 @@ conn_cma_copy(struct conn *c, struct wire_hdr *h)
     }
     n = len < r->cap ? (size_t)len : r->cap; /* the rest is dropped */
     k = n;
-    if (tp.nrep == 1 && split_min() > 0 && n >= split_min() &&
+    if (tp.nrep == 1 && shm_split_min() > 0 && n >= shm_split_min() &&
         shm_cma_peer_reads(c->shm)) {
         k = n / 2;
         /* Counted in: what is dropped; ours once read; the sender's
