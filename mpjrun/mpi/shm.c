@@ -226,7 +226,8 @@ shm_cma_publish(struct shm_chan *ch)
         (ssize_t)sizeof ch->cookie)
         ch->cookie = (uint64_t)(uintptr_t)ch ^ ((uint64_t)getpid() << 32);
     ch->cookie |= 1; /* never 0, the value of a page never written */
-    shm_cma_allow();
+    if (shm_cma_enabled())
+        shm_cma_allow();
     w->pid = (uint64_t)getpid();
     w->cookie_at = (uint64_t)(uintptr_t)&ch->cookie;
     w->cookie = ch->cookie;
