@@ -13,6 +13,18 @@
  * /dev/shm (a private tmpfs per job under peerd's containment), named by
  * a keyed hash of the handshake's nonces that only the pair can compute,
  * and unlinked as soon as the second process has mapped it.
+ *
+ * Single copy: a large message may skip the rings.  Its sender announces
+ * it (where it lies in the sender's memory, how long it is, the send's
+ * id) in a frame through the ring; the receiver, once it matched it,
+ * copies it from the sender's memory straight into the receive buffer
+ * (process_vm_readv, "cross memory attach") and tells the sender, who
+ * only then completes the send; a large one is split, the sender writing
+ * the second half into the receive buffer (process_vm_writev, at the
+ * address the receiver named) while the receiver reads the first.  Each
+ * side probes once, when the pair is set up, whether it can read the
+ * other's memory; a pair where it cannot keeps every message on the
+ * rings (docs/mpi.md "Single copy for large messages").
  */
 #ifndef P2PMPI_SHM_H
 #define P2PMPI_SHM_H

@@ -31,7 +31,8 @@
  * doorbell and to tell that the other end died.  A rendezvous between
  * them may skip the rings (single copy, shm.h): the sender's RTS says
  * where the message lies, the receiver's clear-to-send is the copy
- * itself and tells the sender it is done.  The hooks are marked "shm:".
+ * itself and tells the sender it is done (a large one split: the sender
+ * asked to write the second half itself).  The hooks are marked "shm:".
  */
 #include <sys/socket.h>
 #include <sys/uio.h>
