@@ -9,8 +9,10 @@
  * Single copy: each side's probe at setup finds it can read the other,
  * P2P_SHM_CMA=0 makes it fail, a refusal stops announcements, reads
  * come whole in pieces from another process and fail with ESRCH once it
- * is gone, and announcements are kept and taken by id.
+ * is gone, a peer in another pid namespace fails both probes, and
+ * announcements are kept and taken by id.
  */
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -449,6 +451,60 @@ out:
     free(got);
 }
 
+/* The other end in another pid namespace (where we may make one: root):
+ * the pids in the control page name other processes, or none, for each
+ * side, and both probes fail. */
+static void
+t_single_copy_pid_namespace(void)
+{
+    const char *name = fresh_name();
+    struct shm_chan *a, *b;
+    uint8_t go = 1, ready;
+    struct iovec iov = {&go, 1};
+    pid_t pid;
+    int status;
+
+    if ((pid = fork()) == 0) {
+        pid_t inner;
+
+        if (unshare(CLONE_NEWPID) == -1)
+            _exit(77); /* not allowed here: skipped */
+        if ((inner = fork()) == 0) {
+            uint8_t bye;
+
+            /* pid 1 of its namespace */
+            if ((b = shm_attach(name)) == NULL)
+                _exit(3);
+            iov.iov_base = &go;
+            (void)shm_writev(b, &iov, 1);
+            while (shm_read(b, &bye, 1) == 0)
+                ;
+            _exit(shm_cma_reads(b) ? 4 : 0);
+        }
+        _exit(inner > 0 && waitpid(inner, &status, 0) == inner &&
+                      WIFEXITED(status)
+                  ? WEXITSTATUS(status)
+                  : 5);
+    }
+    if (!CHECK((a = shm_create(name)) != NULL))
+        return;
+    /* The child may be refused its namespace: then it never attaches. */
+    while (shm_read(a, &ready, 1) == 0) {
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 77);
+            shm_free(a);
+            return;
+        }
+    }
+    CHECK_EQ_INT(shm_attached(a), 1);
+    CHECK_EQ_INT(shm_cma_reads(a), 0);
+    CHECK_EQ_INT(shm_cma_peer_reads(a), 0);
+    CHECK_EQ_INT((int)shm_writev(a, &iov, 1), 1);
+    CHECK_EQ_INT((int)waitpid(pid, &status, 0), (int)pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    shm_free(a);
+}
+
 static const struct test_case cases[] = {
     {"create_attach", t_create_attach},
     {"not_attached", t_not_attached},
@@ -460,6 +516,7 @@ static const struct test_case cases[] = {
     {"single_copy_probe", t_single_copy_probe},
     {"single_copy_notes", t_single_copy_notes},
     {"single_copy_two_processes", t_single_copy_two_processes},
+    {"single_copy_pid_namespace", t_single_copy_pid_namespace},
 };
 
 TEST_MAIN(cases)
