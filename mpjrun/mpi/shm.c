@@ -105,6 +105,10 @@ struct shm_chan {
     pid_t peer;
     struct shm_note *notes;
     size_t nnotes, capnotes;
+    /* reads queued to go in one call (shm_cma_queue), and the cookie's
+     * place after them */
+    struct iovec qlocal[SHM_CMA_BATCH + 1], qremote[SHM_CMA_BATCH + 1];
+    size_t nq, qbytes;
 };
 
 /* A message the other side announced for a single copy. */
@@ -639,6 +643,49 @@ shm_cma_write(struct shm_chan *ch, uint64_t addr, const void *src, size_t len)
         done += (size_t)n;
     }
     return shm_cma_same(ch) ? 0 : -1;
+}
+
+int
+shm_cma_queue(struct shm_chan *ch, void *dst, uint64_t addr, size_t len)
+{
+    if (ch->nq == SHM_CMA_BATCH || len > SHM_CMA_PIECE)
+        return -1;
+    ch->qlocal[ch->nq].iov_base = dst;
+    ch->qlocal[ch->nq].iov_len = len;
+    ch->qremote[ch->nq].iov_base = (void *)(uintptr_t)addr;
+    ch->qremote[ch->nq++].iov_len = len;
+    ch->qbytes += len;
+    return 0;
+}
+
+int
+shm_cma_flush(struct shm_chan *ch)
+{
+    const struct shm_who *w = &ch->ctl->who[1 - ch->side];
+    uint64_t cookie = 0;
+    size_t n = ch->nq, want = ch->qbytes + sizeof cookie;
+    ssize_t got;
+
+    ch->nq = 0;
+    ch->qbytes = 0;
+    if (n == 0)
+        return 0;
+    /* The cookie last, in the same call: see shm_cma_read. */
+    ch->qlocal[n].iov_base = &cookie;
+    ch->qlocal[n].iov_len = sizeof cookie;
+    ch->qremote[n].iov_base = (void *)(uintptr_t)w->cookie_at;
+    ch->qremote[n].iov_len = sizeof cookie;
+    while ((got = process_vm_readv(ch->peer, ch->qlocal, n + 1, ch->qremote,
+                                   n + 1, 0)) == -1 &&
+           errno == EINTR)
+        ;
+    if (got == -1)
+        return -1;
+    if ((size_t)got != want || cookie != w->cookie) {
+        errno = (size_t)got == want ? ESRCH : EFAULT;
+        return -1;
+    }
+    return 0;
 }
 
 int

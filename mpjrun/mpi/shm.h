@@ -49,6 +49,9 @@
  * the first half while the sender writes the second into it, two cores
  * copying (without replicas; P2P_SHM_SPLIT_MIN overrides, 0: never). */
 #define SHM_SPLIT_MIN (128 * 1024)
+/* Reads of smaller single copies matched in one pass go in one call, at
+ * most this many (the system call's own cost shared). */
+#define SHM_CMA_BATCH 16
 
 struct shm_chan;
 
@@ -100,6 +103,12 @@ void shm_cma_refused(struct shm_chan *);
  * or -1 with errno: EPERM/ENOSYS refused, ESRCH the process is gone,
  * EFAULT its memory is not there (it is exiting). */
 int shm_cma_read(struct shm_chan *, void *dst, uint64_t addr, size_t len);
+/* Several reads in one call: queue each (dst, addr, len: at most
+ * SHM_CMA_BATCH, each at most 4 MiB; -1 when full), then flush them all
+ * at once, with the result of shm_cma_read for all (the queue is empty
+ * afterwards either way). */
+int shm_cma_queue(struct shm_chan *, void *dst, uint64_t addr, size_t len);
+int shm_cma_flush(struct shm_chan *);
 /* Copy len bytes from src here to addr in the other process (the split
  * single copy: the sender writes part of a message while the receiver
  * reads the rest).  The other's probe cookie is read just before and

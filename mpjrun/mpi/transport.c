@@ -136,6 +136,12 @@ struct conn {
     struct shm_chan *shm;
     int shm_offer, on_shm;
     int shm_made; /* acceptor: made for a handshake still under way */
+    /* shm: single copies whose reads wait to go in one call (R = 1) */
+    struct {
+        struct mpii_req *r;
+        uint32_t sid;
+    } cmaq[SHM_CMA_BATCH];
+    int ncmaq;
     /* R > 1: frames sent before the handshake was done, in order */
     struct early *early, **earlyt;
 };
@@ -992,6 +998,8 @@ conn_close(struct conn *c)
     if (c->shm_made)
         tp.shm_pending--;
     c->shm_made = 0;
+    while (c->ncmaq > 0)
+        req_complete(c->cmaq[--c->ncmaq].r, MPI_ERR_OTHER);
     shm_free(c->shm);
     c->shm = NULL;
     c->on_shm = 0;
@@ -1274,6 +1282,57 @@ conn_cma_announce(struct conn *c, struct wire_hdr *h, uint64_t *at)
 
 static void conn_protocol_error(struct conn *c, const char *why);
 
+/* shm: the reads queued by conn_cma_copy, in one call; then each
+ * receive completes and its sender is told.  A refusal sends plain
+ * clear-to-sends instead (the bytes come through the ring).  -1: the
+ * sender is gone (connection killed, the receives failed). */
+static int
+conn_cma_flush(struct conn *c)
+{
+    struct wire_hdr h;
+    struct mpii_req *r;
+    int i, n = c->ncmaq, rc;
+
+    if (n == 0)
+        return 0;
+    rc = shm_cma_flush(c->shm);
+    c->ncmaq = 0;
+    if (rc == -1 && errno != EPERM && errno != EACCES && errno != ENOSYS) {
+        mpii_log("rank %d: single copy from process %d failed (%s): taken "
+                 "as gone",
+                 tp.world, c->world, strerror(errno));
+        for (i = 0; i < n; i++)
+            req_complete(c->cmaq[i].r, MPI_ERR_OTHER);
+        conn_kill(c);
+        return -1;
+    }
+    if (rc == -1) {
+        mpii_log("rank %d: single copy from process %d refused (%s): "
+                 "its messages go through the rings",
+                 tp.world, c->world, strerror(errno));
+        shm_cma_refused(c->shm);
+        tp.nring_rndv += (unsigned)n;
+    }
+    for (i = 0; i < n; i++) {
+        r = c->cmaq[i].r;
+        memset(&h, 0, sizeof h);
+        h.type = FR_CTS;
+        h.sid = c->cmaq[i].sid;
+        h.rid = req_id(r);
+        if (rc == 0) {
+            tp.ncma_read++;
+            h.flags = WF_CTS_DONE;
+            r->got = r->total;
+            req_complete(r, MPI_SUCCESS); /* its bytes are in */
+        }
+        if (c->state == CS_READY)
+            (void)conn_send(c, &h, NULL, 0, 0, NULL);
+        else if (rc != 0)
+            req_complete(r, MPI_ERR_OTHER);
+    }
+    return 0;
+}
+
 /* shm: ask the sender of the rendezvous h names to write count bytes of
  * it, from offset off, at addr in our memory (0: send them through the
  * ring as rendezvous data).  -1: connection dead. */
@@ -1332,6 +1391,17 @@ conn_cma_copy(struct conn *c, struct wire_hdr *h)
         shm_test_kill_peer(c->shm);
     if ((refuse = mpii_test_hit("cmarefuse")) != 0)
         errno = EPERM; /* tests: as if the kernel refused */
+    /* Whole, without replicas: with the others matched in this pass,
+     * in one call (conn_cma_flush, which sends the done). */
+    if (k == n && n > 0 && tp.nrep == 1 && !refuse) {
+        if (c->ncmaq == SHM_CMA_BATCH && conn_cma_flush(c) == -1)
+            return -1;
+        if (shm_cma_queue(c->shm, r->rbuf, at, n) == 0) {
+            c->cmaq[c->ncmaq].r = r;
+            c->cmaq[c->ncmaq++].sid = h->sid;
+            return 1;
+        }
+    }
     if (k > 0 && (refuse || shm_cma_read(c->shm, r->rbuf, at, k) == -1)) {
         if (errno == EPERM || errno == EACCES || errno == ENOSYS) {
             mpii_log("rank %d: single copy from process %d refused (%s): "
@@ -1938,6 +2008,8 @@ transport_progress(int timeout_ms)
             if (c->txh != NULL)
                 conn_flush(c);
             conn_read(c);
+            if (c->ncmaq > 0) /* shm: */
+                (void)conn_cma_flush(c);
         }
     /* A view is rare: look for one every few passes, or after a wait. */
     if (tp.ctl != -1 && (timeout_ms > 0 || (++tp.ticks & 63) == 0))
