@@ -108,6 +108,23 @@ class TestMpiShm(harness.JobTestCase):
         self.assertEqual(self.per_rank(run.stdout), self.per_rank(ref.stdout))
         self.assert_job_over(self.sn, self.peers, timeout=5)
 
+    def test_single_copy_truncated_in_a_window(self):
+        # 16 messages of 32 KiB (read in one call) and of 100 KiB, the last
+        # receive of each window 1 KiB short: MPI_ERR_TRUNCATE, the bytes
+        # that fit, nothing past the end; the others whole.
+        prog = self.c.path("mpi_trunc_window")
+        subprocess.run([harness.binary("p2pcc"), "-O2", "-o", prog,
+                        os.path.join(HERE, "mpi_trunc_window.c")], check=True)
+        os.chmod(prog, 0o755)
+        for size in ("32768", "100000"):
+            run = self.p2prun(["-n", "2", "-a", "concentrate", "-x",
+                               "P2P_MPI_STATS=1", prog, size])
+            self.assert_rc(run, 0)
+            self.assertEqual(run.stdout, "ok\n", run.describe())
+            cma = self.cma_counts(run)
+            self.assertEqual(cma[1][2], 64, run.describe())
+        self.assert_job_over(self.sn, self.peers, timeout=5)
+
     def test_single_copy_sender_killed(self):
         ref = self.p2prun(self.args(steps=8))
         self.assert_rc(ref, 0)
