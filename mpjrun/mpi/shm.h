@@ -42,9 +42,9 @@
 /* The largest standard send that stays eager (through the rings) on a
  * pair that copies once (P2P_SHM_EAGER_MAX overrides, at most the eager
  * limit): larger ones are a rendezvous read in place.  Measured
- * (docs/mpi.md): a window of 12 KiB messages streams faster through the
- * rings, one of 16 KiB faster by a single copy. */
-#define SHM_EAGER_MAX (16 * 1024 - 1)
+ * (docs/mpi.md): windows of 8 KiB messages stream through the rings at
+ * least as fast as Open MPI's, of 12 KiB only by a single copy. */
+#define SHM_EAGER_MAX (8 * 1024)
 /* The smallest message whose single copy is split: the receiver reads
  * the first half while the sender writes the second into it, two cores
  * copying (without replicas; P2P_SHM_SPLIT_MIN overrides, 0: never). */
