@@ -68,6 +68,8 @@ main(int argc, char **argv)
     }
     if (rank == 1)
         printf(bad == 0 ? "ok\n" : "%d wrong\n", bad);
+    for (w = 0; w < WINDOW; w++)
+        free(b[w]);
     MPI_Finalize();
     return 0;
 }
