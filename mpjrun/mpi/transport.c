@@ -1253,10 +1253,18 @@ conn_early_add(struct conn *c, const struct wire_hdr *h, const void *data,
 size_t
 conn_eager_max(const struct conn *c)
 {
-    /* shm: a pair that copies once has a threshold of its own. */
+    size_t e, m;
+
+    /* shm: a pair that copies once has a threshold of its own (no
+     * rendezvous below the single copy's own minimum: those would go
+     * through the rings). */
     if (!c->on_shm || !shm_cma_peer_reads(c->shm))
         return MPII_EAGER_MAX;
-    return shm_eager_max(MPII_EAGER_MAX);
+    e = shm_eager_max(MPII_EAGER_MAX);
+    m = shm_cma_min();
+    if (m > 0 && m - 1 > e)
+        e = m - 1 < MPII_EAGER_MAX ? m - 1 : MPII_EAGER_MAX;
+    return e;
 }
 
 /* shm: may the rendezvous h announces go by a single copy?  Then *at is
