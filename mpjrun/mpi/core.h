@@ -145,6 +145,9 @@ struct conn;
 int conn_send(struct conn *, struct wire_hdr *, const void *data, size_t len,
               int copy, struct mpii_req *done);
 struct conn *conn_to(int world_rank); /* NULL for ourselves or unknown */
+/* The largest standard send to c that goes eager (MPII_EAGER_MAX, less
+ * on a shared-memory pair that copies larger ones once: shm.h). */
+size_t conn_eager_max(const struct conn *);
 /* Replicas: the connection to process index rank * R + replica, opened
  * now if there is none (frames sent before its handshake is done wait on
  * it; NULL when it broke or cannot be opened, which is reported as a

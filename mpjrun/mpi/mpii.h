@@ -414,6 +414,10 @@ int mpii_replicated(void);
 /* testkill.c: fault injection for tests (P2P_TEST_KILL); a no-op
  * otherwise. */
 void mpii_test_point(const char *where);
+/* testkill.c: 1 when P2P_TEST_KILL names this process and where, a point
+ * where the caller itself acts (kills another process), counted as
+ * mpii_test_point counts. */
+int mpii_test_hit(const char *where);
 /* testkill.c: 1 when the sealed frame about to be sent (data: a
  * rendezvous payload) is the one P2P_TEST_CORRUPT names, to be damaged
  * on its way out. */

@@ -122,7 +122,7 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
         return MPI_ERR_OTHER;
     }
     r->conn = c;
-    if (r->len <= MPII_EAGER_MAX && mode == MPII_SEND_STANDARD) {
+    if (r->len <= conn_eager_max(c) && mode == MPII_SEND_STANDARD) {
         h.type = FR_EAGER;
         h.total = r->len;
         /* Complete at once: what is not written now is copied. */

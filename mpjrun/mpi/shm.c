@@ -19,13 +19,28 @@
  * byte to the pair's TCP socket.  Either the sleeper sees the data, or
  * the writer sees the flag (the fences order the flag against the index
  * on both sides), so no wake-up is lost.
+ *
+ * Single copy (CMA): each side writes its pid and the address and value
+ * of a random cookie of its own into the control page; the other side
+ * reads the cookie with process_vm_readv and, when it gets the value
+ * back, raises its "reads" flag.  A pid from another pid namespace, a
+ * process the kernel does not let us read (another uid, not dumpable,
+ * Yama), a kernel without the call or a filter that refuses it all end
+ * with the flag down, and the pair's large messages go through the
+ * rings.  A sender announces a message for a single copy only while the
+ * receiver's flag is up.
  */
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <time.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,7 +54,12 @@
 #define SHM_CHUNK (32 * 1024)  /* published piece of a large write */
 #define SHM_CTL 4096           /* the control page */
 #define SHM_SIZE (SHM_CTL + 2 * (size_t)SHM_RING)
-#define SHM_MAGIC 0x3153324du  /* "M2S1": bump when the layout changes */
+#define SHM_MAGIC 0x3253324du  /* "M2S2": bump when the layout changes */
+/* Single-copy reads are done in pieces of at most this (a huge read
+ * would pin that many pages at once). */
+#define SHM_CMA_PIECE (4u << 20)
+/* Announcements kept per pair before the oldest is dropped. */
+#define SHM_NOTES_MAX 65536
 #define SHM_DIR "/dev/shm"
 #define SHM_PREFIX "p2pmpi-"
 
@@ -48,14 +68,22 @@ struct shm_line {
     _Alignas(64) _Atomic uint64_t v;
 };
 
+/* What side s tells the other for single-copy reads: its pid, and where
+ * its cookie is in its memory and what it holds. */
+struct shm_who {
+    uint64_t pid, cookie_at, cookie;
+};
+
 /* The control page.  Ring 0 carries the creator's bytes to the attacher,
  * ring 1 the attacher's to the creator; asleep[s] is side s's flag (0:
- * creator). */
+ * creator); reads[s]: side s can read the other's memory (CMA). */
 struct shm_ctl {
     uint32_t magic, ring;
     struct shm_line attached;
     struct shm_line tail[2], head[2];
     struct shm_line asleep[2];
+    struct shm_line reads[2];
+    struct shm_who who[2];
 };
 
 _Static_assert(sizeof(struct shm_ctl) <= SHM_CTL, "control page too small");
@@ -71,6 +99,22 @@ struct shm_chan {
     uint64_t rxpos, rxseen; /* our head; the writer's tail as last seen */
     char path[sizeof SHM_DIR + sizeof SHM_PREFIX + SHM_NAME_LEN + 1];
     int named; /* path still exists (ours to unlink) */
+    /* single copy: what the other side reads to prove it can; the other
+     * side's pid; messages it announced, not yet taken */
+    uint64_t cookie;
+    pid_t peer;
+    struct shm_note *notes;
+    size_t nnotes, capnotes;
+    /* reads queued to go in one call (shm_cma_queue), and the cookie's
+     * place after them */
+    struct iovec qlocal[SHM_CMA_BATCH + 1], qremote[SHM_CMA_BATCH + 1];
+    size_t nq, qbytes;
+};
+
+/* A message the other side announced for a single copy. */
+struct shm_note {
+    uint32_t id;
+    uint64_t addr, len;
 };
 
 int
@@ -80,6 +124,141 @@ shm_enabled(void)
 
     return !(v != NULL && (strcmp(v, "0") == 0 || strcmp(v, "no") == 0 ||
                            strcmp(v, "off") == 0));
+}
+
+/* Is the single-copy path on (P2P_SHM_CMA not 0/no/off)?  Off, every
+ * pair's probe fails, as when the kernel refuses it. */
+static int
+shm_cma_enabled(void)
+{
+    const char *v = getenv("P2P_SHM_CMA");
+
+    return !(v != NULL && (strcmp(v, "0") == 0 || strcmp(v, "no") == 0 ||
+                           strcmp(v, "off") == 0));
+}
+
+/* A size from environment variable name, else (or when negative) def;
+ * at most max.  Read once into *cache (-1: not yet). */
+static size_t
+shm_knob(long long *cache, const char *name, size_t def, size_t max)
+{
+    const char *v;
+
+    if (*cache < 0) {
+        v = getenv(name);
+        *cache = v != NULL && *v != '\0' ? atoll(v) : (long long)def;
+        if (*cache < 0)
+            *cache = (long long)def;
+        if ((unsigned long long)*cache > max)
+            *cache = (long long)max;
+    }
+    return (size_t)*cache;
+}
+
+size_t
+shm_cma_min(void)
+{
+    static long long v = -1;
+
+    return shm_knob(&v, "P2P_SHM_CMA_MIN", SHM_CMA_MIN, SIZE_MAX);
+}
+
+size_t
+shm_eager_max(size_t max)
+{
+    static long long v = -1;
+
+    return shm_knob(&v, "P2P_SHM_EAGER_MAX", SHM_EAGER_MAX, max);
+}
+
+size_t
+shm_split_min(void)
+{
+    static long long v = -1;
+
+    return shm_knob(&v, "P2P_SHM_SPLIT_MIN", SHM_SPLIT_MIN, SIZE_MAX);
+}
+
+/* Under Yama's ptrace_scope 1 only a process's ancestors, or a process
+ * it names and that one's descendants, may read it, and two ranks are
+ * siblings.  Name our parent (the peerd that started us: its
+ * descendants are the processes it started), once, and only when we run
+ * under a uid other than our parent's (a job uid peerd gave us): the
+ * kernel's ordinary ptrace rules (same uid, dumpable) still apply on
+ * top, so this admits the job's own processes on this peer and nobody
+ * the scope would otherwise keep out.  See docs/mpi.md "Single copy". */
+static void
+shm_cma_allow(void)
+{
+    static int done;
+    char line[64];
+    unsigned long puid;
+    FILE *f;
+    int scope = -1, parent_uid_other = 0;
+    pid_t ppid = getppid();
+
+    if (done)
+        return;
+    done = 1;
+    if ((f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r")) != NULL) {
+        if (fscanf(f, "%d", &scope) != 1)
+            scope = -1;
+        fclose(f);
+    }
+    if (scope != 1 || ppid <= 1)
+        return;
+    snprintf(line, sizeof line, "/proc/%ld/status", (long)ppid);
+    if ((f = fopen(line, "r")) == NULL)
+        return;
+    while (fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "Uid: %lu", &puid) == 1) {
+            parent_uid_other = puid != (unsigned long)getuid();
+            break;
+        }
+    fclose(f);
+    if (parent_uid_other)
+        (void)prctl(PR_SET_PTRACER, (unsigned long)ppid, 0, 0, 0);
+}
+
+/* Tell the other side where our cookie is, so that it can probe. */
+static void
+shm_cma_publish(struct shm_chan *ch)
+{
+    struct shm_who *w = &ch->ctl->who[ch->side];
+
+    if (getrandom(&ch->cookie, sizeof ch->cookie, GRND_NONBLOCK) !=
+        (ssize_t)sizeof ch->cookie)
+        ch->cookie = (uint64_t)(uintptr_t)ch ^ ((uint64_t)getpid() << 32);
+    ch->cookie |= 1; /* never 0, the value of a page never written */
+    if (shm_cma_enabled())
+        shm_cma_allow();
+    w->pid = (uint64_t)getpid();
+    w->cookie_at = (uint64_t)(uintptr_t)&ch->cookie;
+    w->cookie = ch->cookie;
+}
+
+/* Read the other side's cookie through its pid: our reads flag goes up
+ * only if the very value comes back (a pid of another namespace names
+ * another process, or none). */
+static void
+shm_cma_probe(struct shm_chan *ch)
+{
+    const struct shm_who *w = &ch->ctl->who[1 - ch->side];
+    uint64_t got = 0;
+    struct iovec local = {&got, sizeof got};
+    struct iovec remote;
+    int ok;
+
+    ch->peer = (pid_t)w->pid;
+    remote.iov_base = (void *)(uintptr_t)w->cookie_at;
+    remote.iov_len = sizeof got;
+    ok = shm_cma_enabled() && w->pid > 0 && (pid_t)w->pid == (int64_t)w->pid &&
+         w->cookie != 0 &&
+         process_vm_readv(ch->peer, &local, 1, &remote, 1, 0) ==
+             (ssize_t)sizeof got &&
+         got == w->cookie;
+    atomic_store_explicit(&ch->ctl->reads[ch->side].v, ok ? 1 : 0,
+                          memory_order_release);
 }
 
 /* The path of segment name; -1 unless name is SHM_NAME_LEN hex digits. */
@@ -137,6 +316,7 @@ shm_create(const char *name)
     shm_wire(ch);
     ch->ctl->magic = SHM_MAGIC;
     ch->ctl->ring = SHM_RING;
+    shm_cma_publish(ch);
     return ch;
 error:
     if (fd != -1)
@@ -175,6 +355,8 @@ shm_attach(const char *name)
         goto error;
     /* Both sides have it mapped: nobody else needs the name. */
     (void)unlink(ch->path);
+    shm_cma_publish(ch);
+    shm_cma_probe(ch);
     atomic_store_explicit(&ch->ctl->attached.v, 1, memory_order_release);
     return ch;
 error:
@@ -191,8 +373,11 @@ shm_attached(struct shm_chan *ch)
         (void)unlink(ch->path);
         ch->named = 0;
     }
-    return atomic_load_explicit(&ch->ctl->attached.v, memory_order_acquire) ==
-           1;
+    if (atomic_load_explicit(&ch->ctl->attached.v, memory_order_acquire) !=
+        1)
+        return 0;
+    shm_cma_probe(ch);
+    return 1;
 }
 
 void
@@ -204,6 +389,7 @@ shm_free(struct shm_chan *ch)
         (void)unlink(ch->path);
     if (ch->base != NULL)
         (void)munmap(ch->base, SHM_SIZE);
+    free(ch->notes);
     free(ch);
 }
 
@@ -342,4 +528,222 @@ shm_disarm(struct shm_chan *ch)
 {
     atomic_store_explicit(&ch->ctl->asleep[ch->side].v, 0,
                           memory_order_relaxed);
+}
+
+/* --- single copy -------------------------------------------------------- */
+
+int
+shm_cma_reads(const struct shm_chan *ch)
+{
+    return atomic_load_explicit(&ch->ctl->reads[ch->side].v,
+                                memory_order_acquire) == 1;
+}
+
+int
+shm_cma_peer_reads(const struct shm_chan *ch)
+{
+    return atomic_load_explicit(&ch->ctl->reads[1 - ch->side].v,
+                                memory_order_acquire) == 1;
+}
+
+void
+shm_cma_refused(struct shm_chan *ch)
+{
+    atomic_store_explicit(&ch->ctl->reads[ch->side].v, 0,
+                          memory_order_release);
+}
+
+int
+shm_cma_read(struct shm_chan *ch, void *dst, uint64_t addr, size_t len)
+{
+    const struct shm_who *w = &ch->ctl->who[1 - ch->side];
+    struct iovec local[2], remote[2];
+    uint64_t cookie;
+    size_t done = 0, piece;
+    ssize_t n;
+
+    /* Each piece reads the other's cookie too, in the same call (one
+     * process's memory, looked up once): once the other process is gone
+     * its pid may name another one, whose bytes these would be. */
+    local[1].iov_base = &cookie;
+    local[1].iov_len = sizeof cookie;
+    remote[1].iov_base = (void *)(uintptr_t)w->cookie_at;
+    remote[1].iov_len = sizeof cookie;
+    while (done < len) {
+        piece = len - done < SHM_CMA_PIECE ? len - done : SHM_CMA_PIECE;
+        local[0].iov_base = (uint8_t *)dst + done;
+        local[0].iov_len = piece;
+        remote[0].iov_base = (void *)(uintptr_t)(addr + done);
+        remote[0].iov_len = piece;
+        cookie = 0;
+        n = process_vm_readv(ch->peer, local, 2, remote, 2, 0);
+        if (n == -1 && errno == EINTR)
+            continue;
+        if (n == -1)
+            return -1;
+        if ((size_t)n != piece + sizeof cookie || cookie != w->cookie) {
+            /* Short: its memory went (it is exiting) or never was; or
+             * not the process that was probed. */
+            errno = (size_t)n == piece + sizeof cookie ? ESRCH : EFAULT;
+            return -1;
+        }
+        done += piece;
+    }
+    return 0;
+}
+
+/* Is the other process the one that was probed (its cookie readable and
+ * unchanged)?  errno set when not. */
+static int
+shm_cma_same(struct shm_chan *ch)
+{
+    const struct shm_who *w = &ch->ctl->who[1 - ch->side];
+    uint64_t cookie = 0;
+    struct iovec local = {&cookie, sizeof cookie}, remote;
+    ssize_t n;
+
+    remote.iov_base = (void *)(uintptr_t)w->cookie_at;
+    remote.iov_len = sizeof cookie;
+    while ((n = process_vm_readv(ch->peer, &local, 1, &remote, 1, 0)) == -1 &&
+           errno == EINTR)
+        ;
+    if (n == -1)
+        return 0;
+    if (n != (ssize_t)sizeof cookie || cookie != w->cookie) {
+        errno = ESRCH;
+        return 0;
+    }
+    return 1;
+}
+
+int
+shm_cma_write(struct shm_chan *ch, uint64_t addr, const void *src, size_t len)
+{
+    struct iovec local, remote;
+    size_t done = 0, piece;
+    ssize_t n;
+
+    if (!shm_cma_same(ch))
+        return -1;
+    while (done < len) {
+        piece = len - done < SHM_CMA_PIECE ? len - done : SHM_CMA_PIECE;
+        local.iov_base = (void *)((const uint8_t *)src + done);
+        local.iov_len = piece;
+        remote.iov_base = (void *)(uintptr_t)(addr + done);
+        remote.iov_len = piece;
+        n = process_vm_writev(ch->peer, &local, 1, &remote, 1, 0);
+        if (n == -1 && errno == EINTR)
+            continue;
+        if (n == -1)
+            return -1;
+        if (n == 0) {
+            errno = EFAULT;
+            return -1;
+        }
+        done += (size_t)n;
+    }
+    return shm_cma_same(ch) ? 0 : -1;
+}
+
+int
+shm_cma_queue(struct shm_chan *ch, void *dst, uint64_t addr, size_t len)
+{
+    if (ch->nq == SHM_CMA_BATCH || len > SHM_CMA_PIECE)
+        return -1;
+    ch->qlocal[ch->nq].iov_base = dst;
+    ch->qlocal[ch->nq].iov_len = len;
+    ch->qremote[ch->nq].iov_base = (void *)(uintptr_t)addr;
+    ch->qremote[ch->nq++].iov_len = len;
+    ch->qbytes += len;
+    return 0;
+}
+
+int
+shm_cma_flush(struct shm_chan *ch)
+{
+    const struct shm_who *w = &ch->ctl->who[1 - ch->side];
+    uint64_t cookie = 0;
+    size_t n = ch->nq, want = ch->qbytes + sizeof cookie;
+    ssize_t got;
+
+    ch->nq = 0;
+    ch->qbytes = 0;
+    if (n == 0)
+        return 0;
+    /* The cookie last, in the same call: see shm_cma_read. */
+    ch->qlocal[n].iov_base = &cookie;
+    ch->qlocal[n].iov_len = sizeof cookie;
+    ch->qremote[n].iov_base = (void *)(uintptr_t)w->cookie_at;
+    ch->qremote[n].iov_len = sizeof cookie;
+    while ((got = process_vm_readv(ch->peer, ch->qlocal, n + 1, ch->qremote,
+                                   n + 1, 0)) == -1 &&
+           errno == EINTR)
+        ;
+    if (got == -1)
+        return -1;
+    if ((size_t)got != want || cookie != w->cookie) {
+        errno = (size_t)got == want ? ESRCH : EFAULT;
+        return -1;
+    }
+    return 0;
+}
+
+int
+shm_note(struct shm_chan *ch, uint32_t id, uint64_t addr, uint64_t len)
+{
+    struct shm_note *nn;
+    uint64_t a, l;
+    size_t ncap;
+
+    /* An id the sender uses again belongs to a request of its that ended:
+     * an announcement of it still here was never taken (a replay nobody
+     * needed). */
+    (void)shm_take(ch, id, &a, &l);
+    if (ch->nnotes == ch->capnotes) {
+        if (ch->capnotes >= SHM_NOTES_MAX)
+            return -1;
+        ncap = ch->capnotes ? ch->capnotes * 2 : 16;
+        if ((nn = realloc(ch->notes, ncap * sizeof *nn)) == NULL)
+            return -1;
+        ch->notes = nn;
+        ch->capnotes = ncap;
+    }
+    ch->notes[ch->nnotes].id = id;
+    ch->notes[ch->nnotes].addr = addr;
+    ch->notes[ch->nnotes++].len = len;
+    return 0;
+}
+
+int
+shm_take(struct shm_chan *ch, uint32_t id, uint64_t *addr, uint64_t *len)
+{
+    size_t i;
+
+    for (i = ch->nnotes; i-- > 0;)
+        if (ch->notes[i].id == id) {
+            *addr = ch->notes[i].addr;
+            *len = ch->notes[i].len;
+            ch->notes[i] = ch->notes[--ch->nnotes];
+            return 1;
+        }
+    return 0;
+}
+
+void
+shm_test_kill_peer(struct shm_chan *ch)
+{
+    struct timespec ms = {0, 1000 * 1000};
+    uint64_t got;
+    struct iovec local = {&got, sizeof got}, remote;
+    const struct shm_who *w = &ch->ctl->who[1 - ch->side];
+    int i;
+
+    remote.iov_base = (void *)(uintptr_t)w->cookie_at;
+    remote.iov_len = sizeof got;
+    (void)kill(ch->peer, SIGKILL);
+    for (i = 0; i < 10000; i++) {
+        if (process_vm_readv(ch->peer, &local, 1, &remote, 1, 0) == -1)
+            return;
+        nanosleep(&ms, NULL);
+    }
 }

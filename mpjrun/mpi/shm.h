@@ -13,6 +13,18 @@
  * /dev/shm (a private tmpfs per job under peerd's containment), named by
  * a keyed hash of the handshake's nonces that only the pair can compute,
  * and unlinked as soon as the second process has mapped it.
+ *
+ * Single copy: a large message may skip the rings.  Its sender announces
+ * it (where it lies in the sender's memory, how long it is, the send's
+ * id) in a frame through the ring; the receiver, once it matched it,
+ * copies it from the sender's memory straight into the receive buffer
+ * (process_vm_readv, "cross memory attach") and tells the sender, who
+ * only then completes the send; a large one is split, the sender writing
+ * the second half into the receive buffer (process_vm_writev, at the
+ * address the receiver named) while the receiver reads the first.  Each
+ * side probes once, when the pair is set up, whether it can read the
+ * other's memory; a pair where it cannot keeps every message on the
+ * rings (docs/mpi.md "Single copy for large messages").
  */
 #ifndef P2PMPI_SHM_H
 #define P2PMPI_SHM_H
@@ -20,9 +32,26 @@
 #include <sys/uio.h>
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define SHM_NAME_LEN 32 /* hex characters of the segment's name */
+/* The smallest rendezvous sent by a single copy (P2P_SHM_CMA_MIN
+ * overrides); smaller ones go through the rings. */
+#define SHM_CMA_MIN 0
+/* The largest standard send that stays eager (through the rings) on a
+ * pair that copies once (P2P_SHM_EAGER_MAX overrides, at most the eager
+ * limit): larger ones are a rendezvous read in place.  Measured
+ * (docs/mpi.md): windows of 8 KiB messages stream through the rings at
+ * least as fast as Open MPI's, of 12 KiB only by a single copy. */
+#define SHM_EAGER_MAX (8 * 1024)
+/* The smallest message whose single copy is split: the receiver reads
+ * the first half while the sender writes the second into it, two cores
+ * copying (without replicas; P2P_SHM_SPLIT_MIN overrides, 0: never). */
+#define SHM_SPLIT_MIN (128 * 1024)
+/* Reads of smaller single copies matched in one pass go in one call, at
+ * most this many (the system call's own cost shared). */
+#define SHM_CMA_BATCH 16
 
 struct shm_chan;
 
@@ -59,5 +88,53 @@ void shm_disarm(struct shm_chan *);
 
 /* Is shared memory on for this process (P2P_SHM not 0/no/off)? */
 int shm_enabled(void);
+
+/* --- single copy (CMA) --- */
+
+/* Can we read the other side's memory (our probe at setup worked, and no
+ * read was refused since)? */
+int shm_cma_reads(const struct shm_chan *);
+/* Can the other side read ours: may we announce messages to it? */
+int shm_cma_peer_reads(const struct shm_chan *);
+/* A read was refused after all (EPERM, ENOSYS): stop announcements to
+ * us; the pair's messages go through the rings from now on. */
+void shm_cma_refused(struct shm_chan *);
+/* Copy len bytes at addr in the other process into dst, in pieces.  0,
+ * or -1 with errno: EPERM/ENOSYS refused, ESRCH the process is gone,
+ * EFAULT its memory is not there (it is exiting). */
+int shm_cma_read(struct shm_chan *, void *dst, uint64_t addr, size_t len);
+/* Several reads in one call: queue each (dst, addr, len: at most
+ * SHM_CMA_BATCH, each at most 4 MiB; -1 when full), then flush them all
+ * at once, with the result of shm_cma_read for all (the queue is empty
+ * afterwards either way). */
+int shm_cma_queue(struct shm_chan *, void *dst, uint64_t addr, size_t len);
+int shm_cma_flush(struct shm_chan *);
+/* Copy len bytes from src here to addr in the other process (the split
+ * single copy: the sender writes part of a message while the receiver
+ * reads the rest).  The other's probe cookie is read just before and
+ * just after, in calls of their own, so that the bytes went to the
+ * process that was probed (alive at both ends, its pid was never
+ * another's).  0, or -1 with errno as shm_cma_read. */
+int shm_cma_write(struct shm_chan *, uint64_t addr, const void *src,
+                  size_t len);
+/* Keep the other side's announcement of message id (its send's id) of
+ * len bytes at addr until the receive that matches it takes it; one of
+ * the same id left over is replaced.  -1 when no room (SHM_NOTES_MAX
+ * kept): the message then goes through the rings. */
+int shm_note(struct shm_chan *, uint32_t id, uint64_t addr, uint64_t len);
+/* The thresholds (macros above), each overridden by its environment
+ * variable once read: the smallest rendezvous sent by a single copy
+ * (P2P_SHM_CMA_MIN); the largest standard send kept eager, at most max
+ * (P2P_SHM_EAGER_MAX); the smallest single copy split (P2P_SHM_SPLIT_MIN,
+ * 0: never). */
+size_t shm_cma_min(void);
+size_t shm_eager_max(size_t max);
+size_t shm_split_min(void);
+/* Tests only (P2P_TEST_KILL ...:cmasender): kill the other process and
+ * wait (at most 10 s) until its memory can no longer be read. */
+void shm_test_kill_peer(struct shm_chan *);
+/* Take the announcement of id: 1 and its place, or 0 when there is
+ * none (the message comes through the rings). */
+int shm_take(struct shm_chan *, uint32_t id, uint64_t *addr, uint64_t *len);
 
 #endif

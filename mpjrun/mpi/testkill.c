@@ -9,6 +9,12 @@
  *             sender may have more sealed ahead: sealring.h)
  *   coll      starting a send inside a collective
  *   finalize  in MPI_Finalize, before telling the others
+ *   cma       about to read a single copy (shm.h) from the sender
+ *   cmasender the same, but the sender is killed instead: the reader
+ *             waits until its memory is gone, then reads (ESRCH)
+ *   cmarefuse the same, but the read is refused (EPERM), nobody killed
+ *   cmawrefuse a sender's write of its half of a split single copy is
+ *             refused (EPERM), nobody killed
  * and P2P_TEST_CUT set to "RANK.REPLICA:PROC:N" makes that process close
  * its connection to process index PROC (rank * R + replica), staying
  * alive, the Nth time it starts a point-to-point send: a partial network
@@ -60,13 +66,12 @@ test_cut(const char *where)
         transport_cut(cut_proc);
 }
 
-void
-mpii_test_point(const char *where)
+int
+mpii_test_hit(const char *where)
 {
     const char *v;
     int rank, replica, n;
 
-    test_cut(where);
     if (armed == -1) {
         armed = 0;
         /* Several may be given, separated by commas: ours is armed. */
@@ -79,7 +84,14 @@ mpii_test_point(const char *where)
                 countdown = n;
             }
     }
-    if (armed == 1 && strcmp(where, point) == 0 && --countdown == 0)
+    return armed == 1 && strcmp(where, point) == 0 && --countdown == 0;
+}
+
+void
+mpii_test_point(const char *where)
+{
+    test_cut(where);
+    if (mpii_test_hit(where))
         raise(SIGKILL);
 }
 

@@ -32,10 +32,22 @@ wf_frame_check(const struct wire_hdr *h, uint64_t want_seq, int nrep)
             return "replication frame in a job without replicas";
         /* fall through */
     case FR_RTS:
+        if ((h->flags & WF_RTS_CMA) != 0)
+            return h->len != WF_CMA_LEN ? "single-copy announcement of the "
+                                          "wrong length"
+                                        : NULL;
+        /* fall through */
     case FR_FIN:
+        return h->len != 0 ? "control frame with a payload" : NULL;
     case FR_CTS:
+        if ((h->flags & WF_CTS_SPLIT) != 0)
+            return h->len != WF_SPLIT_LEN ? "split clear-to-send of the "
+                                            "wrong length"
+                                          : NULL;
         return h->len != 0 ? "control frame with a payload" : NULL;
     case FR_DATA:
+        if ((h->flags & WF_DATA_WRITTEN) != 0 && h->len != 0)
+            return "written-data notice with a payload";
         return NULL;
     case FR_DECIDE:
     case FR_DECIDE_ACK:

@@ -57,6 +57,21 @@ enum frame_type {
     FR_DECIDE_ACK, /* replicas: backup to master, decision total known */
 };
 
+/* wire_hdr.flags.  Single copy (shm.h) runs only between the two ends
+ * of a shared-memory pair, whose segment layout (SHM_MAGIC) already
+ * refuses a peer of another version: these never cross TCP. */
+#define WF_RTS_CMA 0x01u  /* RTS with WF_CMA_LEN bytes: the message's
+                             address in the sender, to be read in place */
+#define WF_CTS_DONE 0x02u /* CTS: the receiver read the message itself, the
+                             send is complete (sid, rid) */
+#define WF_CTS_SPLIT 0x04u /* CTS with WF_SPLIT_LEN bytes (u64 offset,
+                              count, address): write that part of the
+                              message into the receiver yourself */
+#define WF_DATA_WRITTEN 0x08u /* DATA, empty: the sender wrote total
+                                 bytes of it into the receiver (rid) */
+#define WF_CMA_LEN 8
+#define WF_SPLIT_LEN 24
+
 /* Every message carries (communicator context, source, destination,
  * sequence number): the replication layer needs all four to recognise
  * a message whichever replica sent it. */

@@ -1,7 +1,8 @@
 /* A replicated MPI job's workload for the fault tests: STEPS steps, each a
  * ring exchange, an allreduce, a broadcast and a 1 MiB rendezvous
- * transfer; every rank prints one line per step.  Deterministic, so every
- * replica prints the same.  argv: STEPS [DELAY_MS before MPI_Init] */
+ * transfer (checked whole); every rank prints one line per step.
+ * Deterministic, so every replica prints the same.  argv: STEPS
+ * [DELAY_MS before MPI_Init] */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,14 @@ main(int argc, char **argv)
                 MPI_Recv(big, BIG, MPI_DOUBLE, 0, 2, MPI_COMM_WORLD,
                          MPI_STATUS_IGNORE);
                 sum += (long)big[BIG - 1];
+                /* Every element, not only the last: a line only when
+                 * one came wrong (the output is otherwise unchanged). */
+                for (i = 0; i < BIG; i++)
+                    if (big[i] != i + s) {
+                        printf("rank %d step %d element %d differs\n", rank,
+                               s, i);
+                        break;
+                    }
             }
         }
         printf("rank %d step %d sum %ld b %ld\n", rank, s, sum, b);

@@ -7,7 +7,16 @@ of its own set (same address in the job's table) and keeps TCP to the
 three on the other "host", as P2P_MPI_STATS shows; --no-shm keeps them
 all on TCP.  Killing a replica whose partners reach it through shared
 memory is survived as over TCP: the job ends 0 with the output of a
-failure-free run, and the segments left nothing behind in /dev/shm."""
+failure-free run, and the segments left nothing behind in /dev/shm.
+
+Large messages between them go by a single copy (process_vm_readv from
+the sender's buffer) under peerd's real containment, as P2P_MPI_STATS
+counts; with P2P_SHM_CMA=0 the pair's probe fails and they go through the
+rings, same output, as when a read or a sender's write of its half is
+refused at run time (P2P_TEST_KILL=...:cmarefuse, :cmawrefuse).  A sender
+killed while its receiver reads it in place
+(P2P_TEST_KILL=...:cmasender) is a lost process like any other: with two
+replicas the job ends 0 with the failure-free output."""
 
 import glob
 import os
@@ -23,6 +32,9 @@ from harness import wait_until  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHM = re.compile(r"^p2pmpi: rank (\d+): (\d+) through shared memory$", re.M)
+CMA = re.compile(r"^p2pmpi: rank (\d+): single copy from (\d+) of them, "
+                 r"(\d+) messages announced, (\d+) read; (\d+) rendezvous "
+                 r"through the rings$", re.M)
 
 
 class TestMpiShm(harness.JobTestCase):
@@ -41,6 +53,95 @@ class TestMpiShm(harness.JobTestCase):
 
     def shm_counts(self, run):
         return {int(r): int(n) for r, n in SHM.findall(run.stderr)}
+
+    def cma_counts(self, run):
+        """Per rank: (pairs we read from, announced, read, on the rings)."""
+        return {int(m[0]): tuple(int(x) for x in m[1:])
+                for m in CMA.findall(run.stderr)}
+
+    def test_single_copy(self):
+        # Two ranks on one peer: rank 0 sends rank 1 a 1 MiB rendezvous
+        # each step.
+        args = ["-n", "2", "-a", "concentrate", "-x", "P2P_MPI_STATS=1"]
+        run = self.p2prun(args + [self.prog, "12"])
+        self.assert_rc(run, 0)
+        cma = self.cma_counts(run)
+        self.assertEqual(sorted(cma), [0, 1], run.describe())
+        # Both probes worked; rank 0 announced and rank 1 read (the
+        # first may beat rank 1's probe and take the rings).
+        self.assertEqual((cma[0][0], cma[1][0]), (1, 1), run.describe())
+        self.assertGreaterEqual(cma[0][1], 11, run.describe())
+        self.assertEqual(cma[1][2], cma[0][1], run.describe())
+        self.assertEqual(cma[0][1] + cma[0][3], 12, run.describe())
+        ref = run.stdout
+        # Refused at the probe: every rendezvous through the rings.
+        run = self.p2prun(args + ["-x", "P2P_SHM_CMA=0", self.prog, "12"])
+        self.assert_rc(run, 0)
+        cma = self.cma_counts(run)
+        self.assertEqual(cma[0], (0, 0, 0, 12), run.describe())
+        self.assertEqual(cma[1][:3], (0, 0, 0), run.describe())
+        self.assertEqual(self.per_rank(run.stdout), self.per_rank(ref))
+        self.assert_job_over(self.sn, self.peers, timeout=5)
+
+    def test_single_copy_refused(self):
+        # Rank 1's third read is refused (as EPERM would be): that
+        # message (split: half written by rank 0, the rest asked through
+        # the ring) and every later one go through the rings, intact.
+        args = ["-n", "2", "-a", "concentrate", "-x", "P2P_MPI_STATS=1"]
+        ref = self.p2prun(args + [self.prog, "12"])
+        self.assert_rc(ref, 0)
+        run = self.p2prun(args + ["-x", "P2P_TEST_KILL=1.0:cmarefuse:3",
+                                  self.prog, "12"])
+        self.assert_rc(run, 0)
+        self.assertIn("single copy from process 0 refused", run.stderr,
+                      run.describe())
+        cma = self.cma_counts(run)
+        self.assertEqual(cma[1][2], 2, run.describe())
+        self.assertGreaterEqual(cma[0][3], 9, run.describe())
+        self.assertEqual(self.per_rank(run.stdout), self.per_rank(ref.stdout))
+        # Rank 0's write of its half refused: that half through the ring.
+        run = self.p2prun(args + ["-x", "P2P_TEST_KILL=0.0:cmawrefuse:2",
+                                  self.prog, "12"])
+        self.assert_rc(run, 0)
+        self.assertIn("single copy into process 1 refused", run.stderr,
+                      run.describe())
+        self.assertEqual(self.per_rank(run.stdout), self.per_rank(ref.stdout))
+        self.assert_job_over(self.sn, self.peers, timeout=5)
+
+    def test_single_copy_truncated_in_a_window(self):
+        # 16 messages of 32 KiB (read in one call) and of 100 KiB, the last
+        # receive of each window 1 KiB short: MPI_ERR_TRUNCATE, the bytes
+        # that fit, nothing past the end; the others whole.
+        prog = self.c.path("mpi_trunc_window")
+        subprocess.run([harness.binary("p2pcc"), "-O2", "-o", prog,
+                        os.path.join(HERE, "mpi_trunc_window.c")], check=True)
+        os.chmod(prog, 0o755)
+        for size in ("32768", "100000"):
+            run = self.p2prun(["-n", "2", "-a", "concentrate", "-x",
+                               "P2P_MPI_STATS=1", prog, size])
+            self.assert_rc(run, 0)
+            self.assertEqual(run.stdout, "ok\n", run.describe())
+            cma = self.cma_counts(run)
+            self.assertEqual(cma[1][2], 64, run.describe())
+        self.assert_job_over(self.sn, self.peers, timeout=5)
+
+    def test_single_copy_sender_killed(self):
+        ref = self.p2prun(self.args(steps=8))
+        self.assert_rc(ref, 0)
+        # Rank 1 replica 0 kills rank 0 replica 0 (same peer) on its
+        # third single-copy read from it, waits until that memory is
+        # gone, and reads: ESRCH, a lost process; rank 0 replica 1
+        # replays the message over TCP.
+        run = self.p2prun(self.args(steps=8, extra=[
+            "-x", "P2P_TEST_KILL=1.0:cmasender:3"]))
+        self.assert_rc(run, 0)
+        self.assertIn("rank 0 replica 0", run.stderr, run.describe())
+        self.assertIn("the rank goes on", run.stderr, run.describe())
+        self.assertIn("single copy from process 0 failed", run.stderr,
+                      run.describe())
+        self.assertEqual(self.per_rank(run.stdout), self.per_rank(ref.stdout),
+                         run.describe())
+        self.assert_job_over(self.sn, self.peers, timeout=5)
 
     def test_same_host_pairs_share_memory(self):
         run = self.p2prun(self.args(extra=["-x", "P2P_MPI_STATS=1"]))

@@ -6,7 +6,13 @@
  * whole and in order across the ring's end in both directions, a full
  * ring takes only what fits, a sleeping side is rung exactly when
  * something happens, and a stream crosses between two real processes.
+ * Single copy: each side's probe at setup finds it can read the other,
+ * P2P_SHM_CMA=0 makes it fail, a refusal stops announcements, reads
+ * come whole in pieces from another process and fail with ESRCH once it
+ * is gone, a peer in another pid namespace fails both probes, and
+ * announcements are kept and taken by id.
  */
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -303,6 +309,202 @@ t_two_processes(void)
     shm_free(a);
 }
 
+/* Both ends in one process: the probes succeed (a process may read
+ * itself), a read larger than a piece comes whole, a refusal turns the
+ * other side's announcements off, and the knob makes the probe fail. */
+static void
+t_single_copy_probe(void)
+{
+    const char *name = fresh_name();
+    struct shm_chan *a = shm_create(name), *b;
+    size_t n = (9u << 20) + 7; /* several pieces, and an odd tail */
+    uint8_t *src = malloc(n), *dst = malloc(n);
+
+    if (!CHECK(a != NULL && src != NULL && dst != NULL))
+        goto out;
+    b = shm_attach(name);
+    if (!CHECK(b != NULL))
+        goto out;
+    CHECK_EQ_INT(shm_cma_reads(b), 1); /* the attacher probed at once */
+    CHECK_EQ_INT(shm_cma_peer_reads(a), 1);
+    CHECK_EQ_INT(shm_attached(a), 1); /* the creator probes now */
+    CHECK_EQ_INT(shm_cma_reads(a), 1);
+    CHECK_EQ_INT(shm_cma_peer_reads(b), 1);
+    fill(src, n, 5);
+    memset(dst, 0, n);
+    CHECK_EQ_INT(shm_cma_read(b, dst, (uint64_t)(uintptr_t)src, n), 0);
+    CHECK(memcmp(src, dst, n) == 0);
+    shm_cma_refused(b);
+    CHECK_EQ_INT(shm_cma_reads(b), 0);
+    CHECK_EQ_INT(shm_cma_peer_reads(a), 0);
+    CHECK_EQ_INT(shm_cma_peer_reads(b), 1);
+    shm_free(b);
+    shm_free(a);
+    a = NULL;
+    /* Turned off: the probe fails on both sides. */
+    setenv("P2P_SHM_CMA", "0", 1);
+    name = fresh_name();
+    a = shm_create(name);
+    b = a != NULL ? shm_attach(name) : NULL;
+    if (CHECK(b != NULL)) {
+        CHECK_EQ_INT(shm_attached(a), 1);
+        unsetenv("P2P_SHM_CMA");
+        CHECK_EQ_INT(shm_cma_reads(a) + shm_cma_reads(b), 0);
+        CHECK_EQ_INT(shm_cma_peer_reads(a) + shm_cma_peer_reads(b), 0);
+        shm_free(b);
+    }
+    unsetenv("P2P_SHM_CMA");
+out:
+    shm_free(a);
+    free(src);
+    free(dst);
+}
+
+/* Announcements: taken by id once; one of the same id replaces an
+ * older one never taken. */
+static void
+t_single_copy_notes(void)
+{
+    const char *name = fresh_name();
+    struct shm_chan *a = shm_create(name);
+    uint64_t at = 0, len = 0;
+    uint32_t id;
+
+    if (!CHECK(a != NULL))
+        return;
+    CHECK_EQ_INT(shm_take(a, 7, &at, &len), 0);
+    CHECK_EQ_INT(shm_note(a, 7, 100, 1000), 0);
+    CHECK_EQ_INT(shm_note(a, 8, 200, 2000), 0);
+    CHECK_EQ_INT(shm_note(a, 7, 300, 3000), 0);
+    CHECK_EQ_INT(shm_take(a, 7, &at, &len), 1);
+    CHECK_EQ_INT((long long)at, 300);
+    CHECK_EQ_INT((long long)len, 3000);
+    CHECK_EQ_INT(shm_take(a, 7, &at, &len), 0);
+    CHECK_EQ_INT(shm_take(a, 8, &at, &len), 1);
+    CHECK_EQ_INT((long long)at, 200);
+    for (id = 0; id < 1000; id++)
+        CHECK_EQ_INT(shm_note(a, id, id, id), 0);
+    for (id = 1000; id-- > 0;)
+        if (!CHECK_EQ_INT(shm_take(a, id, &at, &len), 1) ||
+            !CHECK_EQ_INT((long long)at, id))
+            break;
+    shm_free(a);
+}
+
+/* Another process: its buffer read in place, and another of its written
+ * in place, while it lives; ESRCH for both once it is gone (what a
+ * receiver sees of a sender that died). */
+static void
+t_single_copy_two_processes(void)
+{
+    const char *name = fresh_name();
+    struct shm_chan *a = shm_create(name), *b;
+    size_t n = 3u << 20;
+    uint8_t *want = malloc(n), *got = malloc(n), done = 1;
+    uint64_t at[2] = {0, 0};
+    struct iovec iov;
+    pid_t pid;
+    int status;
+
+    if (!CHECK(a != NULL && want != NULL && got != NULL))
+        goto out;
+    fill(want, n, 11);
+    if ((pid = fork()) == 0) {
+        uint8_t *mine = malloc(n), *theirs = calloc(1, n), bye;
+
+        if ((b = shm_attach(name)) == NULL || mine == NULL || theirs == NULL)
+            _exit(3);
+        fill(mine, n, 11);
+        at[0] = (uint64_t)(uintptr_t)mine;
+        at[1] = (uint64_t)(uintptr_t)theirs;
+        iov.iov_base = at;
+        iov.iov_len = sizeof at;
+        if (shm_writev(b, &iov, 1) != sizeof at)
+            _exit(4);
+        while (shm_read(b, &bye, 1) == 0)
+            ;
+        /* The parent wrote the same bytes into theirs. */
+        _exit(memcmp(mine, theirs, n) == 0 ? 0 : 5);
+    }
+    while (shm_read(a, at, sizeof at) == 0)
+        ;
+    CHECK_EQ_INT(shm_attached(a), 1);
+    CHECK_EQ_INT(shm_cma_reads(a), 1);
+    memset(got, 0, n);
+    CHECK_EQ_INT(shm_cma_read(a, got, at[0], n), 0);
+    CHECK(memcmp(got, want, n) == 0);
+    CHECK_EQ_INT(shm_cma_write(a, at[1], want, n), 0);
+    iov.iov_base = &done;
+    iov.iov_len = 1;
+    CHECK_EQ_INT((int)shm_writev(a, &iov, 1), 1);
+    CHECK_EQ_INT((int)waitpid(pid, &status, 0), (int)pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    errno = 0;
+    CHECK_EQ_INT(shm_cma_read(a, got, at[0], n), -1);
+    CHECK_EQ_INT(errno, ESRCH);
+    errno = 0;
+    CHECK_EQ_INT(shm_cma_write(a, at[1], want, n), -1);
+    CHECK_EQ_INT(errno, ESRCH);
+out:
+    shm_free(a);
+    free(want);
+    free(got);
+}
+
+/* The other end in another pid namespace (where we may make one: root):
+ * the pids in the control page name other processes, or none, for each
+ * side, and both probes fail. */
+static void
+t_single_copy_pid_namespace(void)
+{
+    const char *name = fresh_name();
+    struct shm_chan *a, *b;
+    uint8_t go = 1, ready;
+    struct iovec iov = {&go, 1};
+    pid_t pid;
+    int status;
+
+    if ((pid = fork()) == 0) {
+        pid_t inner;
+
+        if (unshare(CLONE_NEWPID) == -1)
+            _exit(77); /* not allowed here: skipped */
+        if ((inner = fork()) == 0) {
+            uint8_t bye;
+
+            /* pid 1 of its namespace */
+            if ((b = shm_attach(name)) == NULL)
+                _exit(3);
+            iov.iov_base = &go;
+            (void)shm_writev(b, &iov, 1);
+            while (shm_read(b, &bye, 1) == 0)
+                ;
+            _exit(shm_cma_reads(b) ? 4 : 0);
+        }
+        _exit(inner > 0 && waitpid(inner, &status, 0) == inner &&
+                      WIFEXITED(status)
+                  ? WEXITSTATUS(status)
+                  : 5);
+    }
+    if (!CHECK((a = shm_create(name)) != NULL))
+        return;
+    /* The child may be refused its namespace: then it never attaches. */
+    while (shm_read(a, &ready, 1) == 0) {
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 77);
+            shm_free(a);
+            return;
+        }
+    }
+    CHECK_EQ_INT(shm_attached(a), 1);
+    CHECK_EQ_INT(shm_cma_reads(a), 0);
+    CHECK_EQ_INT(shm_cma_peer_reads(a), 0);
+    CHECK_EQ_INT((int)shm_writev(a, &iov, 1), 1);
+    CHECK_EQ_INT((int)waitpid(pid, &status, 0), (int)pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    shm_free(a);
+}
+
 static const struct test_case cases[] = {
     {"create_attach", t_create_attach},
     {"not_attached", t_not_attached},
@@ -311,6 +513,10 @@ static const struct test_case cases[] = {
     {"round_trip", t_round_trip},
     {"doorbell", t_doorbell},
     {"two_processes", t_two_processes},
+    {"single_copy_probe", t_single_copy_probe},
+    {"single_copy_notes", t_single_copy_notes},
+    {"single_copy_two_processes", t_single_copy_two_processes},
+    {"single_copy_pid_namespace", t_single_copy_pid_namespace},
 };
 
 TEST_MAIN(cases)

@@ -212,8 +212,39 @@ t_frame_kinds(void)
     CHECK(wf_frame_check(&h, 0, 1) == NULL);
     h = hdr(FR_EAGER, 0, WF_EAGER_MAX, WF_EAGER_MAX);
     CHECK(wf_frame_check(&h, 0, 1) == NULL);
+    /* A single-copy announcement: an RTS with the sender's address. */
+    h = hdr(FR_RTS, 0, WF_CMA_LEN, 1 << 20);
+    h.flags = WF_RTS_CMA;
+    CHECK(wf_frame_check(&h, 0, 1) == NULL);
+    CHECK(wf_frame_check(&h, 0, 2) == NULL);
+    h = hdr(FR_CTS, 0, 0, 0);
+    h.flags = WF_CTS_DONE;
+    CHECK(wf_frame_check(&h, 0, 1) == NULL);
+    h = hdr(FR_CTS, 0, WF_SPLIT_LEN, 0);
+    h.flags = WF_CTS_SPLIT;
+    CHECK(wf_frame_check(&h, 0, 1) == NULL);
+    h = hdr(FR_DATA, 0, 0, 1 << 19);
+    h.flags = WF_DATA_WRITTEN;
+    CHECK(wf_frame_check(&h, 0, 1) == NULL);
 
     /* Refused, each with its reason. */
+    h = hdr(FR_RTS, 0, 0, 1 << 20);
+    h.flags = WF_RTS_CMA;
+    CHECK_CONTAINS(wf_frame_check(&h, 0, 1), "single-copy");
+    h.len = WF_CMA_LEN + 1;
+    CHECK_CONTAINS(wf_frame_check(&h, 0, 1), "single-copy");
+    h.flags = 0;
+    h.len = WF_CMA_LEN; /* an address, but not announced as one */
+    CHECK_CONTAINS(wf_frame_check(&h, 0, 1), "payload");
+    h = hdr(FR_CTS, 0, WF_SPLIT_LEN - 1, 0);
+    h.flags = WF_CTS_SPLIT;
+    CHECK_CONTAINS(wf_frame_check(&h, 0, 1), "split");
+    h.flags = 0;
+    h.len = WF_SPLIT_LEN; /* a split's payload, not flagged */
+    CHECK_CONTAINS(wf_frame_check(&h, 0, 1), "payload");
+    h = hdr(FR_DATA, 0, 1, 0);
+    h.flags = WF_DATA_WRITTEN;
+    CHECK_CONTAINS(wf_frame_check(&h, 0, 1), "written");
     h = hdr(FR_EAGER, 1, 0, 0);
     CHECK_CONTAINS(wf_frame_check(&h, 0, 1), "sequence");
     CHECK_CONTAINS(wf_frame_check(&h, 2, 1), "sequence");
