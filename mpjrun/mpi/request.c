@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
 
 #include "core.h"
@@ -18,7 +19,8 @@
 #define REQ_HANDLE_BASE 0x2c000000
 #define REQ_MAX 65535
 #define SPIN_NS 10000000   /* spin this long before sleeping (10 ms) */
-#define SPINS_SHARED 4      /* passes before sleeping when sharing cores */
+#define YIELD_MAX_NS 200000 /* sharing cores: yield at most this long */
+#define YIELD_MIN_NS 10000
 
 static int oversubscribed; /* more local ranks than cores */
 static struct mpii_req **reqs;
@@ -274,32 +276,42 @@ req_set_oversubscribed(int on)
     oversubscribed = on;
 }
 
+/* Oversubscribed waiting, adaptive: the yield phase's budget doubles
+ * (up to YIELD_MAX_NS) when a wait ended within it and halves (down to
+ * YIELD_MIN_NS) when a wait outlasted it and had to sleep. */
+static uint64_t yield_budget = YIELD_MAX_NS;
+
 int
 req_wait_until(int (*cond)(void *), void *arg)
 {
-    uint64_t start = 0;
-    int spins = 0, rc;
+    uint64_t start = 0, t;
+    int spins = 0, rc, slept = 0;
+    static long fixed = -2;
 
+    if (fixed == -2) {
+        const char *v = getenv("P2P_WAIT_YIELD_US");
+        fixed = v != NULL ? atol(v) * 1000 : -1;
+    }
     sched_progress();
     while (!cond(arg)) {
         if ((rc = mpii_progress(0)) != MPI_SUCCESS)
             return rc;
         if (cond(arg))
             break;
-        /* With a core of its own, a rank spins: a message is often
-         * microseconds away, and waking a sleeping vCPU costs tens of
-         * microseconds.  In the idle CPU class (SCHED_IDLE, where peerd
-         * runs guest ranks) spinning takes nothing from the owner, while
-         * a wake-up waits behind every runnable owner process: with a
-         * short spin two ranks in a ping-pong fall into sleeping on
-         * every message (1-byte latency 65 us instead of 3 us beside
-         * busy builds), so the spin outlasts such waits.  When ranks outnumber cores, the rank we wait for
-         * needs this core: sleep in poll() at once and let the kernel wake
-         * us when data arrives (yielding instead measured 3x slower here:
-         * sched_yield costs ~15 us on this hypervisor). */
-        if (oversubscribed ? ++spins < SPINS_SHARED : ++spins < 64)
-            continue;
-        if (!oversubscribed) {
+        if (oversubscribed) {
+            uint64_t b = fixed >= 0 ? (uint64_t)fixed : yield_budget;
+
+            t = now_ns();
+            if (start == 0)
+                start = t;
+            if (t - start < b) {
+                sched_yield();
+                continue;
+            }
+            slept = 1;
+        } else {
+            if (++spins < 64)
+                continue;
             if (start == 0)
                 start = now_ns();
             if (now_ns() - start < SPIN_NS)
@@ -307,6 +319,14 @@ req_wait_until(int (*cond)(void *), void *arg)
         }
         if ((rc = mpii_progress(100)) != MPI_SUCCESS)
             return rc;
+    }
+    if (oversubscribed && start != 0) {
+        if (!slept) {
+            if (yield_budget < YIELD_MAX_NS)
+                yield_budget *= 2;
+        } else if (yield_budget > YIELD_MIN_NS) {
+            yield_budget /= 2;
+        }
     }
     return MPI_SUCCESS;
 }
