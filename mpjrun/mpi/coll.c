@@ -916,18 +916,30 @@ alltoall_run(const struct vec *sv, const struct vec *rv, int large,
     MPI_Request *reqs;
     char *sat, *rat;
 
-    sat = vec_at(sv, r, &scnt);
-    rat = vec_at(rv, r, &rcnt);
-    if ((err = coll_copy(sat, scnt, sv->t, rat, rcnt, rv->t)) != MPI_SUCCESS)
-        return err;
+    /* My own block is copied while the first messages are under way. */
+    if (p == 1) {
+        sat = vec_at(sv, r, &scnt);
+        rat = vec_at(rv, r, &rcnt);
+        return coll_copy(sat, scnt, sv->t, rat, rcnt, rv->t);
+    }
     if (large) {
         for (int s = 1; s < p && err == MPI_SUCCESS; s++) {
             int dst = (r + s) % p, src = (r - s + p) % p;
+            MPI_Request two[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
 
-            sat = vec_at(sv, dst, &scnt);
             rat = vec_at(rv, src, &rcnt);
-            err = coll_sendrecv(sat, scnt, sv->dt, dst, rat, rcnt, rv->dt, src,
-                                TAG_ALLTOALL, c);
+            err = mpii_irecv(rat, rcnt, rv->dt, src, TAG_ALLTOALL, c, CTX(c),
+                             &two[0]);
+            sat = vec_at(sv, dst, &scnt);
+            if (err == MPI_SUCCESS)
+                err = mpii_isend(sat, scnt, sv->dt, dst, TAG_ALLTOALL, c,
+                                 CTX(c), MPII_SEND_STANDARD, &two[1]);
+            if (err == MPI_SUCCESS && s == 1) {
+                sat = vec_at(sv, r, &scnt);
+                rat = vec_at(rv, r, &rcnt);
+                err = coll_copy(sat, scnt, sv->t, rat, rcnt, rv->t);
+            }
+            err = coll_finish(2, two, err);
         }
         return err;
     }
@@ -950,6 +962,11 @@ alltoall_run(const struct vec *sv, const struct vec *rv, int large,
                          MPII_SEND_STANDARD, &reqs[n]);
         if (err == MPI_SUCCESS)
             n++;
+    }
+    if (err == MPI_SUCCESS) {
+        sat = vec_at(sv, r, &scnt);
+        rat = vec_at(rv, r, &rcnt);
+        err = coll_copy(sat, scnt, sv->t, rat, rcnt, rv->t);
     }
     err = coll_finish(n, reqs, err);
     free(reqs);
