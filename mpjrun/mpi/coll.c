@@ -14,8 +14,9 @@
  *   Bcast      up to 4 ranks and 16 KiB, the root sends to each rank
  *              (one hop: when ranks share cores, every hop costs a
  *              wake-up); else a binomial tree; above 64 KiB and 3+
- *              ranks, a binomial scatter of n/p chunks then a ring
- *              allgather.  The choice depends on sizes and the rank
+ *              ranks, a binomial scatter of n/p chunks then an
+ *              allgather: recursive doubling for a power of two, else
+ *              a ring.  The choice depends on sizes and the rank
  *              count only, so every rank makes the same
  *   Gather     binomial tree of packed blocks; linear for large blocks
  *   Scatter    binomial tree of packed blocks; linear for large blocks
@@ -315,8 +316,31 @@ bcast_long(void *buf, int count, const struct mpii_type *t, int root,
     if ((err = coll_finish(nreq, reqs, err)) != MPI_SUCCESS)
         goto error;
 
-    /* Ring allgather on relative ranks; nobody sends to the root. */
-    for (int s = 0; s < p - 1; s++) {
+    /* A power of two: recursive doubling on relative ranks (at step
+     * mask my aligned group of mask chunks goes to vr ^ mask and its
+     * group comes back), log2 p steps where the ring takes p - 1 with
+     * the same bytes; nobody sends to the root. */
+    for (int m = 1; (p & (p - 1)) == 0 && m < p; m <<= 1) {
+        MPI_Request two[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+        int pv = vr ^ m, mine = vr & ~(m - 1), theirs = pv & ~(m - 1);
+
+        chunk(n, cs, theirs, &lo, &len);
+        chunk(n, cs, theirs + m, &lo2, &len);
+        if (vr != 0)
+            err = mpii_irecv(data + lo, (int)(lo2 - lo), MPI_BYTE,
+                             (pv + root) % p, TAG_BCAST_RING, c, CTX(c),
+                             &two[0]);
+        chunk(n, cs, mine, &lo, &len);
+        chunk(n, cs, mine + m, &lo2, &len);
+        if (pv != 0 && err == MPI_SUCCESS)
+            err = mpii_isend(data + lo, (int)(lo2 - lo), MPI_BYTE,
+                             (pv + root) % p, TAG_BCAST_RING, c, CTX(c),
+                             MPII_SEND_STANDARD, &two[1]);
+        if ((err = coll_finish(2, two, err)) != MPI_SUCCESS)
+            goto error;
+    }
+    /* Else a ring allgather on relative ranks; nobody sends to the root. */
+    for (int s = 0; (p & (p - 1)) != 0 && s < p - 1; s++) {
         MPI_Request req = MPI_REQUEST_NULL;
         int err2;
 
