@@ -940,30 +940,18 @@ alltoall_run(const struct vec *sv, const struct vec *rv, int large,
     MPI_Request *reqs;
     char *sat, *rat;
 
-    /* My own block is copied while the first messages are under way. */
-    if (p == 1) {
-        sat = vec_at(sv, r, &scnt);
-        rat = vec_at(rv, r, &rcnt);
-        return coll_copy(sat, scnt, sv->t, rat, rcnt, rv->t);
-    }
+    sat = vec_at(sv, r, &scnt);
+    rat = vec_at(rv, r, &rcnt);
+    if ((err = coll_copy(sat, scnt, sv->t, rat, rcnt, rv->t)) != MPI_SUCCESS)
+        return err;
     if (large) {
         for (int s = 1; s < p && err == MPI_SUCCESS; s++) {
             int dst = (r + s) % p, src = (r - s + p) % p;
-            MPI_Request two[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
 
-            rat = vec_at(rv, src, &rcnt);
-            err = mpii_irecv(rat, rcnt, rv->dt, src, TAG_ALLTOALL, c, CTX(c),
-                             &two[0]);
             sat = vec_at(sv, dst, &scnt);
-            if (err == MPI_SUCCESS)
-                err = mpii_isend(sat, scnt, sv->dt, dst, TAG_ALLTOALL, c,
-                                 CTX(c), MPII_SEND_STANDARD, &two[1]);
-            if (err == MPI_SUCCESS && s == 1) {
-                sat = vec_at(sv, r, &scnt);
-                rat = vec_at(rv, r, &rcnt);
-                err = coll_copy(sat, scnt, sv->t, rat, rcnt, rv->t);
-            }
-            err = coll_finish(2, two, err);
+            rat = vec_at(rv, src, &rcnt);
+            err = coll_sendrecv(sat, scnt, sv->dt, dst, rat, rcnt, rv->dt, src,
+                                TAG_ALLTOALL, c);
         }
         return err;
     }
@@ -986,11 +974,6 @@ alltoall_run(const struct vec *sv, const struct vec *rv, int large,
                          MPII_SEND_STANDARD, &reqs[n]);
         if (err == MPI_SUCCESS)
             n++;
-    }
-    if (err == MPI_SUCCESS) {
-        sat = vec_at(sv, r, &scnt);
-        rat = vec_at(rv, r, &rcnt);
-        err = coll_copy(sat, scnt, sv->t, rat, rcnt, rv->t);
     }
     err = coll_finish(n, reqs, err);
     free(reqs);
