@@ -301,9 +301,9 @@ req_wait_until(int (*cond)(void *), void *arg)
          * another runnable process at once, and costs 0.2 us when there
          * is none), and sleep in poll() only after YIELD_NS.  Sleeping at
          * once made every hop a wake-up: 4 ranks on 2 cores, barrier
-         * 42-49 us and 1-byte bcast 37-40 us, against 19-22 and 12-18
+         * 42-49 us and 1-byte bcast 37-40 us, against 18-29 and 10-23
          * with the yield phase (Open MPI, which yields and never
-         * sleeps: 21-27 and 10-13).  A yield phase of 10 us was as slow
+         * sleeps: 20-27 and 8-13).  A yield phase of 10 us was as slow
          * as none, 20 us to 5 ms alike. */
         if (!oversubscribed && ++spins < 64)
             continue;
