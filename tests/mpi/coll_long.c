@@ -1,15 +1,15 @@
 /*
  * coll_long: the long-message reductions at sizes that reach every
- * corner of their algorithms.  Reduce above 64 KiB on few ranks, or on
- * ranks sharing cores, is a binomial tree pipelined in 64 KiB segments:
- * the first child's segments land straight in the result through a
- * window of 64 requests, the other children's in a ring of 4 slots.  So
- * the counts here are more than 64 segments (4 MiB and a bit, the last
- * segment short), a count that leaves most ranks' tree segments uneven,
- * every root (the tree is rooted at the root), MPI_IN_PLACE at the root,
- * a commutative user operation (which also takes the pipeline) and a
- * non-commutative one (which must not, and keeps rank order).  Every
- * element is checked, and the leaves' send buffers must be left alone.
+ * corner of their algorithms.  Reduce above 64 KiB is the binomial tree
+ * on up to 4 ranks (its root receives its first child's operand straight
+ * into the receive buffer and folds its own in; its inner nodes combine
+ * in buffers kept from one call to the next, which must not leak one
+ * call's data into the next) and the ring reduce-scatter and gather on
+ * more; Allreduce the ring.  So: several sizes, the largest over 4 MiB
+ * and all odd, three roots (0, 1, the last), MPI_IN_PLACE at
+ * the root, a commutative user operation, and a non-commutative one whose
+ * result shows the rank order.  Every element is checked, and the
+ * leaves' send buffers must be left alone.
  */
 #include "mpitest.h"
 
