@@ -14,8 +14,9 @@
  *   Bcast      up to 4 ranks and 16 KiB, the root sends to each rank
  *              (one hop: when ranks share cores, every hop costs a
  *              wake-up); else a binomial tree; above 64 KiB and 3+
- *              ranks, a binomial scatter of n/p chunks then a ring
- *              allgather.  The choice depends on sizes and the rank
+ *              ranks, a binomial scatter of n/p chunks then an
+ *              allgather: recursive doubling for a power of two, else
+ *              a ring.  The choice depends on sizes and the rank
  *              count only, so every rank makes the same
  *   Gather     binomial tree of packed blocks; linear for large blocks
  *   Scatter    binomial tree of packed blocks; linear for large blocks
@@ -315,8 +316,31 @@ bcast_long(void *buf, int count, const struct mpii_type *t, int root,
     if ((err = coll_finish(nreq, reqs, err)) != MPI_SUCCESS)
         goto error;
 
-    /* Ring allgather on relative ranks; nobody sends to the root. */
-    for (int s = 0; s < p - 1; s++) {
+    /* A power of two: recursive doubling on relative ranks (at step
+     * mask my aligned group of mask chunks goes to vr ^ mask and its
+     * group comes back), log2 p steps where the ring takes p - 1 with
+     * the same bytes; nobody sends to the root. */
+    for (int m = 1; (p & (p - 1)) == 0 && m < p; m <<= 1) {
+        MPI_Request two[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+        int pv = vr ^ m, mine = vr & ~(m - 1), theirs = pv & ~(m - 1);
+
+        chunk(n, cs, theirs, &lo, &len);
+        chunk(n, cs, theirs + m, &lo2, &len);
+        if (vr != 0)
+            err = mpii_irecv(data + lo, (int)(lo2 - lo), MPI_BYTE,
+                             (pv + root) % p, TAG_BCAST_RING, c, CTX(c),
+                             &two[0]);
+        chunk(n, cs, mine, &lo, &len);
+        chunk(n, cs, mine + m, &lo2, &len);
+        if (pv != 0 && err == MPI_SUCCESS)
+            err = mpii_isend(data + lo, (int)(lo2 - lo), MPI_BYTE,
+                             (pv + root) % p, TAG_BCAST_RING, c, CTX(c),
+                             MPII_SEND_STANDARD, &two[1]);
+        if ((err = coll_finish(2, two, err)) != MPI_SUCCESS)
+            goto error;
+    }
+    /* Else a ring allgather on relative ranks; nobody sends to the root. */
+    for (int s = 0; (p & (p - 1)) != 0 && s < p - 1; s++) {
         MPI_Request req = MPI_REQUEST_NULL;
         int err2;
 
@@ -770,9 +794,13 @@ allgather_ring(const struct vec *rv, struct mpii_comm *c)
 }
 
 /* Recursive doubling for a power of two p: at step mask, my aligned
- * group of mask blocks is swapped with the partner's. */
+ * group of mask blocks is swapped with the partner's.  The first step
+ * sends my block from (sbuf, scount, st) and copies it into place while
+ * the exchange is under way (2 ranks, 1 MiB: the copy was a third of the
+ * call); MPI_IN_PLACE: it is in place already. */
 static int
-allgather_rd(const struct vec *rv, struct mpii_comm *c)
+allgather_rd(const void *sbuf, int scount, MPI_Datatype st,
+             const struct vec *rv, struct mpii_comm *c)
 {
     int r = c->rank, err, cnt;
 
@@ -780,19 +808,33 @@ allgather_rd(const struct vec *rv, struct mpii_comm *c)
         int partner = r ^ mask;
         char *mine = vec_at(rv, r & ~(mask - 1), &cnt);
         char *theirs = vec_at(rv, partner & ~(mask - 1), &cnt);
+        MPI_Request reqs[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
 
-        err = coll_sendrecv(mine, mask * cnt, rv->dt, partner, theirs,
-                            mask * cnt, rv->dt, partner, TAG_ALLGATHER, c);
-        if (err != MPI_SUCCESS)
+        if (mask > 1 || sbuf == MPI_IN_PLACE) {
+            err = coll_sendrecv(mine, mask * cnt, rv->dt, partner, theirs,
+                                mask * cnt, rv->dt, partner, TAG_ALLGATHER, c);
+            if (err != MPI_SUCCESS)
+                return err;
+            continue;
+        }
+        err = mpii_irecv(theirs, cnt, rv->dt, partner, TAG_ALLGATHER, c,
+                         CTX(c), &reqs[0]);
+        if (err == MPI_SUCCESS)
+            err = mpii_isend(sbuf, scount, st, partner, TAG_ALLGATHER, c,
+                             CTX(c), MPII_SEND_STANDARD, &reqs[1]);
+        if (err == MPI_SUCCESS)
+            err = coll_copy(sbuf, scount, mpii_type_get(st), mine, cnt, rv->t);
+        if ((err = coll_finish(2, reqs, err)) != MPI_SUCCESS)
             return err;
     }
     return MPI_SUCCESS;
 }
 
-/* Checks the arguments of Allgather(v) and puts my block in place. */
+/* Checks the arguments of Allgather(v) and, when copy, puts my block
+ * in place. */
 static int
 allgather_start(const void *sbuf, int scount, MPI_Datatype st,
-                const struct vec *rv, struct mpii_comm *c)
+                const struct vec *rv, int copy, struct mpii_comm *c)
 {
     const struct mpii_type *stt;
     int err, cnt;
@@ -809,7 +851,7 @@ allgather_start(const void *sbuf, int scount, MPI_Datatype st,
     at = vec_at(rv, c->rank, &cnt);
     if (sbuf == at && cnt > 0)
         return MPI_ERR_BUFFER;
-    return coll_copy(sbuf, scount, stt, at, cnt, rv->t);
+    return copy ? coll_copy(sbuf, scount, stt, at, cnt, rv->t) : MPI_SUCCESS;
 }
 
 #pragma weak MPI_Allgather = PMPI_Allgather
@@ -820,7 +862,7 @@ PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     const struct mpii_type *rtt;
     struct mpii_comm *c;
     struct vec rv;
-    int err;
+    int err, rd;
 
     MPII_CHECK_INIT("MPI_Allgather");
     if (mpii_comm_inter(comm)) {
@@ -835,13 +877,15 @@ PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
     if ((err = coll_check_buf(rbuf, rcount, rt, &rtt)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Allgather");
     rv = (struct vec){rbuf, rcount, NULL, NULL, rt, rtt};
-    if ((err = allgather_start(sbuf, scount, st, &rv, c)) != MPI_SUCCESS)
+    rd = c->size > 1 && (c->size & (c->size - 1)) == 0 &&
+         (long long)rcount * c->size <= INT_MAX &&
+         (size_t)rcount * mpii_type_size(rtt) > 0;
+    if ((err = allgather_start(sbuf, scount, st, &rv, !rd, c)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Allgather");
     if (c->size == 1 || (size_t)rcount * mpii_type_size(rtt) == 0)
         return MPI_SUCCESS;
-    if ((c->size & (c->size - 1)) == 0 &&
-        (long long)rcount * c->size <= INT_MAX)
-        err = allgather_rd(&rv, c);
+    if (rd)
+        err = allgather_rd(sbuf, scount, st, &rv, c);
     else
         err = allgather_ring(&rv, c);
     return err != MPI_SUCCESS ? mpii_err(comm, err, "MPI_Allgather") : 0;
@@ -876,7 +920,7 @@ PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
             if (rcounts[i] > 0)
                 return mpii_err(comm, MPI_ERR_BUFFER, "MPI_Allgatherv");
     }
-    if ((err = allgather_start(sbuf, scount, st, &rv, c)) != MPI_SUCCESS)
+    if ((err = allgather_start(sbuf, scount, st, &rv, 1, c)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Allgatherv");
     if (c->size > 1 && (err = allgather_ring(&rv, c)) != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Allgatherv");

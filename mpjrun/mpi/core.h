@@ -85,7 +85,8 @@ void req_bind(struct mpii_req *, struct mpii_comm *c,
 void req_complete(struct mpii_req *, int err);
 void req_release(struct mpii_req *);
 void req_fini(void);
-/* Ranks outnumber cores here: sleep at once instead of spinning. */
+/* Ranks outnumber cores here: yield between passes, then sleep,
+ * instead of spinning (see req_wait_until). */
 void req_set_oversubscribed(int);
 /* Progress until cond(arg) holds; the waiting policy lives here. */
 int req_wait_until(int (*cond)(void *), void *arg);

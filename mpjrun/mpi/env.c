@@ -359,6 +359,7 @@ PMPI_Finalize(void)
     match_fini();
     mpii_win_fini();
     req_fini();
+    mpii_red_fini();
     mpii_errclass_fini();
     mpii_info_fini();
     mpii_message_fini();

@@ -395,6 +395,8 @@ int mpii_irecv(void *buf, int count, MPI_Datatype, int source, int tag,
  * request's error, MPI_SUCCESS otherwise; *req becomes
  * MPI_REQUEST_NULL. */
 int mpii_wait(MPI_Request *req, MPI_Status *status);
+/* Frees the working buffers the reductions keep between calls. */
+void mpii_red_fini(void);
 int mpii_waitall(int n, MPI_Request reqs[], MPI_Status statuses[]);
 /* Blocking shorthands on a context, for the collectives. */
 int mpii_send(const void *buf, int count, MPI_Datatype, int dest, int tag,
