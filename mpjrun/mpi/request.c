@@ -302,6 +302,11 @@ req_wait_until(int (*cond)(void *), void *arg)
         if (!oversubscribed) {
             if (start == 0)
                 start = now_ns();
+            /* A large payload streaming restarts the spin (a window
+             * of big messages outlasts it, and sleeping between
+             * pieces halves the bandwidth). */
+            if (transport_moved_ns() > start)
+                start = transport_moved_ns();
             if (now_ns() - start < SPIN_NS)
                 continue;
         }

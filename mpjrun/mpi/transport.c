@@ -64,6 +64,7 @@
  * net.core.somaxconn. */
 #define LISTEN_BACKLOG 4096
 #define IOV_BATCH 64
+#define TX_PIECE (256 * 1024) /* bytes per sendmsg on a plain socket */
 /* shm: segments made for hellos not yet proven; beyond it a stranger's
  * offers get TCP (each holds about 1 MiB of /dev/shm until its handshake
  * ends or times out). */
@@ -94,6 +95,7 @@ struct txitem {
     struct wire_hdr lh;
     uint64_t lctr;
     int lazy;
+    int piece; /* a lone rendezvous payload: written TX_PIECE at a time */
 };
 
 struct conn {
@@ -113,6 +115,7 @@ struct conn {
     uint8_t *plain; /* opened sealed frame */
     /* sending */
     struct txitem *txh, **txt;
+    unsigned rts_out; /* rendezvous announced and not yet clear to send */
     uint64_t seq_tx, seq_rx;
     /* sealing: one AEAD context per direction, keyed once at the
      * handshake.  Nonce uniqueness: each direction of each connection
@@ -178,6 +181,7 @@ static struct {
     int failed; /* a connection died: MPI_ERR_OTHER from now on (R = 1) */
     int ctl;    /* views arrive here (R > 1), or -1 */
     unsigned ticks;
+    uint64_t moved_ns; /* when payload bytes last moved (CLOCK_MONOTONIC) */
 } tp = {.listen_fd = -1, .ctl = -1};
 
 int
@@ -334,10 +338,15 @@ static void
 conn_tune(int fd)
 {
     int one = 1, buf = 4 * 1024 * 1024;
+    const char *e = getenv("P2P_SOCKBUF");
 
+    if (e != NULL)
+        buf = atoi(e);
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
-    (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+    if (buf > 0) {
+        (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+        (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+    }
     (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
@@ -1054,13 +1063,65 @@ write_iov(int fd, struct iovec *iov, int n)
     return sendmsg(fd, &m, MSG_NOSIGNAL);
 }
 
+/* Payload bytes moved now (see transport_moved_ns). */
+static void
+tp_moved(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    tp.moved_ns = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+uint64_t
+transport_moved_ns(void)
+{
+    return tp.moved_ns;
+}
+
+/* Trim iov[0..n) to at most max bytes; the new count. */
+static int
+iov_trim(struct iovec *iov, int n, size_t max)
+{
+    size_t sum = 0;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        if (iov[i].iov_len >= max - sum) {
+            iov[i].iov_len = max - sum;
+            return i + 1;
+        }
+        sum += iov[i].iov_len;
+    }
+    return n;
+}
+
+static size_t
+tx_piece(void)
+{
+    static size_t v;
+
+    if (v == 0) {
+        const char *e = getenv("P2P_TX_PIECE");
+        v = e != NULL ? (size_t)atol(e) : TX_PIECE;
+        if (v == 0)
+            v = (size_t)1 << 40;
+    }
+    return v;
+}
+
 /* Write iov to c's channel: its socket, or (shm:) its ring, which takes
- * what fits and says EAGAIN when full. */
+ * what fits and says EAGAIN when full.  One frame alone (lone) goes to
+ * a plain socket TX_PIECE bytes a call: each call ends with a push, so
+ * the receiver copies a piece out while we copy the next in.  Several
+ * frames queued go in one call: a stream is faster in big writes. */
 static ssize_t
-conn_writev(struct conn *c, struct iovec *iov, int n)
+conn_writev(struct conn *c, struct iovec *iov, int n, int lone)
 {
     size_t k;
 
+    if (!c->on_shm && !c->sealed && lone)
+        return write_iov(c->fd, iov, iov_trim(iov, n, tx_piece()));
     if (!c->on_shm)
         return write_iov(c->fd, iov, n);
     if ((k = shm_writev(c->shm, iov, n)) == 0) {
@@ -1133,7 +1194,9 @@ conn_flush(struct conn *c)
         }
         if (i == 0 || c->state == CS_DEAD)
             return; /* conn_seal_late failed: the connection is dead */
-        n = conn_writev(c, iov, i);
+        n = conn_writev(c, iov, i, c->txh->next == NULL && c->txh->piece);
+        if (n > 0)
+            tp_moved();
         if (n == -1) {
             if (errno != EAGAIN && errno != EINTR)
                 conn_kill(c);
@@ -1243,7 +1306,7 @@ conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
     struct iovec iov[2];
     ssize_t n = 0;
     size_t off, chunk;
-    int rc;
+    int rc, piece;
 
     if (c != NULL && conn_opening(c) && tp.nrep > 1)
         return conn_early_add(c, h, data, len, done);
@@ -1271,13 +1334,23 @@ conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
         return MPI_SUCCESS;
     }
     h->seq = c->seq_tx++;
+    /* A payload alone in flight goes in pieces (its receiver copies one
+     * while we write the next); one of several announced to this peer
+     * goes whole (a stream), see conn_writev. */
+    if (h->type == FR_RTS)
+        c->rts_out++;
+    else if (h->type == FR_DATA && c->rts_out > 0)
+        c->rts_out--;
+    piece = h->type == FR_DATA && c->rts_out == 0;
     /* Nothing queued: try to write at once, from the caller's buffer. */
     if (c->txh == NULL) {
         iov[0].iov_base = h;
         iov[0].iov_len = HDR;
         iov[1].iov_base = (void *)data;
         iov[1].iov_len = len;
-        n = conn_writev(c, iov, len > 0 ? 2 : 1);
+        n = conn_writev(c, iov, len > 0 ? 2 : 1, piece);
+        if (n > 0 && len > MPII_EAGER_MAX)
+            tp_moved();
         if (n == -1 && errno != EAGAIN && errno != EINTR) {
             conn_kill(c);
             return MPI_ERR_OTHER;
@@ -1311,6 +1384,7 @@ conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
         t->dlen = 0;
     }
     t->done = done;
+    t->piece = piece;
     return conn_queue(c, t);
 }
 
@@ -1587,6 +1661,7 @@ conn_read(struct conn *c)
             }
             if (n == -1)
                 return;
+            tp_moved();
             if (c->dgot < c->dwant)
                 c->dgot += (size_t)n;
             else
