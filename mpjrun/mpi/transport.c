@@ -64,7 +64,14 @@
  * net.core.somaxconn. */
 #define LISTEN_BACKLOG 4096
 #define IOV_BATCH 64
-#define TX_PIECE (256 * 1024) /* bytes per sendmsg on a plain socket */
+/* Plain sockets: a payload alone in flight is written TX_PIECE bytes a
+ * sendmsg (each ends with a push: the receiver copies one piece out
+ * while we copy the next in; a bigger write is not pushed before its
+ * end once TCP's window runs short), and one flush writes at most
+ * TX_BUDGET before reading (both directions stream at once). */
+#define TX_PIECE (512 * 1024)
+#define TX_BUDGET (1024 * 1024)
+#define SOCK_BUF (4 * 1024 * 1024) /* socket buffers, when the kernel allows */
 /* shm: segments made for hellos not yet proven; beyond it a stranger's
  * offers get TCP (each holds about 1 MiB of /dev/shm until its handshake
  * ends or times out). */
@@ -334,14 +341,47 @@ transport_listen(const char *host, uint16_t *port)
     return 0;
 }
 
+/* A number from a /proc/sys file, or -1. */
+static long
+sysctl_long(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    long v = -1;
+
+    if (f == NULL)
+        return -1;
+    if (fscanf(f, "%ld", &v) != 1)
+        v = -1;
+    fclose(f);
+    return v;
+}
+
+/* Socket buffers to ask for, or 0 to leave them to the kernel's
+ * autotuning.  A fixed SOCK_BUF lets a window of big messages stream
+ * without waiting for autotuning to grow (here 0.9-1.2x the bandwidth
+ * of autotuned buffers), but the kernel caps what a process may ask for
+ * at net.core.wmem_max / rmem_max (212992 on a default Debian host),
+ * and asking at all turns autotuning (up to tcp_wmem / tcp_rmem's
+ * maximum, 4 and 6 MiB there) off: below SOCK_BUF, ask for nothing. */
+static int
+sock_buf(void)
+{
+    static int v = -1;
+
+    if (v >= 0)
+        return v;
+    v = sysctl_long("/proc/sys/net/core/wmem_max") >= SOCK_BUF &&
+                sysctl_long("/proc/sys/net/core/rmem_max") >= SOCK_BUF
+            ? SOCK_BUF
+            : 0;
+    return v;
+}
+
 static void
 conn_tune(int fd)
 {
-    int one = 1, buf = 4 * 1024 * 1024;
-    const char *e = getenv("P2P_SOCKBUF");
+    int one = 1, buf = sock_buf();
 
-    if (e != NULL)
-        buf = atoi(e);
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     if (buf > 0) {
         (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
@@ -1096,20 +1136,6 @@ iov_trim(struct iovec *iov, int n, size_t max)
     return n;
 }
 
-static size_t
-tx_piece(void)
-{
-    static size_t v;
-
-    if (v == 0) {
-        const char *e = getenv("P2P_TX_PIECE");
-        v = e != NULL ? (size_t)atol(e) : TX_PIECE;
-        if (v == 0)
-            v = (size_t)1 << 40;
-    }
-    return v;
-}
-
 /* Write iov to c's channel: its socket, or (shm:) its ring, which takes
  * what fits and says EAGAIN when full.  One frame alone (lone) goes to
  * a plain socket TX_PIECE bytes a call: each call ends with a push, so
@@ -1121,7 +1147,7 @@ conn_writev(struct conn *c, struct iovec *iov, int n, int lone)
     size_t k;
 
     if (!c->on_shm && !c->sealed && lone)
-        return write_iov(c->fd, iov, iov_trim(iov, n, tx_piece()));
+        return write_iov(c->fd, iov, iov_trim(iov, n, TX_PIECE));
     if (!c->on_shm)
         return write_iov(c->fd, iov, n);
     if ((k = shm_writev(c->shm, iov, n)) == 0) {
@@ -1171,7 +1197,7 @@ conn_flush(struct conn *c)
     struct iovec iov[IOV_BATCH];
     struct txitem *t;
     ssize_t n;
-    size_t k, left;
+    size_t k, left, sent = 0;
     int i;
 
     while (c->txh != NULL && c->state == CS_READY) {
@@ -1194,9 +1220,13 @@ conn_flush(struct conn *c)
         }
         if (i == 0 || c->state == CS_DEAD)
             return; /* conn_seal_late failed: the connection is dead */
+        if (!c->on_shm && !c->sealed)
+            i = iov_trim(iov, i, TX_BUDGET - sent);
         n = conn_writev(c, iov, i, c->txh->next == NULL && c->txh->piece);
-        if (n > 0)
+        if (n > 0) {
             tp_moved();
+            sent += (size_t)n;
+        }
         if (n == -1) {
             if (errno != EAGAIN && errno != EINTR)
                 conn_kill(c);
@@ -1221,6 +1251,8 @@ conn_flush(struct conn *c)
                 free(t->head);
             free(t);
         }
+        if (!c->on_shm && !c->sealed && sent >= TX_BUDGET)
+            return; /* read what came meanwhile: both ways stream */
         if (left == 0 && c->txh != NULL && n > 0)
             continue;
     }
