@@ -123,6 +123,7 @@ struct conn {
     /* sending */
     struct txitem *txh, **txt;
     unsigned rts_out; /* rendezvous announced and not yet clear to send */
+    unsigned cts_out; /* clear to send sent, its payload not yet begun */
     uint64_t seq_tx, seq_rx;
     /* sealing: one AEAD context per direction, keyed once at the
      * handshake.  Nonce uniqueness: each direction of each connection
@@ -1371,6 +1372,8 @@ conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
      * goes whole (a stream), see conn_writev. */
     if (h->type == FR_RTS)
         c->rts_out++;
+    else if (h->type == FR_CTS)
+        c->cts_out++;
     else if (h->type == FR_DATA && c->rts_out > 0)
         c->rts_out--;
     piece = h->type == FR_DATA && c->rts_out == 0;
@@ -1444,6 +1447,8 @@ conn_data(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
         conn_protocol_error(c, "data for no such receive, or beyond it");
         return 0;
     }
+    if (off == 0 && c->cts_out > 0)
+        c->cts_out--;
     /* Bytes beyond the receive's capacity are read and dropped. */
     fit = off >= r->cap ? 0 : (r->cap - off < h->len ? r->cap - off : h->len);
     now = avail < h->len ? avail : h->len;
@@ -1717,6 +1722,10 @@ conn_read(struct conn *c)
             c->rpos = 0;
         }
         room = conn_read_room(c);
+        /* A payload we asked for may be next: read its header alone, so
+         * that the payload lands in place, not here and then copied. */
+        if (!c->sealed && c->cts_out > 0 && c->rpos == c->rlen && room > HDR)
+            room = HDR;
         n = conn_recv(c, c->rbuf + c->rlen, room);
         if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
             conn_kill(c);
