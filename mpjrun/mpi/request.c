@@ -4,8 +4,9 @@
  * policy.  Waiting spins on the progress engine for up to 10 ms (a
  * receive that sleeps costs tens of microseconds to wake on a VM, and
  * far more in the idle CPU class peerd runs guests in, when the owner's
- * work keeps the cores busy), then sleeps in poll(); when ranks
- * outnumber cores it sleeps at once.
+ * work keeps the cores busy), counted from the last time a large
+ * payload moved, then sleeps in poll(); when ranks outnumber cores it
+ * sleeps at once.
  */
 #include <stdlib.h>
 #include <string.h>
