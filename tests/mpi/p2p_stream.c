@@ -8,7 +8,8 @@
  * bytes it holds right, the rest of the window intact; whether bytes
  * past its count stay untouched is p2p_trunc's: Open MPI writes there
  * at this size, so its buffer has room for the whole message), a one-way stream of same-tag messages that must match
- * in order, and a ping-pong of a payload of several pieces.
+ * in order, a ping-pong of a payload of several pieces, and eager
+ * messages piled up unread (the receive buffer's reads end mid-frame).
  */
 #include "mpitest.h"
 
@@ -122,6 +123,53 @@ one_way(int partner)
         free(b[i]);
 }
 
+/* Eager messages piled up unread in the receiver's socket (sent before
+ * it looks: a barrier behind them), of sizes that cut frames at the ends
+ * of its reads; they must arrive whole and in order. */
+static void
+eager_pile(int partner)
+{
+    static const size_t psz[5] = {64 << 10, (64 << 10) - 1, 1000, 3, 40000};
+    enum { NP = 40 };
+    unsigned char *b[NP];
+    MPI_Request req[NP];
+    int sender = t_rank < partner;
+
+    if (partner == t_rank) {
+        MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+        return;
+    }
+    for (int i = 0; i < NP; i++) {
+        b[i] = t_malloc(psz[i % 5]);
+        if (sender)
+            t_fill(b[i], psz[i % 5], 300 + i);
+        else
+            memset(b[i], 0, psz[i % 5]);
+    }
+    /* (Isends may wait for their receives, as Open MPI's 64 KiB do: the
+     * sender waits for them only after the barrier.) */
+    if (sender)
+        for (int i = 0; i < NP; i++)
+            MPI_OK(MPI_Isend(b[i], (int)psz[i % 5], MPI_BYTE, partner, 12,
+                             MPI_COMM_WORLD, &req[i]));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (sender)
+        MPI_OK(MPI_Waitall(NP, req, MPI_STATUSES_IGNORE));
+    else {
+        for (int i = 0; i < NP; i++)
+            MPI_OK(MPI_Irecv(b[i], (int)psz[i % 5], MPI_BYTE, partner, 12,
+                             MPI_COMM_WORLD, &req[i]));
+        MPI_OK(MPI_Waitall(NP, req, MPI_STATUSES_IGNORE));
+        for (int i = 0; i < NP; i++) {
+            long bad = t_verify(b[i], psz[i % 5], 300 + i);
+            CHECK(bad < 0, "eager pile: message %d, byte %ld differs", i,
+                  bad);
+        }
+    }
+    for (int i = 0; i < NP; i++)
+        free(b[i]);
+}
+
 /* A payload of several pieces, back and forth. */
 static void
 ping_pong(int partner)
@@ -162,5 +210,6 @@ main(int argc, char **argv)
         one_way(partner);
         ping_pong(partner);
     }
+    eager_pile(partner); /* everyone: it has a barrier */
     return t_finish("p2p_stream");
 }
