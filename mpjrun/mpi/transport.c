@@ -57,8 +57,7 @@
 #include "wireframe.h"
 
 #define HDR WF_HDR_LEN
-#define RBUF_SLACK (HDR + MPII_EAGER_MAX) /* room to finish a frame begun */
-#define RBUF_PLAIN (RBUF_SLACK + 128 * 1024)
+#define RBUF_PLAIN (HDR + MPII_EAGER_MAX + 64 * 1024)
 #define HS_PENDING_MS 10000 /* an accepted connection must prove itself */
 /* Connections waiting for accept: on demand, hundreds of ranks may reach
  * one (a gather's root) before it next runs; the kernel caps this at
@@ -1660,34 +1659,6 @@ conn_bell(struct conn *c)
     }
 }
 
-/* How much to read into the plain receive buffer: a fresh read fills it
- * up to RBUF_SLACK short of its end, and a frame begun is completed with
- * a read of exactly what it lacks (its header first, if that is cut),
- * which fits in the slack; so a frame never has to be shifted to the
- * buffer's head (before, a stream of 64 KiB eager messages that the
- * receiver fell behind on moved 64 KiB per message, and stayed behind).
- * A bad length is wf_plain_next's. */
-static size_t
-conn_read_room_plain(const struct conn *c, size_t room, size_t have)
-{
-    struct wire_hdr h;
-    size_t want;
-
-    if (have == 0)
-        want = c->rlen + RBUF_SLACK < c->rcap ? c->rcap - RBUF_SLACK - c->rlen
-                                              : room;
-    else if (have < HDR)
-        want = HDR - have;
-    else {
-        memcpy(&h, c->rbuf + c->rpos, HDR);
-        if (h.type == FR_DATA || h.len > MPII_EAGER_MAX ||
-            HDR + h.len <= have)
-            return room;
-        want = HDR + (size_t)h.len - have;
-    }
-    return want < room ? want : room;
-}
-
 /* How much to read into the receive buffer.  Sealed: not past the end
  * of a frame begun, so the next frame starts at the buffer's head and the
  * (cache-hot) buffer is not shifted; a bad length is wf_sealed_next's. */
@@ -1697,9 +1668,7 @@ conn_read_room(const struct conn *c)
     size_t room = c->rcap - c->rlen, have = c->rlen - c->rpos;
     uint32_t flen;
 
-    if (!c->sealed)
-        return conn_read_room_plain(c, room, have);
-    if (have < 4)
+    if (!c->sealed || have < 4)
         return room;
     memcpy(&flen, c->rbuf + c->rpos, 4);
     if (flen > WF_SEAL_MAX || 4 + (size_t)flen <= have)
