@@ -38,6 +38,9 @@
 #                         the idle CPU class our ranks run in
 #   MPI_BENCH_ITERS=N     latency iterations up to 8 KiB, fewer above
 #                         (5000); collectives use N/25
+#   MPI_BENCH_ONLY=p2p    the point-to-point sweep only (latency,
+#                         bandwidth, bidirectional bandwidth): no summary,
+#                         collectives, encryption or shared-memory blocks
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"
@@ -52,6 +55,12 @@ csizes=${MPI_BENCH_COLL_SIZES:-1:4194304:4}
 cnp=${MPI_BENCH_COLL_NP:-2 4}
 ops=${MPI_BENCH_OPS:-barrier,bcast,reduce,allreduce,gather,scatter,allgather,alltoall}
 iters=${MPI_BENCH_ITERS:-5000}
+only=${MPI_BENCH_ONLY:-}
+case $only in
+"" | p2p) ;;
+*) echo "mpi.sh: MPI_BENCH_ONLY=$only: only p2p is known" >&2; exit 2 ;;
+esac
+[ "$only" = p2p ] && benches="latency bandwidth bibw" && sweep=1
 
 die() { echo "mpi.sh: $*" >&2; exit 1; }
 [ -x "$p2pcc" ] && [ -x "$p2prun" ] ||
@@ -175,8 +184,9 @@ impls=p2p
 [ $have_mpich = yes ] && impls="$impls mpich"
 
 # The summary: every implementation once per run, runs interleaved.
-echo "mpi.sh: summary, $runs runs of $impls" >&2
 i=0
+[ "$only" = p2p ] && i=$runs && echo "mpi.sh: point-to-point sweep only" >&2
+[ "$only" = p2p ] || echo "mpi.sh: summary, $runs runs of $impls" >&2
 while [ $i -lt "$runs" ]; do
     for impl in $impls; do
         run_mpi "$impl" 2 "$work/${impl}_latency" | pick latency_us \
@@ -189,6 +199,7 @@ while [ $i -lt "$runs" ]; do
     i=$((i + 1))
 done
 i=0
+[ "$only" = p2p ] && i=10
 while [ $i -lt 10 ]; do
     for impl in $impls; do
         starttime "$impl" >>"$work/$impl.start"
@@ -197,6 +208,7 @@ while [ $i -lt 10 ]; do
 done
 
 # --- summary table --------------------------------------------------------
+if [ "$only" != p2p ]; then
 val() { [ -s "$work/$1.$2" ] && median <"$work/$1.$2" || echo -; }
 echo
 echo "libp2pmpi ($noenc${noenc:+, }embedded cluster) beside other MPIs," \
@@ -224,6 +236,7 @@ done
 [ $have_ompi = yes ] || echo "(Open MPI not available: its column is empty)"
 echo "ratio = ours / theirs: below 1 is better for times, above 1 for" \
      "bandwidth"
+fi
 
 # --- per-size sweep against Open MPI --------------------------------------
 # sweep_run TAG NP PROGRAM [ARGS...]: one run of PROGRAM (bench/mpi_X.c)
@@ -319,6 +332,7 @@ if [ "$sweep" != 0 ]; then
         sweep_run $i 2 latency "$iters" "$sizes"
         sweep_run $i 2 bandwidth 1 "$sizes"
         sweep_run $i 2 bibw "$sizes"
+        [ "$only" = p2p ] && continue
         for np in $cnp; do
             sweep_run $i "$np" coll "$citers" "$csizes" "$ops"
         done
@@ -330,6 +344,7 @@ if [ "$sweep" != 0 ]; then
     sweep_table "Latency, 2 ranks (us, half round trip)" lat
     sweep_table "Bandwidth, 2 ranks (MB/s, window of 64)" bw
     sweep_table "Bidirectional bandwidth, 2 ranks (MB/s, both ways)" bibw
+    [ "$only" = p2p ] && ops=""
     for op in $(echo "$ops" | tr , ' '); do
         keys=""
         for np in $cnp; do keys="$keys $op@$np"; done
@@ -337,6 +352,8 @@ if [ "$sweep" != 0 ]; then
 gather, scatter, allgather, alltoall, the whole buffer otherwise)" $keys
     done
 fi
+
+[ "$only" = p2p ] && exit 0
 
 # --- more rows --------------------------------------------------------------
 # Other measurements append their blocks below this line (shared memory,

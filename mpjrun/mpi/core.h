@@ -167,6 +167,9 @@ int mpii_world_rank(void);
 /* One pass over every connection; blocking waits up to timeout_ms for
  * anything to happen (0: do not wait). */
 int transport_progress(int timeout_ms);
+/* When a large payload last moved (CLOCK_MONOTONIC ns, 0: never): a wait
+ * that sees it move keeps spinning (req_wait_until). */
+uint64_t transport_moved_ns(void);
 struct ctl_entry;
 /* Listen on host (an IP), port chosen by the kernel. */
 int transport_listen(const char *host, uint16_t *port);

@@ -4,9 +4,9 @@
  * policy.  Waiting spins on the progress engine for up to 10 ms (a
  * receive that sleeps costs tens of microseconds to wake on a VM, and
  * far more in the idle CPU class peerd runs guests in, when the owner's
- * work keeps the cores busy), then sleeps in poll(); when ranks
- * outnumber cores it yields the core between passes for up to 1 ms
- * before it sleeps.
+ * work keeps the cores busy), counted from the last time a large
+ * payload moved, then sleeps in poll(); when ranks outnumber cores it
+ * yields the core between passes for up to 1 ms before it sleeps.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -313,6 +313,11 @@ req_wait_until(int (*cond)(void *), void *arg)
             sched_yield();
             continue;
         }
+        /* A large payload streaming restarts the spin (a window of big
+         * messages outlasts it, and sleeping between pieces halves the
+         * bandwidth). */
+        if (!oversubscribed && transport_moved_ns() > start)
+            start = transport_moved_ns();
         if (!oversubscribed && now_ns() - start < SPIN_NS)
             continue;
         if ((rc = mpii_progress(100)) != MPI_SUCCESS)

@@ -68,6 +68,14 @@
  * net.core.somaxconn. */
 #define LISTEN_BACKLOG 4096
 #define IOV_BATCH 64
+/* Plain sockets: a payload alone in flight is written TX_PIECE bytes a
+ * sendmsg (each ends with a push: the receiver copies one piece out
+ * while we copy the next in; a bigger write is not pushed before its
+ * end once TCP's window runs short), and one flush writes at most
+ * TX_BUDGET before reading (both directions stream at once). */
+#define TX_PIECE (512 * 1024)
+#define TX_BUDGET (1024 * 1024)
+#define SOCK_BUF (4 * 1024 * 1024) /* socket buffers, when the kernel allows */
 /* shm: segments made for hellos not yet proven; beyond it a stranger's
  * offers get TCP (each holds about 1 MiB of /dev/shm until its handshake
  * ends or times out). */
@@ -102,6 +110,7 @@ struct txitem {
     struct wire_hdr lh;
     uint64_t lctr;
     int lazy;
+    int piece; /* a lone rendezvous payload: written TX_PIECE at a time */
 };
 
 struct conn {
@@ -121,6 +130,8 @@ struct conn {
     uint8_t *plain; /* opened sealed frame */
     /* sending */
     struct txitem *txh, **txt;
+    unsigned rts_out; /* rendezvous announced and not yet clear to send */
+    unsigned cts_out; /* clear to send sent, its payload not yet begun */
     uint64_t seq_tx, seq_rx;
     /* sealing: one AEAD context per direction, keyed once at the
      * handshake.  Nonce uniqueness: each direction of each connection
@@ -194,6 +205,7 @@ static struct {
     int failed; /* a connection died: MPI_ERR_OTHER from now on (R = 1) */
     int ctl;    /* views arrive here (R > 1), or -1 */
     unsigned ticks;
+    uint64_t moved_ns; /* when payload bytes last moved (CLOCK_MONOTONIC) */
 } tp = {.listen_fd = -1, .ctl = -1};
 
 int
@@ -346,14 +358,52 @@ transport_listen(const char *host, uint16_t *port)
     return 0;
 }
 
+/* A number from a /proc/sys file, or -1. */
+static long
+sysctl_long(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    long v = -1;
+
+    if (f == NULL)
+        return -1;
+    if (fscanf(f, "%ld", &v) != 1)
+        v = -1;
+    fclose(f);
+    return v;
+}
+
+/* Socket buffers to ask for, or 0 to leave them to the kernel's
+ * autotuning.  A fixed SOCK_BUF lets a window of big messages stream
+ * without waiting for autotuning to grow (here 0.9-1.2x the bandwidth
+ * of autotuned buffers), but the kernel caps what a process may ask for
+ * at net.core.wmem_max / rmem_max (212992 on a default Debian host),
+ * and asking at all turns autotuning (up to tcp_wmem / tcp_rmem's
+ * maximum, 4 and 6 MiB there) off: below SOCK_BUF, ask for nothing. */
+static int
+sock_buf(void)
+{
+    static int v = -1;
+
+    if (v >= 0)
+        return v;
+    v = sysctl_long("/proc/sys/net/core/wmem_max") >= SOCK_BUF &&
+                sysctl_long("/proc/sys/net/core/rmem_max") >= SOCK_BUF
+            ? SOCK_BUF
+            : 0;
+    return v;
+}
+
 static void
 conn_tune(int fd)
 {
-    int one = 1, buf = 4 * 1024 * 1024;
+    int one = 1, buf = sock_buf();
 
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
-    (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+    if (buf > 0) {
+        (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+        (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+    }
     (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
@@ -1075,13 +1125,51 @@ write_iov(int fd, struct iovec *iov, int n)
     return sendmsg(fd, &m, MSG_NOSIGNAL);
 }
 
+/* Payload bytes moved now (see transport_moved_ns). */
+static void
+tp_moved(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    tp.moved_ns = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+uint64_t
+transport_moved_ns(void)
+{
+    return tp.moved_ns;
+}
+
+/* Trim iov[0..n) to at most max bytes; the new count. */
+static int
+iov_trim(struct iovec *iov, int n, size_t max)
+{
+    size_t sum = 0;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        if (iov[i].iov_len >= max - sum) {
+            iov[i].iov_len = max - sum;
+            return i + 1;
+        }
+        sum += iov[i].iov_len;
+    }
+    return n;
+}
+
 /* Write iov to c's channel: its socket, or (shm:) its ring, which takes
- * what fits and says EAGAIN when full. */
+ * what fits and says EAGAIN when full.  One frame alone (lone) goes to
+ * a plain socket TX_PIECE bytes a call: each call ends with a push, so
+ * the receiver copies a piece out while we copy the next in.  Several
+ * frames queued go in one call: a stream is faster in big writes. */
 static ssize_t
-conn_writev(struct conn *c, struct iovec *iov, int n)
+conn_writev(struct conn *c, struct iovec *iov, int n, int lone)
 {
     size_t k;
 
+    if (!c->on_shm && !c->sealed && lone)
+        return write_iov(c->fd, iov, iov_trim(iov, n, TX_PIECE));
     if (!c->on_shm)
         return write_iov(c->fd, iov, n);
     if ((k = shm_writev(c->shm, iov, n)) == 0) {
@@ -1146,7 +1234,7 @@ conn_flush(struct conn *c)
     struct iovec iov[IOV_BATCH];
     struct txitem *t;
     ssize_t n;
-    size_t k, left;
+    size_t k, left, sent = 0;
     int i, fresh;
 
     while (c->txh != NULL && c->state == CS_READY) {
@@ -1169,7 +1257,13 @@ conn_flush(struct conn *c)
         }
         if (i == 0 || c->state == CS_DEAD)
             return; /* conn_seal_late failed: the connection is dead */
-        n = conn_writev(c, iov, i);
+        if (!c->on_shm && !c->sealed)
+            i = iov_trim(iov, i, TX_BUDGET - sent);
+        n = conn_writev(c, iov, i, c->txh->next == NULL && c->txh->piece);
+        if (n > 0) {
+            tp_moved();
+            sent += (size_t)n;
+        }
         if (n == -1) {
             if (errno != EAGAIN && errno != EINTR)
                 conn_kill(c);
@@ -1196,6 +1290,8 @@ conn_flush(struct conn *c)
                 free(t->head);
             free(t);
         }
+        if (!c->on_shm && !c->sealed && sent >= TX_BUDGET)
+            return; /* read what came meanwhile: both ways stream */
         if (left == 0 && c->txh != NULL && n > 0)
             continue;
     }
@@ -1543,7 +1639,7 @@ conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
     ssize_t n = 0;
     size_t off, chunk;
     uint64_t cma_at;
-    int rc;
+    int rc, piece;
 
     if (c != NULL && conn_opening(c) && tp.nrep > 1)
         return conn_early_add(c, h, data, len, done);
@@ -1581,13 +1677,25 @@ conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
         return MPI_SUCCESS;
     }
     h->seq = c->seq_tx++;
+    /* A payload alone in flight goes in pieces (its receiver copies one
+     * while we write the next); one of several announced to this peer
+     * goes whole (a stream), see conn_writev. */
+    if (h->type == FR_RTS)
+        c->rts_out++;
+    else if (h->type == FR_CTS)
+        c->cts_out++;
+    else if (h->type == FR_DATA && c->rts_out > 0)
+        c->rts_out--;
+    piece = h->type == FR_DATA && c->rts_out == 0;
     /* Nothing queued: try to write at once, from the caller's buffer. */
     if (c->txh == NULL) {
         iov[0].iov_base = h;
         iov[0].iov_len = HDR;
         iov[1].iov_base = (void *)data;
         iov[1].iov_len = len;
-        n = conn_writev(c, iov, len > 0 ? 2 : 1);
+        n = conn_writev(c, iov, len > 0 ? 2 : 1, piece);
+        if (n > 0 && len > MPII_EAGER_MAX)
+            tp_moved();
         if (n == -1 && errno != EAGAIN && errno != EINTR) {
             conn_kill(c);
             return MPI_ERR_OTHER;
@@ -1621,6 +1729,7 @@ conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
         t->dlen = 0;
     }
     t->done = done;
+    t->piece = piece;
     return conn_queue(c, t);
 }
 
@@ -1648,6 +1757,8 @@ conn_data(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
         conn_protocol_error(c, "data for no such receive, or beyond it");
         return 0;
     }
+    if (off == 0 && c->cts_out > 0)
+        c->cts_out--;
     /* Bytes beyond the receive's capacity are read and dropped. */
     fit = off >= r->cap ? 0 : (r->cap - off < h->len ? r->cap - off : h->len);
     now = avail < h->len ? avail : h->len;
@@ -1935,6 +2046,7 @@ conn_read(struct conn *c)
             }
             if (n == -1)
                 return;
+            tp_moved();
             if (c->dgot < c->dwant)
                 c->dgot += (size_t)n;
             else
@@ -1958,6 +2070,10 @@ conn_read(struct conn *c)
             c->rpos = 0;
         }
         room = conn_read_room(c);
+        /* A payload we asked for may be next: read its header alone, so
+         * that the payload lands in place, not here and then copied. */
+        if (!c->sealed && c->cts_out > 0 && c->rpos == c->rlen && room > HDR)
+            room = HDR;
         n = conn_recv(c, c->rbuf + c->rlen, room);
         if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
             conn_kill(c);
