@@ -289,11 +289,25 @@ shm_wire(struct shm_chan *ch)
     ch->bell = -1;
 }
 
+/* Map the segment open on fd as side's end of the channel; -1 if it
+ * cannot be mapped.  The caller closes fd either way. */
+static int
+shm_map(struct shm_chan *ch, int fd, int side)
+{
+    void *p = mmap(NULL, SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+    if (p == MAP_FAILED)
+        return -1;
+    ch->base = p;
+    ch->side = side;
+    shm_wire(ch);
+    return 0;
+}
+
 struct shm_chan *
 shm_create(const char *name)
 {
     struct shm_chan *ch = calloc(1, sizeof *ch);
-    void *p;
     int fd = -1;
 
     if (ch == NULL || shm_path(ch, name) == -1)
@@ -307,13 +321,9 @@ shm_create(const char *name)
      * SIGBUS in the middle of a message. */
     if (posix_fallocate(fd, 0, (off_t)SHM_SIZE) != 0)
         goto error;
-    p = mmap(NULL, SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED)
+    if (shm_map(ch, fd, 0) == -1)
         goto error;
     close(fd);
-    ch->base = p;
-    ch->side = 0;
-    shm_wire(ch);
     ch->ctl->magic = SHM_MAGIC;
     ch->ctl->ring = SHM_RING;
     shm_cma_publish(ch);
@@ -330,7 +340,6 @@ shm_attach(const char *name)
 {
     struct shm_chan *ch = calloc(1, sizeof *ch);
     struct stat st;
-    void *p;
     int fd = -1;
 
     if (ch == NULL || shm_path(ch, name) == -1)
@@ -343,14 +352,10 @@ shm_attach(const char *name)
         st.st_uid != geteuid() || (st.st_mode & 077) != 0 ||
         st.st_size != (off_t)SHM_SIZE)
         goto error;
-    p = mmap(NULL, SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED)
+    if (shm_map(ch, fd, 1) == -1)
         goto error;
     close(fd);
     fd = -1;
-    ch->base = p;
-    ch->side = 1;
-    shm_wire(ch);
     if (ch->ctl->magic != SHM_MAGIC || ch->ctl->ring != SHM_RING)
         goto error;
     /* Both sides have it mapped: nobody else needs the name. */

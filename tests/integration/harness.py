@@ -813,6 +813,19 @@ class ClusterTestCase(unittest.TestCase):
 
     # -- helpers shared by the test files ------------------------------------
 
+    def mpi_program(self, name, source=None):
+        """Compile an MPI program with our p2pcc into the cluster's
+        directory: source defaults to name + ".c" beside this file.
+        Returns the program's path."""
+        prog = self.c.path(name)
+        if source is None:
+            source = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                  name + ".c")
+        subprocess.run([binary("p2pcc"), "-O2", "-o", prog, source],
+                       check=True)
+        os.chmod(prog, 0o755)
+        return prog
+
     def start_network(self, npeers=3, expire=10, slots=None, first_host=2,
                       conf=None):
         """A supernode and npeers peerd on 127.0.0.2, .3, ...; waits until

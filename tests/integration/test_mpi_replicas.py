@@ -12,7 +12,6 @@ seed when it fails."""
 import os
 import random
 import signal
-import subprocess
 import sys
 import time
 
@@ -20,7 +19,6 @@ sys.dont_write_bytecode = True
 import harness  # noqa: E402
 from harness import figure, wait_until  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 STEPS = 60
 LEASE_MS = 1500
 
@@ -33,10 +31,7 @@ class TestMpiReplicas(harness.JobTestCase):
         # and set 1 on the third.
         self.sn, self.peers = self.start_jobnet(3, slots=3,
                                                 lease_ms=LEASE_MS)
-        self.prog = self.c.path("mpi_steps")
-        subprocess.run([harness.binary("p2pcc"), "-O2", "-o", self.prog,
-                        os.path.join(HERE, "mpi_steps.c")], check=True)
-        os.chmod(self.prog, 0o755)
+        self.prog = self.mpi_program("mpi_steps")
 
     def args(self, steps=STEPS, delay=None):
         a = ["-n", "3", "-r", "2", self.prog, str(steps)]
@@ -158,9 +153,7 @@ class TestMpiReplicas(harness.JobTestCase):
         followed the master's choices, so the sequence rank 0 printed
         before and after the failover is the one it broadcast at the end
         (without agreement this fails most times: tested by hand)."""
-        prog = self.c.path("mpi_wild")
-        subprocess.run([harness.binary("p2pcc"), "-O2", "-o", prog,
-                        os.path.join(HERE, "mpi_wild.c")], check=True)
+        prog = self.mpi_program("mpi_wild")
         for kill in (False, True):
             with self.subTest(kill=kill):
                 run = self.start_p2prun(["-n", "3", "-r", "2", prog, "100"])
@@ -206,9 +199,7 @@ class TestMpiReplicas(harness.JobTestCase):
         killed midway, inside the allreduce.  The backup followed the master's
         choices: what rank 0 printed before and after the failover is
         what it broadcast at the end."""
-        prog = self.c.path("mpi_mwild")
-        subprocess.run([harness.binary("p2pcc"), "-O2", "-o", prog,
-                        os.path.join(HERE, "mpi_mwild.c")], check=True)
+        prog = self.mpi_program("mpi_mwild")
         k = 60
         for kill in (False, True):
             with self.subTest(kill=kill):
@@ -266,9 +257,7 @@ class TestMpiReplicas(harness.JobTestCase):
         self.assert_rc(run, 0)
         self.assertEqual(self.per_rank(run.stdout),
                          self.per_rank(self.reference()), run.describe())
-        prog = self.c.path("mpi_wild")
-        subprocess.run([harness.binary("p2pcc"), "-O2", "-o", prog,
-                        os.path.join(HERE, "mpi_wild.c")], check=True)
+        prog = self.mpi_program("mpi_wild")
         run = self.start_p2prun(["-n", "3", "-r", "3", prog, "100"])
         wait_until(lambda: len(self.procs(name="mpi_wild")) == 9 or
                    not run.alive(), 20, "the processes")

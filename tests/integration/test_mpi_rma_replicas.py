@@ -9,7 +9,6 @@ served the requests in the order the dead master did."""
 
 import os
 import signal
-import subprocess
 import sys
 import time
 
@@ -17,7 +16,6 @@ sys.dont_write_bytecode = True
 import harness  # noqa: E402
 from harness import wait_until  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 K = 60
 
 
@@ -26,10 +24,7 @@ class TestMpiRmaReplicas(harness.JobTestCase):
     def setUp(self):
         super().setUp()
         self.sn, self.peers = self.start_jobnet(3, slots=3, lease_ms=1500)
-        self.prog = self.c.path("mpi_rma_order")
-        subprocess.run([harness.binary("p2pcc"), "-O2", "-o", self.prog,
-                        os.path.join(HERE, "mpi_rma_order.c")], check=True)
-        os.chmod(self.prog, 0o755)
+        self.prog = self.mpi_program("mpi_rma_order")
 
     def assert_consistent(self, run):
         """Every ticket a rank printed is its slot in the log every rank

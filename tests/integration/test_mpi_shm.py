@@ -22,7 +22,6 @@ import glob
 import os
 import re
 import signal
-import subprocess
 import sys
 import time
 
@@ -30,7 +29,6 @@ sys.dont_write_bytecode = True
 import harness  # noqa: E402
 from harness import wait_until  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 SHM = re.compile(r"^p2pmpi: rank (\d+): (\d+) through shared memory$", re.M)
 CMA = re.compile(r"^p2pmpi: rank (\d+): single copy from (\d+) of them, "
                  r"(\d+) messages announced, (\d+) read; (\d+) rendezvous "
@@ -42,10 +40,7 @@ class TestMpiShm(harness.JobTestCase):
     def setUp(self):
         super().setUp()
         self.sn, self.peers = self.start_jobnet(2, slots=3, lease_ms=1500)
-        self.prog = self.c.path("mpi_steps")
-        subprocess.run([harness.binary("p2pcc"), "-O2", "-o", self.prog,
-                        os.path.join(HERE, "mpi_steps.c")], check=True)
-        os.chmod(self.prog, 0o755)
+        self.prog = self.mpi_program("mpi_steps")
 
     def args(self, steps=25, extra=()):
         return (["-n", "3", "-r", "2", "-a", "concentrate"] + list(extra) +
@@ -112,10 +107,7 @@ class TestMpiShm(harness.JobTestCase):
         # 16 messages of 32 KiB (read in one call) and of 100 KiB, the last
         # receive of each window 1 KiB short: MPI_ERR_TRUNCATE, the bytes
         # that fit, nothing past the end; the others whole.
-        prog = self.c.path("mpi_trunc_window")
-        subprocess.run([harness.binary("p2pcc"), "-O2", "-o", prog,
-                        os.path.join(HERE, "mpi_trunc_window.c")], check=True)
-        os.chmod(prog, 0o755)
+        prog = self.mpi_program("mpi_trunc_window")
         for size in ("32768", "100000"):
             run = self.p2prun(["-n", "2", "-a", "concentrate", "-x",
                                "P2P_MPI_STATS=1", prog, size])

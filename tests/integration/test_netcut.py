@@ -21,7 +21,6 @@ sys.dont_write_bytecode = True
 import harness  # noqa: E402
 from harness import figure, wait_until  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 LEASE_MS = 1500
 ROOT_IP, NS_IP = "169.254.213.1", "169.254.213.2"
 
@@ -70,9 +69,7 @@ class TestNetworkCut(harness.JobTestCase):
                      ("ip", "-n", self.ns, "link", "set", "lo", "up")):
             r = sh(*argv)
             self.assertEqual(r.returncode, 0, "%s: %s" % (argv, r.stdout))
-        self.prog = self.c.path("mpi_steps")
-        subprocess.run([harness.binary("p2pcc"), "-O2", "-o", self.prog,
-                        os.path.join(HERE, "mpi_steps.c")], check=True)
+        self.prog = self.mpi_program("mpi_steps")
 
     def remove_netns(self):
         sh("ip", "link", "del", self.veth + "a")

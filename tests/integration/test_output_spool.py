@@ -16,7 +16,6 @@ the exit status 0: for an MPI job, with the default spool and with a
 
 import os
 import signal
-import subprocess
 import sys
 import time
 
@@ -24,7 +23,6 @@ sys.dont_write_bytecode = True
 import harness  # noqa: E402
 from harness import wait_until  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 LINES = 200000
 PAD = ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
        "VWXYZabcdefghijklmnopqrstuvwxy")
@@ -56,10 +54,7 @@ class TestOutputSpool(harness.JobTestCase):
         self.sn, self.peers = self.start_jobnet(3, slots=2)
 
     def mpi_prog(self):
-        prog = self.c.path("mpi_flood")
-        subprocess.run([harness.binary("p2pcc"), "-O2", "-o", prog,
-                        os.path.join(HERE, "mpi_flood.c")], check=True)
-        os.chmod(prog, 0o755)
+        prog = self.mpi_program("mpi_flood")
         return prog
 
     def gate(self):

@@ -16,7 +16,6 @@ pressed, setting it an hour back is an owner away.
 
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -24,7 +23,6 @@ sys.dont_write_bytecode = True
 import harness  # noqa: E402
 from harness import figure, wait_until  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 # Prints a numbered line every 50 ms, LINES in all.
 TICKS = """i=1
@@ -143,9 +141,7 @@ class TestOwner(harness.JobTestCase):
         self.assert_job_over(self.sn, [peer], timeout=30)
 
     def test_replicated_mpi_rank_fails_over(self):
-        prog = self.c.path("mpi_steps")
-        subprocess.run([harness.binary("p2pcc"), "-O2", "-o", prog,
-                        os.path.join(HERE, "mpi_steps.c")], check=True)
+        prog = self.mpi_program("mpi_steps")
         self.sn, self.peers = self.start_jobnet(
             3, slots=3, lease_ms=1500,
             peer_confs={0: self.idle_conf(suspend_s=1)})

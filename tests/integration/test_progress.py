@@ -14,14 +14,12 @@ leads floods its output past what the old p2prun kept (4 MB)."""
 
 import os
 import signal
-import subprocess
 import sys
 
 sys.dont_write_bytecode = True
 import harness  # noqa: E402
 from harness import figure, wait_until  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 LEASE_MS = 1500
 STEPS = 40
 # Generous: the job must end while the process is still stopped; it is
@@ -47,15 +45,8 @@ class TestProgress(harness.JobTestCase):
         self.sn, self.peers = self.start_jobnet(3, slots=3,
                                                 lease_ms=LEASE_MS)
 
-    def compile(self, name):
-        prog = self.c.path(name)
-        subprocess.run([harness.binary("p2pcc"), "-O2", "-o", prog,
-                        os.path.join(HERE, name + ".c")], check=True)
-        os.chmod(prog, 0o755)
-        return prog
-
     def test_replica_process_stopped(self):
-        prog = self.compile("mpi_steps")
+        prog = self.mpi_program("mpi_steps")
         args = ["-n", "3", "-r", "2", prog, str(STEPS)]
         ref = self.p2prun(args)
         self.assert_rc(ref, 0)
@@ -89,7 +80,7 @@ class TestProgress(harness.JobTestCase):
         self.assert_job_over(self.sn, self.peers, timeout=30)
 
     def test_whole_peer_stopped(self):
-        prog = self.compile("mpi_flood")
+        prog = self.mpi_program("mpi_flood")
         lines = 200000
         run = self.start_p2prun(["-n", "2", "-r", "2", prog, str(lines),
                                  "1000"])

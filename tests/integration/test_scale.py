@@ -11,7 +11,6 @@ RUN_SERIAL) with generous timeouts, and asserts outcomes, never times."""
 import os
 import re
 import signal
-import subprocess
 import sys
 
 sys.dont_write_bytecode = True
@@ -38,13 +37,6 @@ class TestScale(harness.JobTestCase):
         self.env = {"HOME": home, "P2P_CONF": None,
                     "XDG_CONFIG_HOME": None, "XDG_STATE_HOME": None}
 
-    def build(self, name, source):
-        prog = self.c.path(name)
-        subprocess.run([harness.binary("p2pcc"), "-O2", "-o", prog, source],
-                       check=True)
-        os.chmod(prog, 0o755)
-        return prog
-
     def run_local(self, args, timeout):
         run = self.c.start_p2prun(args, conf=None, env=self.env,
                                   cwd=self.c.dir)
@@ -64,7 +56,7 @@ class TestScale(harness.JobTestCase):
 
     def test_ring_connects_on_demand(self):
         n = 64
-        prog = self.build("mpi_ring", os.path.join(HERE, "mpi_ring.c"))
+        prog = self.mpi_program("mpi_ring")
         run = self.run_local(["-n", str(n), "-x", "P2P_MPI_STATS=1", prog,
                               "3"], 240)
         self.assert_rc(run, 0)
@@ -100,7 +92,7 @@ class TestScale(harness.JobTestCase):
 
     def test_replicated_ring_connects_on_demand(self):
         n, r = 64, 2
-        prog = self.build("mpi_ring", os.path.join(HERE, "mpi_ring.c"))
+        prog = self.mpi_program("mpi_ring")
         run = self.run_local(["-n", str(n), "-r", str(r), "-x",
                               "P2P_MPI_STATS=1", prog, "3"], 300)
         self.assert_rc(run, 0)
@@ -129,7 +121,7 @@ class TestScale(harness.JobTestCase):
         turn to its other replica over connections made then, and the
         output is the failure-free one."""
         n = 64
-        prog = self.build("mpi_ring", os.path.join(HERE, "mpi_ring.c"))
+        prog = self.mpi_program("mpi_ring")
         run = self.run_local(["-n", str(n), "-r", "2", "-x",
                               "P2P_TEST_KILL=17.0:send:20", prog, "40"], 300)
         self.assert_rc(run, 0)
@@ -155,7 +147,7 @@ class TestScale(harness.JobTestCase):
                                  user_key=self.c.user_key("user")[0],
                                  lease_ms=4000,
                                  run={"replica_lag_ms": 1000})
-        ring = self.build("mpi_ring", os.path.join(HERE, "mpi_ring.c"))
+        ring = self.mpi_program("mpi_ring")
         prog = self.script("up_ring", "echo up\n%s 3 && sleep 8\n" % ring)
         n = 17
         run = self.start_p2prun(["-n", str(n), "-r", "2", "--timeout", "100",
@@ -177,7 +169,7 @@ class TestScale(harness.JobTestCase):
     def run_bench(self, name, n, expect):
         """bench/NAME.c on n ranks: it must pass with exactly the lines
         expect (in any order) and name no failure."""
-        prog = self.build(name, os.path.join(SOURCE, "bench", name + ".c"))
+        prog = self.mpi_program(name, os.path.join(SOURCE, "bench", name + ".c"))
         run = self.run_local(["-n", str(n), "--timeout", "300", prog], 330)
         self.assert_rc(run, 0)
         self.assertEqual(sorted(run.stdout.splitlines()), sorted(expect),

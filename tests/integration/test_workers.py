@@ -426,9 +426,7 @@ class TestWorkers(harness.JobTestCase):
     # -- the C task API ------------------------------------------------------
 
     def task_api(self):
-        prog = self.c.path("task_api")
-        subprocess.run([harness.binary("p2pcc"), "-O2", "-o", prog,
-                        os.path.join(HERE, "task_api.c")], check=True)
+        prog = self.mpi_program("task_api")
         return prog
 
     def test_c_map_and_wait_any(self):
