@@ -18,41 +18,64 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {
 # every peer; cluster_stop ends them.  DIR must be reachable by the
 # account jobs run as (mode 0711 on the way) when peerd runs as root.
 cluster_start() {
-    cl_bin=$1 cl_dir=$2 cl_n=$3 cl_slots=$4 cl_pids=""
+    cs_peers="" i=2
+    while [ $i -lt $(($3 + 2)) ]; do
+        cs_peers="$cs_peers -:127.0.0.$i"
+        i=$((i + 1))
+    done
+    cluster_start_at "$1" "$2" "$4" -:127.0.0.1 $cs_peers
+}
+
+# cluster_start_at BIN DIR SLOTS NS:IP NS:IP...: as cluster_start, with
+# the supernode on the first NS:IP and one peerd (host label ws1, ws2,
+# ...) on each of the others, each started in network namespace NS
+# (through `ip netns exec`; "-": this one).  mpihost runs in the
+# supernode's namespace.
+cluster_start_at() {
+    cl_bin=$1 cl_dir=$2 cl_slots=$3 cl_pids=""
+    shift 3
+    cl_snns=${1%%:*} cl_snip=${1#*:}
+    shift
     mkdir -p "$cl_dir" && chmod 711 "$cl_dir" || return 1
     "$cl_bin/p2p-keygen" --group "$cl_dir/group.key" >/dev/null &&
         "$cl_bin/p2p-keygen" --user "$cl_dir/user.key" >/dev/null || return 1
     printf '[network]\ngroup = bench\nkey_file = %s\nsupernodes = %s\n' \
-        "$cl_dir/group.key" 127.0.0.1:0 >"$cl_dir/p2p.conf"
+        "$cl_dir/group.key" "$cl_snip:0" >"$cl_dir/p2p.conf"
     printf '[run]\nuser_key = %s\n' "$cl_dir/user.key" >>"$cl_dir/p2p.conf"
-    "$cl_bin/runSuperNode" --conf "$cl_dir/p2p.conf" --listen 127.0.0.1:0 \
-        --foreground 2>"$cl_dir/supernode.log" &
+    $(cl_in "$cl_snns") "$cl_bin/runSuperNode" --conf "$cl_dir/p2p.conf" \
+        --listen "$cl_snip:0" --foreground 2>"$cl_dir/supernode.log" &
     cl_pids="$!"
     cl_port=""
     for _ in $(seq 200); do
-        cl_port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' \
+        cl_port=$(sed -n "s/.*listening on $cl_snip:\([0-9]*\),.*/\1/p" \
             "$cl_dir/supernode.log")
         [ -n "$cl_port" ] && break
         sleep 0.05
     done
     [ -n "$cl_port" ] || { cat "$cl_dir/supernode.log" >&2; return 1; }
-    sed -i "s/127.0.0.1:0/127.0.0.1:$cl_port/" "$cl_dir/p2p.conf"
-    i=2
-    while [ $i -lt $((cl_n + 2)) ]; do
-        "$cl_bin/peerd" --conf "$cl_dir/p2p.conf" --listen "127.0.0.$i:0" \
-            --state-dir "$cl_dir/ws$i" --slots "$cl_slots" \
-            --host-label "ws$i" --foreground 2>"$cl_dir/ws$i.log" &
+    sed -i "s/$cl_snip:0/$cl_snip:$cl_port/" "$cl_dir/p2p.conf"
+    cl_n=0
+    for spec in "$@"; do
+        cl_n=$((cl_n + 1))
+        $(cl_in "${spec%%:*}") "$cl_bin/peerd" --conf "$cl_dir/p2p.conf" \
+            --listen "${spec#*:}:0" --state-dir "$cl_dir/ws$cl_n" \
+            --slots "$cl_slots" --host-label "ws$cl_n" --foreground \
+            2>"$cl_dir/ws$cl_n.log" &
         cl_pids="$cl_pids $!"
-        i=$((i + 1))
     done
     for _ in $(seq 600); do
-        [ "$("$cl_bin/mpihost" --conf "$cl_dir/p2p.conf" 2>/dev/null |
-            tail -n +2 | wc -l)" -ge "$cl_n" ] && return 0
+        [ "$($(cl_in "$cl_snns") "$cl_bin/mpihost" --conf "$cl_dir/p2p.conf" \
+            2>/dev/null | tail -n +2 | wc -l)" -ge "$cl_n" ] && return 0
         sleep 0.1
     done
     echo "cluster_start: $cl_n peers did not all register" >&2
     return 1
 }
+
+# cl_in NS: the words that run a command in network namespace NS ("-":
+# none), for an unquoted $(cl_in NS) before it; ip netns exec execs the
+# command, so $! after `$(cl_in NS) CMD &` is CMD's pid.
+cl_in() { [ "$1" = - ] || echo ip netns exec "$1"; }
 
 cluster_stop() {
     for p in ${cl_pids:-}; do kill -TERM "$p" 2>/dev/null; done
