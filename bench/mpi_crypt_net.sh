@@ -5,7 +5,7 @@
 # the stream; here each rank's peer lives in a network namespace of its
 # own (ws1 in A, ws2 in B, 169.254.214.1 and .2), joined by a veth pair,
 # so the ranks talk as two hosts do, and the pair is run bare and held to
-# the rates of common links (tc tbf on both ends; MTU 1500).  For each
+# the rates of common links (tc tbf on both ends).  For each
 # link, build/bin/mpi_bandwidth (1 MiB messages, a window of 16) runs
 # encrypted (the default, AES-256-GCM) and with --no-encrypt, pair by
 # pair, the order of each pair alternating, the links taken in turn
@@ -19,6 +19,7 @@
 #   MPI_CRYPT_ITERS=N    windows of 16 x 1 MiB per run (100)
 #   MPI_CRYPT_LINKS=...  links, in order: "bare" or a tc rate such as
 #                        10gbit ("bare 25gbit 10gbit")
+#   MPI_CRYPT_MTU=N      the veth pair's MTU (1500; 9000 for jumbo frames)
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"
@@ -26,6 +27,7 @@ build=${1:-$root/build}
 runs=${MPI_CRYPT_RUNS:-5}
 iters=${MPI_CRYPT_ITERS:-100}
 links=${MPI_CRYPT_LINKS:-bare 25gbit 10gbit}
+mtu=${MPI_CRYPT_MTU:-1500}
 prog=$build/bin/mpi_bandwidth
 [ -x "$prog" ] && [ -x "$build/bin/p2prun" ] && [ -x "$build/bin/peerd" ] || {
     echo "mpi_crypt_net.sh: build $build first (mpi_bandwidth, p2prun, peerd)" >&2
@@ -62,7 +64,8 @@ for c in "netns add $nsb" \
     "link add ${veth}a netns $nsa type veth peer name ${veth}b netns $nsb" \
     "-n $nsa addr add $ipa/30 dev ${veth}a" \
     "-n $nsb addr add $ipb/30 dev ${veth}b" \
-    "-n $nsa link set ${veth}a up" "-n $nsb link set ${veth}b up" \
+    "-n $nsa link set ${veth}a mtu $mtu up" \
+    "-n $nsb link set ${veth}b mtu $mtu up" \
     "-n $nsa link set lo up" "-n $nsb link set lo up"; do
     # shellcheck disable=SC2086 # the words of one ip command
     ip $c || skip "ip $c failed"
@@ -121,5 +124,5 @@ for link in $links; do
             "$work/ratio.$link" | grep -v '^-' | tail -1)"
 done
 echo "(1 MiB messages, GB/s, medians of $runs rounds; p2prun -n 2" \
-    "[--no-encrypt] mpi_bandwidth $iters across the veth pair)"
+    "[--no-encrypt] mpi_bandwidth $iters across the veth pair, MTU $mtu)"
 [ ! -s "$work/stderr" ] || { echo "p2prun said:"; sort "$work/stderr" | uniq -c | head -5; }
