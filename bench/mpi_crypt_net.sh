@@ -20,9 +20,6 @@
 #   MPI_CRYPT_LINKS=...  links, in order: "bare" or a tc rate such as
 #                        10gbit ("bare 25gbit 10gbit")
 #   MPI_CRYPT_MTU=N      the veth pair's MTU (1500; 9000 for jumbo frames)
-#   MPI_CRYPT_TIME=1     also the CPU time of each run: the machine's busy
-#                        seconds from /proc/stat (the ranks are the peers'
-#                        children, not p2prun's), so run it on a quiet one
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"
@@ -87,21 +84,13 @@ shape() {
     done
 }
 
-# busy: the machine's busy CPU time so far, in clock ticks.
-busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat; }
-
-# one MODE: the GB/s of one run (MODE enc or plain), ranks on ws1 and ws2,
-# and its CPU seconds on the second line when MPI_CRYPT_TIME=1.
+# one MODE: the GB/s of one run (MODE enc or plain), ranks on ws1 and ws2.
 one() {
     opt=""
     [ "$1" = plain ] && opt=--no-encrypt
-    b0=$(busy)
     ip netns exec "$nsa" "$build/bin/p2prun" --conf "$work/net/p2p.conf" \
         -n 2 $opt --timeout 120 "$prog" "$iters" 2>>"$work/stderr" |
         awk '$1 == "bandwidth_gbs" { print $2 }'
-    [ "${MPI_CRYPT_TIME:-0}" != 1 ] ||
-        awk -v b="$(($(busy) - b0))" -v hz="$(getconf CLK_TCK)" \
-            'BEGIN { printf "%.2f\n", b / hz }'
 }
 
 printf "%-7s %-5s %10s %10s %7s\n" link round encrypted plain ratio
@@ -116,19 +105,11 @@ while [ "$i" -le "$runs" ]; do
             p=$(one plain)
             e=$(one enc)
         fi
-        cpu=""
-        if [ "${MPI_CRYPT_TIME:-0}" = 1 ]; then
-            echo "$e" | sed -n 2p >>"$work/cpuenc.$link"
-            echo "$p" | sed -n 2p >>"$work/cpuplain.$link"
-            cpu="   cpu s: $(echo "$e" | sed -n 2p) $(echo "$p" | sed -n 2p)"
-        fi
-        e=$(echo "$e" | sed -n 1p) p=$(echo "$p" | sed -n 1p)
         r=$(ratio "${e:--}" "${p:--}")
         echo "${e:--}" >>"$work/enc.$link"
         echo "${p:--}" >>"$work/plain.$link"
         echo "$r" >>"$work/ratio.$link"
-        printf "%-7s %-5s %10s %10s %7s%s\n" "$link" "$i" "${e:--}" "${p:--}" \
-            "$r" "$cpu"
+        printf "%-7s %-5s %10s %10s %7s\n" "$link" "$i" "${e:--}" "${p:--}" "$r"
     done
     i=$((i + 1))
 done
@@ -142,14 +123,6 @@ for link in $links; do
         "$(sort -g "$work/ratio.$link" | grep -v '^-' | head -1)-$(sort -g \
             "$work/ratio.$link" | grep -v '^-' | tail -1)"
 done
-if [ "${MPI_CRYPT_TIME:-0}" = 1 ]; then
-    printf "%-7s %10s %10s   (CPU seconds of the machine per run, medians)\n" \
-        link encrypted plain
-    for link in $links; do
-        printf "%-7s %10s %10s\n" "$link" "$(median <"$work/cpuenc.$link")" \
-            "$(median <"$work/cpuplain.$link")"
-    done
-fi
 echo "(1 MiB messages, GB/s, medians of $runs rounds; p2prun -n 2" \
     "[--no-encrypt] mpi_bandwidth $iters across the veth pair, MTU $mtu)"
 [ ! -s "$work/stderr" ] || { echo "p2prun said:"; sort "$work/stderr" | uniq -c | head -5; }
