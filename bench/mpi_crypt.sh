@@ -6,7 +6,9 @@
 # pair alternates, so neither always runs first), and prints every pair,
 # then the medians and the encrypted / plain ratio's median and range.
 # Each ratio is taken within its pair: the machine's drift between pairs
-# cancels.
+# cancels.  Loopback puts both ranks and the kernel's copies on one
+# machine's cores; bench/mpi_crypt_net.sh measures the same between two
+# hosts (network namespaces over a veth pair, held to link rates).
 #   MPI_CRYPT_RUNS=N    pairs (7)
 #   MPI_CRYPT_ITERS=N   windows of 16 x 1 MiB per run (100: in shorter
 #                       runs one hiccup of the machine moves the figure)
