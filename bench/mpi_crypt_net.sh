@@ -44,20 +44,21 @@ command -v ip >/dev/null && command -v tc >/dev/null ||
 tag=$$
 nsa=p2pcn${tag}a nsb=p2pcn${tag}b veth=p2pcn$tag
 ipa=169.254.214.1 ipb=169.254.214.2
+work=""
+cleanup() {
+    cluster_stop
+    ip netns del "$nsa" 2>/dev/null
+    ip netns del "$nsb" 2>/dev/null # takes the veth pair with it
+    [ -z "$work" ] || rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
 ip netns add "$nsa" 2>/dev/null || skip "ip netns add failed"
 
 # A root peerd gives each job a private /tmp: the cluster lives elsewhere.
 mkdir -p /var/lib/p2p-bench
 work=$(mktemp -d /var/lib/p2p-bench/crypt-net.XXXXXX) || exit 1
 chmod 711 "$work"
-cleanup() {
-    cluster_stop
-    ip netns del "$nsa" 2>/dev/null
-    ip netns del "$nsb" 2>/dev/null # takes the veth pair with it
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
 
 # The two hosts: a veth pair, one end in each namespace.
 for c in "netns add $nsb" \
