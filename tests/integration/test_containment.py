@@ -119,7 +119,10 @@ echo "main exits"
         self.no_job_processes_for(1.5)
         self.assert_job_over(self.sn, self.peers)
 
-    def test_escapee_across_peerd_crash(self):
+    def start_escapee(self):
+        """A one-peer box and a job there that leaves a process in a
+        session of its own (setsid); (supernode, peer, the p2prun, the
+        escapee's pid)."""
         sn, (peer,) = self.start_box()
         mark = harness.unique_sleep(120)
         prog = self.script("escape.sh", """
@@ -130,6 +133,10 @@ exec sleep 60
         run = self.start_p2prun(["-n", "1", prog])
         escapee = wait_until(lambda: harness.processes_with_argv(
             ["sleep", mark]), 10, "the escapee")[0]
+        return sn, peer, run, escapee
+
+    def test_escapee_across_peerd_crash(self):
+        sn, peer, run, escapee = self.start_escapee()
         jobs = self.job_dirs(peer)
         self.assertEqual(len(jobs), 1)
         peer.kill()
@@ -152,16 +159,7 @@ exec sleep 60
         self.assertEqual(r.stdout, "serving\n")
 
     def test_cgroups_of_a_peerd_gone(self):
-        sn, (peer,) = self.start_box()
-        mark = harness.unique_sleep(120)
-        prog = self.script("stay.sh", """
-setsid sleep %s &
-echo started
-exec sleep 60
-""" % mark)
-        run = self.start_p2prun(["-n", "1", prog])
-        escapee = wait_until(lambda: harness.processes_with_argv(
-            ["sleep", mark]), 10, "the escapee")[0]
+        sn, peer, run, escapee = self.start_escapee()
         inst = cgroup_instances(escapee)
         self.assertTrue(inst, "the job is in no cgroup of peerd's")
         peer.kill()
