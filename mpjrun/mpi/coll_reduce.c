@@ -18,8 +18,7 @@
  *              a gather of the blocks at the root (on up to 4 ranks the
  *              tree's two steps beat the ring's p: 1 MiB on 3 ranks
  *              540 us against 670, on 4 ranks sharing 2 cores 800
- *              against 1180); on 3 and 4 ranks the tree is pipelined
- *              in 64 KiB segments (commutative op, above 64 KiB)
+ *              against 1180)
  *   Allreduce  recursive doubling, the p - 2^k extra ranks folded into
  *              their neighbours first; above 64 KiB with a commutative
  *              op, a ring reduce-scatter then a ring allgather
@@ -47,7 +46,6 @@ enum {
 #define CTX(c) ((c)->ctx + MPII_CTX_COLL)
 #define RED_LONG (64 * 1024) /* bytes: ring algorithms above this */
 #define RED_TREE_P 4         /* ranks: Reduce keeps the tree up to this */
-#define RED_SEG (64 * 1024)  /* bytes: a segment of the pipelined tree */
 
 /* How a reduction on (datatype, op) works on its operands. */
 struct red {
@@ -139,7 +137,7 @@ red_alloc(const struct red *rd, size_t n, char **mem)
  * MPI_Finalize; blocking reductions do not nest, so a role has one user
  * at a time. */
 #define KEEP_MAX (16u << 20)
-enum { KEEP_ACC, KEEP_TMP, KEEP_TMP2, KEEP_N };
+enum { KEEP_ACC, KEEP_TMP, KEEP_N };
 static struct {
     char *mem;
     size_t cap;
@@ -441,101 +439,6 @@ reduce_tree(const struct red *rd, char **acc, char **tmp, const char *src,
     return MPI_SUCCESS;
 }
 
-/* Working elements in one segment of the pipelined tree. */
-static size_t
-red_segn(const struct red *rd)
-{
-    size_t k = RED_SEG / rd->wext;
-
-    return k > 0 ? k : 1;
-}
-
-/* Whether Reduce pipelines its binomial tree: a commutative operation
- * (the root at the top of the tree) on more than RED_LONG bytes, on 3
- * or 4 ranks (a node has at most two children).  Every rank decides
- * alike: the size, the op and the rank count only. */
-static int
-reduce_pipelines(const struct red *rd, size_t n, int p)
-{
-    return rd->commute && n * rd->wext > RED_LONG && p > 2 &&
-           p <= RED_TREE_P && n > red_segn(rd);
-}
-
-/* The binomial tree of reduce_tree, cut into segments of RED_SEG bytes
- * that flow up the tree one behind the other: a rank combines segment
- * k of its children while they send k + 1 and its parent receives its
- * k - 1 (1 MiB on 4 ranks sharing 2 cores: the whole operand crossed
- * TCP only after the whole of the child's was in and combined).  Every
- * receive is posted first, so that segments land in place.  Commutative
- * operations only (root at the top); each element is combined in the
- * order of reduce_tree, so the result has the same bits.  A root
- * without src takes a second spare buffer for its second child. */
-static int
-reduce_pipe(const struct red *rd, char *acc, char *tmp, const char *src,
-            size_t n, int root, struct mpii_comm *c)
-{
-    int p = c->size, vr = (c->rank - root + p) % p, nch = 0, parent = -1;
-    int child[2], err = MPI_SUCCESS, err2;
-    size_t segn = red_segn(rd), nseg = (n + segn - 1) / segn, nrq;
-    char *into[2], *mem = NULL;
-    MPI_Request *rq;
-
-    for (int mask = 1; mask < p; mask <<= 1) {
-        if (vr & mask) {
-            parent = (vr - mask + root) % p;
-            break;
-        }
-        if (vr + mask >= p)
-            continue;
-        if (nch == 2)
-            return MPI_ERR_INTERN; /* more than 4 ranks */
-        child[nch] = (vr + mask + root) % p;
-        if (nch == 0)
-            into[0] = src != NULL ? acc : tmp;
-        else if (src != NULL)
-            into[1] = tmp;
-        else if ((into[1] = red_keep(rd, n, KEEP_TMP2, &mem)) == NULL)
-            return MPI_ERR_NO_MEM;
-        nch++;
-    }
-    nrq = (size_t)(nch + 1) * nseg;
-    if ((rq = malloc(nrq * sizeof *rq)) == NULL) {
-        free(mem);
-        return MPI_ERR_NO_MEM;
-    }
-    for (size_t i = 0; i < nrq; i++)
-        rq[i] = MPI_REQUEST_NULL;
-    for (int j = 0; j < nch && err == MPI_SUCCESS; j++)
-        for (size_t k = 0; k < nseg && err == MPI_SUCCESS; k++) {
-            size_t lo = k * segn, len = n - lo < segn ? n - lo : segn;
-
-            err = mpii_irecv(red_at(rd, into[j], lo), (int)len, rd->wtype,
-                             child[j], TAG_REDUCE, c, CTX(c),
-                             &rq[(size_t)j * nseg + k]);
-        }
-    for (size_t k = 0; k < nseg && err == MPI_SUCCESS; k++) {
-        size_t lo = k * segn, len = n - lo < segn ? n - lo : segn;
-
-        for (int j = 0; j < nch && err == MPI_SUCCESS; j++) {
-            err = mpii_wait(&rq[(size_t)j * nseg + k], MPI_STATUS_IGNORE);
-            if (err == MPI_SUCCESS && into[j] == acc) /* mine op child's */
-                err = red_apply(rd, red_at(rd, src, lo), red_at(rd, acc, lo),
-                                len);
-            else if (err == MPI_SUCCESS)
-                err = red_apply(rd, red_at(rd, into[j], lo),
-                                red_at(rd, acc, lo), len);
-        }
-        if (err == MPI_SUCCESS && parent >= 0)
-            err = mpii_isend(red_at(rd, acc, lo), (int)len, rd->wtype, parent,
-                             TAG_REDUCE, c, CTX(c), MPII_SEND_STANDARD,
-                             &rq[(size_t)nch * nseg + k]);
-    }
-    err2 = mpii_waitall((int)nrq, rq, MPI_STATUSES_IGNORE);
-    free(rq);
-    free(mem);
-    return err != MPI_SUCCESS ? err : err2;
-}
-
 /* Long commutative reduce: ring reduce-scatter, then every rank sends
  * its finished block to the root. */
 static int
@@ -629,8 +532,6 @@ PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
         goto done;
     if (longalg)
         err = reduce_long(&rd, acc, tmp, n, root, c);
-    else if (reduce_pipelines(&rd, n, c->size))
-        err = reduce_pipe(&rd, acc, tmp, src, n, root, c);
     else
         err = reduce_tree(&rd, &acc, &tmp, src, n, root, c);
     if (err == MPI_SUCCESS && isroot)

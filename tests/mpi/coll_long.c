@@ -1,8 +1,7 @@
 /*
  * coll_long: the long-message reductions at sizes that reach every
  * corner of their algorithms.  Reduce above 64 KiB is the binomial tree
- * on up to 4 ranks, pipelined in 64 KiB segments on 3 and 4 with a
- * commutative op (its root receives its first child's operand straight
+ * on up to 4 ranks (its root receives its first child's operand straight
  * into the receive buffer and folds its own in; its inner nodes combine
  * in buffers kept from one call to the next, which must not leak one
  * call's data into the next) and the ring reduce-scatter and gather on
