@@ -41,6 +41,9 @@
 #   MPI_BENCH_ONLY=p2p    the point-to-point sweep only (latency,
 #                         bandwidth, bidirectional bandwidth): no summary,
 #                         collectives, encryption or shared-memory blocks
+#   MPI_BENCH_ONLY=coll   the collectives' sweep only (MPI_BENCH_OPS at
+#                         MPI_BENCH_COLL_NP ranks): no summary,
+#                         point-to-point, encryption or shared-memory blocks
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"
@@ -57,10 +60,12 @@ ops=${MPI_BENCH_OPS:-barrier,bcast,reduce,allreduce,gather,scatter,allgather,all
 iters=${MPI_BENCH_ITERS:-5000}
 only=${MPI_BENCH_ONLY:-}
 case $only in
-"" | p2p) ;;
-*) echo "mpi.sh: MPI_BENCH_ONLY=$only: only p2p is known" >&2; exit 2 ;;
+"" | p2p | coll) ;;
+*) echo "mpi.sh: MPI_BENCH_ONLY=$only: only p2p and coll are known" >&2
+   exit 2 ;;
 esac
 [ "$only" = p2p ] && benches="latency bandwidth bibw" && sweep=1
+[ "$only" = coll ] && benches="coll" && sweep=1
 
 die() { echo "mpi.sh: $*" >&2; exit 1; }
 [ -x "$p2pcc" ] && [ -x "$p2prun" ] ||
@@ -185,8 +190,8 @@ impls=p2p
 
 # The summary: every implementation once per run, runs interleaved.
 i=0
-[ "$only" = p2p ] && i=$runs && echo "mpi.sh: point-to-point sweep only" >&2
-[ "$only" = p2p ] || echo "mpi.sh: summary, $runs runs of $impls" >&2
+[ -n "$only" ] && i=$runs && echo "mpi.sh: $only sweep only" >&2
+[ -n "$only" ] || echo "mpi.sh: summary, $runs runs of $impls" >&2
 while [ $i -lt "$runs" ]; do
     for impl in $impls; do
         run_mpi "$impl" 2 "$work/${impl}_latency" | pick latency_us \
@@ -199,7 +204,7 @@ while [ $i -lt "$runs" ]; do
     i=$((i + 1))
 done
 i=0
-[ "$only" = p2p ] && i=10
+[ -n "$only" ] && i=10
 while [ $i -lt 10 ]; do
     for impl in $impls; do
         starttime "$impl" >>"$work/$impl.start"
@@ -208,7 +213,7 @@ while [ $i -lt 10 ]; do
 done
 
 # --- summary table --------------------------------------------------------
-if [ "$only" != p2p ]; then
+if [ -z "$only" ]; then
 val() { [ -s "$work/$1.$2" ] && median <"$work/$1.$2" || echo -; }
 echo
 echo "libp2pmpi ($noenc${noenc:+, }embedded cluster) beside other MPIs," \
@@ -329,9 +334,11 @@ if [ "$sweep" != 0 ]; then
     while [ $i -lt "$runs" ]; do
         i=$((i + 1))
         echo "mpi.sh: sweep, run $i of $runs" >&2
-        sweep_run $i 2 latency "$iters" "$sizes"
-        sweep_run $i 2 bandwidth 1 "$sizes"
-        sweep_run $i 2 bibw "$sizes"
+        if [ "$only" != coll ]; then
+            sweep_run $i 2 latency "$iters" "$sizes"
+            sweep_run $i 2 bandwidth 1 "$sizes"
+            sweep_run $i 2 bibw "$sizes"
+        fi
         [ "$only" = p2p ] && continue
         for np in $cnp; do
             sweep_run $i "$np" coll "$citers" "$csizes" "$ops"
@@ -341,9 +348,11 @@ if [ "$sweep" != 0 ]; then
     echo "Per size, ours ($noenc${noenc:+, }embedded cluster) against Open" \
          "MPI over TCP, median of $runs interleaved runs; ratio = ours /" \
          "Open MPI (times: below 1 is better; bandwidth: above 1 is better)"
-    sweep_table "Latency, 2 ranks (us, half round trip)" lat
-    sweep_table "Bandwidth, 2 ranks (MB/s, window of 64)" bw
-    sweep_table "Bidirectional bandwidth, 2 ranks (MB/s, both ways)" bibw
+    if [ "$only" != coll ]; then
+        sweep_table "Latency, 2 ranks (us, half round trip)" lat
+        sweep_table "Bandwidth, 2 ranks (MB/s, window of 64)" bw
+        sweep_table "Bidirectional bandwidth, 2 ranks (MB/s, both ways)" bibw
+    fi
     [ "$only" = p2p ] && ops=""
     for op in $(echo "$ops" | tr , ' '); do
         keys=""
@@ -353,7 +362,7 @@ gather, scatter, allgather, alltoall, the whole buffer otherwise)" $keys
     done
 fi
 
-[ "$only" = p2p ] && exit 0
+[ -n "$only" ] && exit 0
 
 # --- more rows --------------------------------------------------------------
 # Other measurements append their blocks below this line (shared memory,
