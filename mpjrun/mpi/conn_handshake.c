@@ -25,6 +25,7 @@
 #include "conn.h"
 #include "ctl.h"
 #include "rep.h"
+#include "tcpcc.h"
 
 #define RBUF_PLAIN (HDR + MPII_EAGER_MAX + 64 * 1024)
 #define HS_PENDING_MS 10000 /* an accepted connection must prove itself */
@@ -143,6 +144,29 @@ conn_new(int fd)
     }
     conn_tune(fd);
     return c;
+}
+
+/* The handshake is proven: pick the connection's TCP congestion control
+ * (tcpcc.h; a pair on shared memory keeps the socket as its doorbell
+ * only).  The kernel refusing is logged once, and the system's kept. */
+static void
+conn_set_cc(struct conn *c)
+{
+    const char *name, *want = getenv("P2P_TCP_CONGESTION");
+    int refused;
+
+    if (c->on_shm)
+        return;
+    if ((name = tcpcc_apply(c->fd, &refused)) != NULL) {
+        tp.ncc++;
+        snprintf(tp.cc, sizeof tp.cc, "%s", name);
+    } else if (refused && !tp.cc_refused) {
+        tp.cc_refused = 1;
+        mpii_log("rank %d: TCP congestion control %s refused (%s): the "
+                 "system's kept",
+                 tp.world, want != NULL ? want : TCPCC_SAME_HOST,
+                 strerror(errno));
+    }
 }
 
 /* The handshake is proven: key both directions' AEAD contexts (sealed
@@ -425,6 +449,7 @@ hs_step(struct conn *c, struct conn **pending, int npending)
             return;
         }
         c->state = CS_READY;
+        conn_set_cc(c);
         conn_early_send(c, NULL);
         return;
     case CS_WAIT_HELLO:
@@ -495,6 +520,7 @@ hs_step(struct conn *c, struct conn **pending, int npending)
             return;
         }
         c->state = CS_READY;
+        conn_set_cc(c);
         old = tp.by_world[c->world];
         tp_set(c->world, c);
         tp.naccepted++;
