@@ -41,6 +41,10 @@
 #   MPI_BENCH_ONLY=p2p    the point-to-point sweep only (latency,
 #                         bandwidth, bidirectional bandwidth): no summary,
 #                         collectives, encryption or shared-memory blocks
+#   MPI_BENCH_ONLY=summary  the summary rows only: no sweep, encryption
+#                         or shared-memory blocks
+#   MPI_BENCH_P2P_OPTS="..."  more p2prun options for our runs, e.g.
+#                         "-x P2P_TCP_CONGESTION=system" (docs/mpi.md)
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"
@@ -57,10 +61,12 @@ ops=${MPI_BENCH_OPS:-barrier,bcast,reduce,allreduce,gather,scatter,allgather,all
 iters=${MPI_BENCH_ITERS:-5000}
 only=${MPI_BENCH_ONLY:-}
 case $only in
-"" | p2p) ;;
-*) echo "mpi.sh: MPI_BENCH_ONLY=$only: only p2p is known" >&2; exit 2 ;;
+"" | p2p | summary) ;;
+*) echo "mpi.sh: MPI_BENCH_ONLY=$only: only p2p and summary are known" >&2
+   exit 2 ;;
 esac
 [ "$only" = p2p ] && benches="latency bandwidth bibw" && sweep=1
+[ "$only" = summary ] && benches="latency bandwidth allreduce hello" && sweep=0
 
 die() { echo "mpi.sh: $*" >&2; exit 1; }
 [ -x "$p2pcc" ] && [ -x "$p2prun" ] ||
@@ -144,7 +150,8 @@ done
 # --- run -----------------------------------------------------------------
 noenc=""
 "$p2prun" --help 2>&1 | grep -q -- '--no-encrypt' && noenc=--no-encrypt
-p2p_opts=$noenc # what run_mpi gives p2prun (blocks below may change it)
+# what run_mpi gives p2prun (blocks below may change it)
+p2p_opts="$noenc ${MPI_BENCH_P2P_OPTS:-}"
 # peerd runs guest ranks in the idle CPU class (SCHED_IDLE, nice 19:
 # owners first); the other MPIs run in it too, so that on a machine with
 # other work the comparison stays like with like (MPI_BENCH_IDLE=0: at
@@ -353,7 +360,7 @@ gather, scatter, allgather, alltoall, the whole buffer otherwise)" $keys
     done
 fi
 
-[ "$only" = p2p ] && exit 0
+[ "$only" = p2p ] || [ "$only" = summary ] && exit 0
 
 # --- more rows --------------------------------------------------------------
 # Other measurements append their blocks below this line (shared memory,
