@@ -147,8 +147,9 @@ conn_new(int fd)
 }
 
 /* The handshake is proven: pick the connection's TCP congestion control
- * (tcpcc.h; a pair on shared memory keeps the socket as its doorbell
- * only).  The kernel refusing is logged once, and the system's kept. */
+ * (tcpcc.h; whether ranks share cores here is known from the address
+ * table, before any connection; a pair on shared memory keeps the socket
+ * as its doorbell only).  The kernel refusing is logged once, and the system's kept. */
 static void
 conn_set_cc(struct conn *c)
 {
@@ -157,7 +158,7 @@ conn_set_cc(struct conn *c)
 
     if (c->on_shm)
         return;
-    if ((name = tcpcc_apply(c->fd, &refused)) != NULL) {
+    if ((name = tcpcc_apply(c->fd, req_oversubscribed(), &refused)) != NULL) {
         tp.ncc++;
         snprintf(tp.cc, sizeof tp.cc, "%s", name);
     } else if (refused && !tp.cc_refused) {

@@ -1,6 +1,7 @@
 /*
  * TCP congestion control of a rank-to-rank connection: Reno between two
- * processes on one host, the system's otherwise, or what
+ * processes on one host (unless ranks share cores there), the system's
+ * otherwise, or what
  * P2P_TCP_CONGESTION says (tcpcc.h).  The choice is made from the
  * addresses alone (tcpcc_choose, a pure function the unit tests drive);
  * tcpcc_apply reads them from a connected socket and sets it.
@@ -55,15 +56,15 @@ name_ok(const char *s)
 
 const char *
 tcpcc_choose(const struct sockaddr *local, const struct sockaddr *peer,
-             const char *env)
+             int shared, const char *env)
 {
     if (env != NULL)
         return strcmp(env, "system") != 0 && name_ok(env) ? env : NULL;
-    return tcpcc_same_host(local, peer) ? TCPCC_SAME_HOST : NULL;
+    return !shared && tcpcc_same_host(local, peer) ? TCPCC_SAME_HOST : NULL;
 }
 
 const char *
-tcpcc_apply(int fd, int *refused)
+tcpcc_apply(int fd, int shared, int *refused)
 {
     struct sockaddr_storage l, p;
     socklen_t ll = sizeof l, pl = sizeof p;
@@ -73,7 +74,7 @@ tcpcc_apply(int fd, int *refused)
     if (getsockname(fd, (struct sockaddr *)&l, &ll) == -1 ||
         getpeername(fd, (struct sockaddr *)&p, &pl) == -1)
         return NULL;
-    name = tcpcc_choose((struct sockaddr *)&l, (struct sockaddr *)&p,
+    name = tcpcc_choose((struct sockaddr *)&l, (struct sockaddr *)&p, shared,
                         getenv("P2P_TCP_CONGESTION"));
     if (name == NULL)
         return NULL;

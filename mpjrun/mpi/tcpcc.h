@@ -8,9 +8,10 @@
  * only a dozen 64 KiB segments in flight and the sender stalls whenever
  * the receiving rank is a moment late to take them (docs/mpi.md, "TCP
  * congestion control").  Such connections use Reno, which every process
- * may choose; others keep the system's.  P2P_TCP_CONGESTION overrides
- * for every connection: a module name, or "system" (or empty) to keep
- * the system's everywhere.
+ * may choose, unless the job's processes here outnumber the cores (4
+ * ranks on 2 cores ran their collectives slower under Reno); others keep
+ * the system's.  P2P_TCP_CONGESTION overrides for every connection: a
+ * module name, or "system" (or empty) to keep the system's everywhere.
  */
 #ifndef P2P_MPI_TCPCC_H
 #define P2P_MPI_TCPCC_H
@@ -26,15 +27,16 @@
 int tcpcc_same_host(const struct sockaddr *local, const struct sockaddr *peer);
 
 /* The congestion control to set on a connection from local to peer, or
- * NULL to keep the system's.  env is P2P_TCP_CONGESTION's value (NULL
- * when unset); a name that is not 1-15 of [a-z0-9_] keeps the
- * system's. */
+ * NULL to keep the system's; shared: the job's processes on this machine
+ * outnumber its cores.  env is P2P_TCP_CONGESTION's value (NULL when
+ * unset); a name that is not 1-15 of [a-z0-9_] keeps the system's. */
 const char *tcpcc_choose(const struct sockaddr *local,
-                         const struct sockaddr *peer, const char *env);
+                         const struct sockaddr *peer, int shared,
+                         const char *env);
 
 /* Choose for connected socket fd and set it.  Returns the name set, or
  * NULL when the system's is kept (chosen so, or the kernel refused: then
  * *refused is set). */
-const char *tcpcc_apply(int fd, int *refused);
+const char *tcpcc_apply(int fd, int shared, int *refused);
 
 #endif

@@ -9,10 +9,12 @@ all on TCP.  Killing a replica whose partners reach it through shared
 memory is survived as over TCP: the job ends 0 with the output of a
 failure-free run, and the segments left nothing behind in /dev/shm.
 
-The TCP connections between the two "hosts" (loopback addresses, so one
-machine) get Reno as their congestion control (mpjrun/mpi/tcpcc.h), as
-P2P_MPI_STATS counts; P2P_TCP_CONGESTION=system keeps the system's, and
-a module the kernel refuses is logged once and the job runs as before.
+TCP connections within one machine (loopback addresses, or one address
+at both ends) get Reno as their congestion control when the job's
+processes there have a core each (mpjrun/mpi/tcpcc.h), as P2P_MPI_STATS
+counts; P2P_TCP_CONGESTION=reno sets it on all of them,
+P2P_TCP_CONGESTION=system keeps the system's, and a module the kernel
+refuses is logged once and the job runs as before.
 
 Large messages between them go by a single copy (process_vm_readv from
 the sender's buffer) under peerd's real containment, as P2P_MPI_STATS
@@ -170,16 +172,35 @@ class TestMpiShm(harness.JobTestCase):
                 for r, name, n in CC.findall(run.stderr)}
 
     def test_same_host_tcp_is_reno(self):
-        run = self.p2prun(self.args(extra=["-x", "P2P_MPI_STATS=1"]))
+        # Two ranks on one peer over TCP (same address at both ends), a
+        # core each: Reno on their connection.
+        if (os.cpu_count() or 1) >= 2:
+            run = self.p2prun(["-n", "2", "-a", "concentrate", "--no-shm",
+                               "-x", "P2P_MPI_STATS=1", self.prog, "5"])
+            self.assert_rc(run, 0)
+            cc = self.tcp_and_cc(run)
+            self.assertEqual(sorted(cc), [0, 1], run.describe())
+            for rank, (tcp, name, n) in cc.items():
+                self.assertEqual(name, "reno", run.describe())
+                self.assertTrue(1 <= n <= tcp, run.describe())
+        # Six processes between two loopback "hosts": Reno when asked
+        # (every TCP connection; one dropped in a race to connect may
+        # never get it), by default only if they have a core each.
+        run = self.p2prun(self.args(extra=["-x", "P2P_MPI_STATS=1", "-x",
+                                           "P2P_TCP_CONGESTION=reno"]))
         self.assert_rc(run, 0)
         cc = self.tcp_and_cc(run)
         self.assertEqual(sorted(cc), [0, 1, 2], run.describe())
         for rank, (tcp, name, n) in cc.items():
-            # every TCP connection is between two loopback addresses
-            # (one dropped in a race to connect may never get it)
             self.assertEqual(name, "reno", run.describe())
             self.assertTrue(1 <= n <= tcp, run.describe())
         ref = run.stdout
+        run = self.p2prun(self.args(extra=["-x", "P2P_MPI_STATS=1"]))
+        self.assert_rc(run, 0)
+        want = "reno" if (os.cpu_count() or 1) >= 6 else "-"
+        self.assertEqual({r: v[1] for r, v in self.tcp_and_cc(run).items()},
+                         {0: want, 1: want, 2: want}, run.describe())
+        self.assertEqual(self.per_rank(run.stdout), self.per_rank(ref))
         run = self.p2prun(self.args(extra=["-x", "P2P_MPI_STATS=1", "-x",
                                            "P2P_TCP_CONGESTION=system"]))
         self.assert_rc(run, 0)

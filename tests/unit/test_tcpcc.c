@@ -40,13 +40,20 @@ sa(const char *ip)
 
 /* What tcpcc_choose says for local, peer and env ("" for NULL result). */
 static const char *
-choose(const char *local, const char *peer, const char *env)
+choose_shared(const char *local, const char *peer, int shared, const char *env)
 {
     struct sockaddr_storage l = sa(local), p = sa(peer);
     const char *name =
-        tcpcc_choose((struct sockaddr *)&l, (struct sockaddr *)&p, env);
+        tcpcc_choose((struct sockaddr *)&l, (struct sockaddr *)&p, shared, env);
 
     return name != NULL ? name : "";
+}
+
+/* The same for a job whose processes here have a core each. */
+static const char *
+choose(const char *local, const char *peer, const char *env)
+{
+    return choose_shared(local, peer, 0, env);
 }
 
 static void
@@ -69,6 +76,16 @@ t_other_host(void)
     CHECK_EQ_STR(choose("::ffff:10.0.0.1", "::ffff:10.0.0.2", NULL), "");
     /* families differ: not provably the same host */
     CHECK_EQ_STR(choose("10.1.2.3", "::ffff:10.1.2.3", NULL), "");
+}
+
+static void
+t_shared_cores(void)
+{
+    /* Ranks sharing cores keep the system's, unless told otherwise. */
+    CHECK_EQ_STR(choose_shared("127.0.0.2", "127.0.0.3", 1, NULL), "");
+    CHECK_EQ_STR(choose_shared("::1", "::1", 1, NULL), "");
+    CHECK_EQ_STR(choose_shared("127.0.0.2", "127.0.0.3", 1, "reno"), "reno");
+    CHECK_EQ_STR(choose_shared("127.0.0.2", "127.0.0.3", 1, "system"), "");
 }
 
 static void
@@ -133,19 +150,24 @@ t_apply_loopback(void)
     if (!CHECK(tcp_pair(fd) == 0))
         return;
     /* Reno is open to every process (the kernel never restricts it). */
-    name = tcpcc_apply(fd[1], &refused);
+    name = tcpcc_apply(fd[1], 0, &refused);
     CHECK_EQ_STR(name != NULL ? name : "(null)", "reno");
     CHECK_EQ_INT(refused, 0);
     CHECK_EQ_STR(cc_of(fd[1]), "reno");
     /* Kept: the system's stays. */
     snprintf(before, sizeof before, "%s", cc_of(fd[0]));
     setenv("P2P_TCP_CONGESTION", "system", 1);
-    CHECK(tcpcc_apply(fd[0], &refused) == NULL);
+    CHECK(tcpcc_apply(fd[0], 0, &refused) == NULL);
+    CHECK_EQ_INT(refused, 0);
+    CHECK_EQ_STR(cc_of(fd[0]), before);
+    /* Sharing cores: the system's stays too. */
+    unsetenv("P2P_TCP_CONGESTION");
+    CHECK(tcpcc_apply(fd[0], 1, &refused) == NULL);
     CHECK_EQ_INT(refused, 0);
     CHECK_EQ_STR(cc_of(fd[0]), before);
     /* No such module: refused, the system's stays. */
     setenv("P2P_TCP_CONGESTION", "nosuchcc", 1);
-    CHECK(tcpcc_apply(fd[0], &refused) == NULL);
+    CHECK(tcpcc_apply(fd[0], 0, &refused) == NULL);
     CHECK_EQ_INT(refused, 1);
     CHECK_EQ_STR(cc_of(fd[0]), before);
     unsetenv("P2P_TCP_CONGESTION");
@@ -159,7 +181,7 @@ t_apply_unconnected(void)
     int fd = socket(AF_INET, SOCK_STREAM, 0), refused = -1;
 
     /* No peer to judge by: nothing set, nothing refused. */
-    CHECK(tcpcc_apply(fd, &refused) == NULL);
+    CHECK(tcpcc_apply(fd, 0, &refused) == NULL);
     CHECK_EQ_INT(refused, 0);
     close(fd);
 }
@@ -167,6 +189,7 @@ t_apply_unconnected(void)
 static const struct test_case cases[] = {
     {"same_host", t_same_host},
     {"other_host", t_other_host},
+    {"shared_cores", t_shared_cores},
     {"override", t_override},
     {"apply_loopback", t_apply_loopback},
     {"apply_unconnected", t_apply_unconnected},
