@@ -44,6 +44,10 @@
 #   MPI_BENCH_ONLY=coll   the collectives' sweep only (MPI_BENCH_OPS at
 #                         MPI_BENCH_COLL_NP ranks): no summary,
 #                         point-to-point, encryption or shared-memory blocks
+#   MPI_BENCH_ONLY=summary  the summary rows only: no sweep, encryption
+#                         or shared-memory blocks
+#   MPI_BENCH_P2P_OPTS="..."  more p2prun options for our runs, e.g.
+#                         "-x P2P_TCP_CONGESTION=system" (docs/mpi.md)
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"
@@ -60,12 +64,13 @@ ops=${MPI_BENCH_OPS:-barrier,bcast,reduce,allreduce,gather,scatter,allgather,all
 iters=${MPI_BENCH_ITERS:-5000}
 only=${MPI_BENCH_ONLY:-}
 case $only in
-"" | p2p | coll) ;;
-*) echo "mpi.sh: MPI_BENCH_ONLY=$only: only p2p and coll are known" >&2
+"" | p2p | coll | summary) ;;
+*) echo "mpi.sh: MPI_BENCH_ONLY=$only: only p2p, coll and summary are known" >&2
    exit 2 ;;
 esac
 [ "$only" = p2p ] && benches="latency bandwidth bibw" && sweep=1
 [ "$only" = coll ] && benches="coll" && sweep=1
+[ "$only" = summary ] && benches="latency bandwidth allreduce hello" && sweep=0
 
 die() { echo "mpi.sh: $*" >&2; exit 1; }
 [ -x "$p2pcc" ] && [ -x "$p2prun" ] ||
@@ -149,7 +154,8 @@ done
 # --- run -----------------------------------------------------------------
 noenc=""
 "$p2prun" --help 2>&1 | grep -q -- '--no-encrypt' && noenc=--no-encrypt
-p2p_opts=$noenc # what run_mpi gives p2prun (blocks below may change it)
+# what run_mpi gives p2prun (blocks below may change it)
+p2p_opts="$noenc ${MPI_BENCH_P2P_OPTS:-}"
 # peerd runs guest ranks in the idle CPU class (SCHED_IDLE, nice 19:
 # owners first); the other MPIs run in it too, so that on a machine with
 # other work the comparison stays like with like (MPI_BENCH_IDLE=0: at

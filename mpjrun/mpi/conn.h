@@ -136,6 +136,9 @@ struct transport {
     unsigned ncma_sent, ncma_read; /* shm: messages announced, read */
     unsigned nring_rndv;       /* shm: rendezvous through the rings */
     unsigned shm_ticks;        /* shm: busy passes, to look at sockets */
+    unsigned ncc;              /* TCP connections given cc (tcpcc.h) */
+    char cc[16];               /* the last congestion control set */
+    int cc_refused;            /* the kernel refused one (logged once) */
     int shm_pending;           /* shm: segments made for handshakes under
                                   way (before the other end is proven) */
     char host[72];             /* shm: our listen address */

@@ -25,6 +25,7 @@
 #include "conn.h"
 #include "ctl.h"
 #include "rep.h"
+#include "tcpcc.h"
 
 #define RBUF_PLAIN (HDR + MPII_EAGER_MAX + 64 * 1024)
 #define HS_PENDING_MS 10000 /* an accepted connection must prove itself */
@@ -136,6 +137,30 @@ conn_new(int fd)
     sr_init(&c->ring, SEAL_AHEAD, WF_SEALED_LEN(WF_SEAL_SEND));
     conn_tune(fd);
     return c;
+}
+
+/* The handshake is proven: pick the connection's TCP congestion control
+ * (tcpcc.h; whether ranks share cores here is known from the address
+ * table, before any connection; a pair on shared memory keeps the socket
+ * as its doorbell only).  The kernel refusing is logged once, and the system's kept. */
+static void
+conn_set_cc(struct conn *c)
+{
+    const char *name, *want = getenv("P2P_TCP_CONGESTION");
+    int refused;
+
+    if (c->on_shm)
+        return;
+    if ((name = tcpcc_apply(c->fd, req_oversubscribed(), &refused)) != NULL) {
+        tp.ncc++;
+        snprintf(tp.cc, sizeof tp.cc, "%s", name);
+    } else if (refused && !tp.cc_refused) {
+        tp.cc_refused = 1;
+        mpii_log("rank %d: TCP congestion control %s refused (%s): the "
+                 "system's kept",
+                 tp.world, want != NULL ? want : TCPCC_SAME_HOST,
+                 strerror(errno));
+    }
 }
 
 /* The receive buffers of a connection now proven (an unproven one has
@@ -465,6 +490,7 @@ hs_step(struct conn *c, struct conn **pending, int npending)
             return;
         }
         c->state = CS_READY;
+        conn_set_cc(c);
         conn_early_send(c, NULL);
         return;
     case CS_WAIT_HELLO:
@@ -535,6 +561,7 @@ hs_step(struct conn *c, struct conn **pending, int npending)
             return;
         }
         c->state = CS_READY;
+        conn_set_cc(c);
         old = tp.by_world[c->world];
         tp_set(c->world, c);
         tp.naccepted++;

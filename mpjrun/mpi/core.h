@@ -88,6 +88,8 @@ void req_fini(void);
 /* Ranks outnumber cores here: yield between passes, then sleep,
  * instead of spinning (see req_wait_until). */
 void req_set_oversubscribed(int);
+/* Whether the job has more processes on this machine than it has cores. */
+int req_oversubscribed(void);
 /* Progress until cond(arg) holds; the waiting policy lives here. */
 int req_wait_until(int (*cond)(void *), void *arg);
 /* One pass of progress: the transport, then every nonblocking

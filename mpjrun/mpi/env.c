@@ -149,6 +149,19 @@ env_count_local(const struct ctl_entry *tab, int n)
         local_procs = k;
 }
 
+/* Whether ranks here share cores (request.c's waiting policy, and
+ * tcpcc.h's choice for the connections made from now on). */
+static void
+env_note_cores(void)
+{
+    int local = env_int("P2P_LOCAL_PROCS", 1);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+    if (local > local_procs)
+        local_procs = local;
+    req_set_oversubscribed(cores > 0 && local_procs > cores);
+}
+
 static int
 env_wireup(int rank, int size)
 {
@@ -184,6 +197,7 @@ env_wireup(int rank, int size)
         return rc;
     }
     env_count_local(rx.tab, (int)rx.n);
+    env_note_cores();
     if (nrep > 1) {
         /* Replicas: who is not in the table (no address) is dead. */
         uint8_t *dead = malloc((size_t)size * (size_t)nrep);
@@ -250,14 +264,7 @@ PMPI_Init(int *argc, char ***argv)
         }
     }
     world_size = size;
-    {
-        int local = env_int("P2P_LOCAL_PROCS", 1);
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-
-        if (local > local_procs)
-            local_procs = local;
-        req_set_oversubscribed(cores > 0 && local_procs > cores);
-    }
+    env_note_cores();
     if ((rc = mpii_comm_init(rank, size)) != MPI_SUCCESS)
         return rc;
     initialized = 1;

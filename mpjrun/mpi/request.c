@@ -277,6 +277,12 @@ req_set_oversubscribed(int on)
 }
 
 int
+req_oversubscribed(void)
+{
+    return oversubscribed;
+}
+
+int
 req_wait_until(int (*cond)(void *), void *arg)
 {
     uint64_t start = 0;

@@ -939,6 +939,9 @@ transport_fini(void)
                  "announced, %u read; %u rendezvous through the rings",
                  tp.world, tp.ncma_pairs, tp.ncma_sent, tp.ncma_read,
                  tp.nring_rndv);
+        mpii_log("p2pmpi: rank %d: TCP congestion control %s on %u "
+                 "connections, the system's on the others",
+                 tp.world, tp.ncc > 0 ? tp.cc : "-", tp.ncc);
     }
     for (i = 0; tp.by_world != NULL && i < tp.nlive; i++)
         if ((c = tp.by_world[tp.live[i]]) != NULL)
@@ -964,6 +967,9 @@ transport_fini(void)
     tp.ondemand = 0;
     tp.nmade = tp.naccepted = tp.nshm = 0;
     tp.ncma_pairs = tp.ncma_sent = tp.ncma_read = tp.nring_rndv = 0;
+    tp.ncc = 0;
+    tp.cc[0] = '\0';
+    tp.cc_refused = 0;
     if (tp.listen_fd != -1)
         close(tp.listen_fd);
     tp.listen_fd = -1;

@@ -9,6 +9,13 @@ all on TCP.  Killing a replica whose partners reach it through shared
 memory is survived as over TCP: the job ends 0 with the output of a
 failure-free run, and the segments left nothing behind in /dev/shm.
 
+TCP connections within one machine (loopback addresses, or one address
+at both ends) get Reno as their congestion control when the job's
+processes there have a core each (mpjrun/mpi/tcpcc.h), as P2P_MPI_STATS
+counts; P2P_TCP_CONGESTION=reno sets it on all of them,
+P2P_TCP_CONGESTION=system keeps the system's, and a module the kernel
+refuses is logged once and the job runs as before.
+
 Large messages between them go by a single copy (process_vm_readv from
 the sender's buffer) under peerd's real containment, as P2P_MPI_STATS
 counts; with P2P_SHM_CMA=0 the pair's probe fails and they go through the
@@ -33,6 +40,10 @@ SHM = re.compile(r"^p2pmpi: rank (\d+): (\d+) through shared memory$", re.M)
 CMA = re.compile(r"^p2pmpi: rank (\d+): single copy from (\d+) of them, "
                  r"(\d+) messages announced, (\d+) read; (\d+) rendezvous "
                  r"through the rings$", re.M)
+MADE = re.compile(r"^p2pmpi: rank (\d+): (\d+) connections made, "
+                  r"(\d+) accepted$", re.M)
+CC = re.compile(r"^p2pmpi: rank (\d+): TCP congestion control (\S+) on "
+                r"(\d+) connections, the system's on the others$", re.M)
 
 
 class TestMpiShm(harness.JobTestCase):
@@ -148,6 +159,62 @@ class TestMpiShm(harness.JobTestCase):
         self.assert_rc(run, 0)
         self.assertEqual(self.shm_counts(run), {0: 0, 1: 0, 2: 0},
                          run.describe())
+        self.assertEqual(self.per_rank(run.stdout), self.per_rank(ref))
+        self.assert_job_over(self.sn, self.peers, timeout=5)
+
+    def tcp_and_cc(self, run):
+        """Per rank: (TCP connections, congestion control set, how many
+        got it)."""
+        made = {int(r): int(m) + int(a) for r, m, a in MADE.findall(run.stderr)}
+        shm = self.shm_counts(run)
+        return {int(r): (made.get(int(r), -1) - shm.get(int(r), 0), name,
+                         int(n))
+                for r, name, n in CC.findall(run.stderr)}
+
+    def test_same_host_tcp_is_reno(self):
+        # Two ranks on one peer over TCP (same address at both ends), a
+        # core each: Reno on their connection.
+        if (os.cpu_count() or 1) >= 2:
+            run = self.p2prun(["-n", "2", "-a", "concentrate", "--no-shm",
+                               "-x", "P2P_MPI_STATS=1", self.prog, "5"])
+            self.assert_rc(run, 0)
+            cc = self.tcp_and_cc(run)
+            self.assertEqual(sorted(cc), [0, 1], run.describe())
+            for rank, (tcp, name, n) in cc.items():
+                self.assertEqual(name, "reno", run.describe())
+                self.assertTrue(1 <= n <= tcp, run.describe())
+        # Six processes between two loopback "hosts": Reno when asked
+        # (every TCP connection; one dropped in a race to connect may
+        # never get it), by default only if they have a core each.
+        run = self.p2prun(self.args(extra=["-x", "P2P_MPI_STATS=1", "-x",
+                                           "P2P_TCP_CONGESTION=reno"]))
+        self.assert_rc(run, 0)
+        cc = self.tcp_and_cc(run)
+        self.assertEqual(sorted(cc), [0, 1, 2], run.describe())
+        for rank, (tcp, name, n) in cc.items():
+            self.assertEqual(name, "reno", run.describe())
+            self.assertTrue(1 <= n <= tcp, run.describe())
+        ref = run.stdout
+        run = self.p2prun(self.args(extra=["-x", "P2P_MPI_STATS=1"]))
+        self.assert_rc(run, 0)
+        want = "reno" if (os.cpu_count() or 1) >= 6 else "-"
+        self.assertEqual({r: v[1] for r, v in self.tcp_and_cc(run).items()},
+                         {0: want, 1: want, 2: want}, run.describe())
+        self.assertEqual(self.per_rank(run.stdout), self.per_rank(ref))
+        run = self.p2prun(self.args(extra=["-x", "P2P_MPI_STATS=1", "-x",
+                                           "P2P_TCP_CONGESTION=system"]))
+        self.assert_rc(run, 0)
+        self.assertEqual({r: v[1:] for r, v in self.tcp_and_cc(run).items()},
+                         {0: ("-", 0), 1: ("-", 0), 2: ("-", 0)},
+                         run.describe())
+        self.assertEqual(self.per_rank(run.stdout), self.per_rank(ref))
+        run = self.p2prun(self.args(extra=["-x", "P2P_MPI_STATS=1", "-x",
+                                           "P2P_TCP_CONGESTION=nosuchcc"]))
+        self.assert_rc(run, 0)
+        self.assertIn("TCP congestion control nosuchcc refused", run.stderr,
+                      run.describe())
+        self.assertEqual({r: v[2] for r, v in self.tcp_and_cc(run).items()},
+                         {0: 0, 1: 0, 2: 0}, run.describe())
         self.assertEqual(self.per_rank(run.stdout), self.per_rank(ref))
         self.assert_job_over(self.sn, self.peers, timeout=5)
 
