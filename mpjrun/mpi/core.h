@@ -74,6 +74,8 @@ struct mpii_req {
 
 struct mpii_req *req_new(enum req_kind, MPI_Request *handle);
 struct mpii_req *req_get(MPI_Request);       /* NULL if invalid */
+/* The handle of a send complete as it started (request.c): no slot. */
+MPI_Request req_done_handle(void);
 struct mpii_req *req_by_id(uint32_t id);      /* id from the wire */
 uint32_t req_id(const struct mpii_req *);
 /* The request uses communicator c and datatype t (either may be NULL):

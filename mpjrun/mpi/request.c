@@ -22,6 +22,14 @@
 #define SPIN_NS 10000000   /* spin this long before sleeping (10 ms) */
 #define YIELD_NS 1000000   /* sharing cores: yield this long before sleeping */
 
+/* The handle of every send that completed as it started (an eager
+ * message written or copied at once): index 0 of generation 0, never a
+ * slot's handle.  It names one shared request, complete, that waits and
+ * tests find done and release does not free; it saves an eager send the
+ * slot taken and given back for nothing. */
+#define REQ_HANDLE_DONE REQ_HANDLE_BASE
+
+static struct mpii_req done_send;
 static int oversubscribed; /* more local ranks than cores */
 static struct mpii_req **reqs;
 static int nreqs, capreqs;
@@ -80,12 +88,26 @@ req_new(enum req_kind kind, MPI_Request *handle)
     return r;
 }
 
+MPI_Request
+req_done_handle(void)
+{
+    return REQ_HANDLE_DONE;
+}
+
 struct mpii_req *
 req_get(MPI_Request h)
 {
     int i = (h & 0xffff) - 1;
     struct mpii_req *r;
 
+    if (h == REQ_HANDLE_DONE) {
+        /* Whatever a caller did to it last time is undone. */
+        memset(&done_send, 0, sizeof done_send);
+        done_send.kind = REQ_SEND;
+        done_send.index = -1;
+        done_send.status.MPI_ERROR = MPI_SUCCESS;
+        return &done_send;
+    }
     if ((h & ~0x03ffffff) != REQ_HANDLE_BASE || i < 0 || i >= nreqs)
         return NULL;
     r = reqs[i];
@@ -131,6 +153,8 @@ req_unbind(struct mpii_req *r)
 void
 req_release(struct mpii_req *r)
 {
+    if (r == &done_send)
+        return; /* shared, never a slot */
     if (r->sched != NULL)
         sched_free(r->sched);
     r->sched = NULL;
