@@ -74,10 +74,10 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
             h.tag = tag;
             h.type = FR_EAGER;
             h.total = len;
-            rc = conn_send(c, &h,
-                           (const uint8_t *)((uintptr_t)buf +
-                                             (uintptr_t)mpii_type_lb(t)),
-                           len, 1, NULL);
+            rc = conn_send_eager(c, &h,
+                                 (const uint8_t *)((uintptr_t)buf +
+                                                   (uintptr_t)mpii_type_lb(t)),
+                                 len);
             if (rc == MPI_SUCCESS) {
                 *handle = req_done_handle();
                 return MPI_SUCCESS;
@@ -317,6 +317,8 @@ struct all_arg {
     int n;
     MPI_Request *reqs;
     int first; /* those before it are known complete */
+    int looked;
+    unsigned long seen; /* req_completions when last looked */
 };
 
 /* A request does not become active again while we wait, so each pass
@@ -329,6 +331,11 @@ all_done(void *arg)
     struct mpii_req *r;
     int i;
 
+    /* Nothing completed since the last look: still not done. */
+    if (a->looked && a->seen == req_completions)
+        return 0;
+    a->looked = 1;
+    a->seen = req_completions;
     for (i = a->first; i < a->n; i++)
         if (a->reqs[i] != MPI_REQUEST_NULL &&
             (r = req_get(a->reqs[i])) != NULL && r->active) {
@@ -342,7 +349,7 @@ all_done(void *arg)
 int
 mpii_waitall(int n, MPI_Request reqs[], MPI_Status sts[])
 {
-    struct all_arg a = {n, reqs, 0};
+    struct all_arg a = {n, reqs, 0, 0, 0};
     struct mpii_req *r;
     int i, rc, any = 0;
 
@@ -895,7 +902,7 @@ PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *st)
 int
 PMPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
 {
-    struct all_arg a = {n, reqs, 0};
+    struct all_arg a = {n, reqs, 0, 0, 0};
     int rc;
 
     MPII_CHECK_INIT("MPI_Testall");

@@ -30,6 +30,9 @@
 #define REQ_HANDLE_DONE REQ_HANDLE_BASE
 
 static struct mpii_req done_send;
+/* Requests completed so far (a wait's condition need not look again
+ * while it has not moved). */
+unsigned long req_completions;
 static int oversubscribed; /* more local ranks than cores */
 static struct mpii_req **reqs;
 static int nreqs, capreqs;
@@ -197,6 +200,7 @@ req_complete(struct mpii_req *r, int err)
     r->err = err;
     r->status.MPI_ERROR = err;
     r->active = 0;
+    req_completions++;
     free(r->owned);
     r->owned = NULL;
     if (r->parent != NULL) {
@@ -307,7 +311,9 @@ req_wait_until(int (*cond)(void *), void *arg)
     int spins = 0, rc;
 
     sched_progress();
-    while (!cond(arg)) {
+    if (cond(arg))
+        return MPI_SUCCESS;
+    for (;;) {
         if ((rc = mpii_progress(0)) != MPI_SUCCESS)
             return rc;
         if (cond(arg))
@@ -346,6 +352,8 @@ req_wait_until(int (*cond)(void *), void *arg)
             continue;
         if ((rc = mpii_progress(100)) != MPI_SUCCESS)
             return rc;
+        if (cond(arg))
+            break;
     }
     return MPI_SUCCESS;
 }

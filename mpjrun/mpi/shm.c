@@ -558,6 +558,37 @@ out:
     return done;
 }
 
+int
+shm_write_all(struct shm_chan *ch, const struct iovec *iov, int n)
+{
+    _Atomic uint64_t *head = &ch->ctl->head[ch->side].v;
+    size_t len = 0, at, first;
+    int i;
+
+    for (i = 0; i < n; i++)
+        len += iov[i].iov_len;
+    if (len == 0 || len > SHM_CHUNK)
+        return 0;
+    if (SHM_RING - (size_t)(ch->txpos - ch->txseen) < len) {
+        ch->txseen = atomic_load_explicit(head, memory_order_acquire);
+        if (SHM_RING - (size_t)(ch->txpos - ch->txseen) < len)
+            return 0;
+    }
+    for (i = 0; i < n; i++) {
+        at = (size_t)(ch->txpos & (SHM_RING - 1));
+        first = iov[i].iov_len < SHM_RING - at ? iov[i].iov_len : SHM_RING - at;
+        memcpy(ch->txd + at, iov[i].iov_base, first);
+        if (first < iov[i].iov_len)
+            memcpy(ch->txd, (const uint8_t *)iov[i].iov_base + first,
+                   iov[i].iov_len - first);
+        ch->txpos += iov[i].iov_len;
+    }
+    atomic_store_explicit(&ch->ctl->tail[ch->side].v, ch->txpos,
+                          memory_order_release);
+    shm_ring_bell(ch, ch->asym);
+    return 1;
+}
+
 size_t
 shm_read(struct shm_chan *ch, void *buf, size_t len)
 {
@@ -595,6 +626,34 @@ shm_read(struct shm_chan *ch, void *buf, size_t len)
     if (done > 0 && full)
         shm_ring_bell(ch, 0);
     return done;
+}
+
+size_t
+shm_peek(struct shm_chan *ch, const uint8_t **at)
+{
+    size_t off = (size_t)(ch->rxpos & (SHM_RING - 1)), avail;
+
+    ch->rxseen = atomic_load_explicit(&ch->ctl->tail[1 - ch->side].v,
+                                      memory_order_acquire);
+    avail = (size_t)(ch->rxseen - ch->rxpos);
+    *at = ch->rxd + off;
+    return avail < SHM_RING - off ? avail : SHM_RING - off;
+}
+
+void
+shm_consume(struct shm_chan *ch, size_t n)
+{
+    /* Full when last looked at: its writer may sleep for room (see
+     * shm_read). */
+    int full = ch->rxseen - ch->rxpos == SHM_RING;
+
+    if (n == 0)
+        return;
+    ch->rxpos += n;
+    atomic_store_explicit(&ch->ctl->head[1 - ch->side].v, ch->rxpos,
+                          memory_order_release);
+    if (full)
+        shm_ring_bell(ch, 0);
 }
 
 int

@@ -75,9 +75,19 @@ void shm_set_bell(struct shm_chan *, int fd);
 /* Copy as much of iov as fits into the outgoing ring: the bytes taken
  * (0 when the ring is full). */
 size_t shm_writev(struct shm_chan *, const struct iovec *iov, int n);
+/* Copy all of iov (at most 32 KiB) into the outgoing ring, or nothing:
+ * 1 when written, 0 when it does not fit now. */
+int shm_write_all(struct shm_chan *, const struct iovec *iov, int n);
 /* Copy up to len bytes out of the incoming ring: the bytes taken (0 when
  * it is empty). */
 size_t shm_read(struct shm_chan *, void *buf, size_t len);
+
+/* The incoming bytes that lie in one piece from the ring's head (up to
+ * its end), where they are: their count (0: empty), *at their first.
+ * They stay there, the writer kept off them, until shm_consume hands
+ * back n of them (at most what the last peek gave). */
+size_t shm_peek(struct shm_chan *, const uint8_t **at);
+void shm_consume(struct shm_chan *, size_t n);
 
 /* About to sleep in poll: raise our flag so that the other side rings the
  * doorbell when it writes to us or frees room; 0 if there is already
