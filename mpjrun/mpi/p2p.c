@@ -189,6 +189,9 @@ recv_new(void *buf, int count, MPI_Datatype dt, int source, int tag,
     r->peer = source;
     r->tag = tag;
     r->cap = mpii_type_size(t) * (size_t)count;
+    /* Where an eager message lands (match.c deliver_eager). */
+    if (mpii_type_contiguous(t))
+        r->rbuf = (uint8_t *)((uintptr_t)buf + (uintptr_t)mpii_type_lb(t));
     *out = r;
     return MPI_SUCCESS;
 }
