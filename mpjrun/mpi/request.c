@@ -23,11 +23,13 @@
 #define YIELD_NS 1000000   /* sharing cores: yield this long before sleeping */
 
 /* The handle of every send that completed as it started (an eager
- * message written or copied at once): index 0 of generation 0, never a
- * slot's handle.  It names one shared request, complete, that waits and
+ * message written or copied at once): index 0 of generation 1, never a
+ * slot's handle (slots count from 1; generation 0 of index 0 is
+ * MPI_REQUEST_NULL).  It names one shared request, complete, that waits and
  * tests find done and release does not free; it saves an eager send the
  * slot taken and given back for nothing. */
-#define REQ_HANDLE_DONE REQ_HANDLE_BASE
+#define REQ_HANDLE_DONE (REQ_HANDLE_BASE | (1 << 16))
+_Static_assert(REQ_HANDLE_DONE != MPI_REQUEST_NULL, "done is not null");
 
 static struct mpii_req done_send;
 /* Requests completed so far (a wait's condition need not look again
@@ -107,6 +109,7 @@ req_get(MPI_Request h)
         /* Whatever a caller did to it last time is undone. */
         memset(&done_send, 0, sizeof done_send);
         done_send.kind = REQ_SEND;
+        done_send.gen = 1;
         done_send.index = -1;
         done_send.status.MPI_ERROR = MPI_SUCCESS;
         return &done_send;
