@@ -96,8 +96,9 @@ void shm_consume(struct shm_chan *, size_t n);
 int shm_arm(struct shm_chan *, int want_room);
 void shm_disarm(struct shm_chan *);
 
-/* Do our writes to the other side go without a fence (both processes
- * registered for membarrier, which a sleeper calls instead; shm.c)? */
+/* Do our writes to the other side go without a fence (P2P_SHM_MEMBARRIER=1
+ * and both processes registered for membarrier, which a sleeper calls
+ * instead; shm.c)? */
 int shm_fenceless(const struct shm_chan *);
 
 /* Is shared memory on for this process (P2P_SHM not 0/no/off)? */
