@@ -630,34 +630,6 @@ shm_read(struct shm_chan *ch, void *buf, size_t len)
     return done;
 }
 
-size_t
-shm_peek(struct shm_chan *ch, const uint8_t **at)
-{
-    size_t off = (size_t)(ch->rxpos & (SHM_RING - 1)), avail;
-
-    ch->rxseen = atomic_load_explicit(&ch->ctl->tail[1 - ch->side].v,
-                                      memory_order_acquire);
-    avail = (size_t)(ch->rxseen - ch->rxpos);
-    *at = ch->rxd + off;
-    return avail < SHM_RING - off ? avail : SHM_RING - off;
-}
-
-void
-shm_consume(struct shm_chan *ch, size_t n)
-{
-    /* Full when last looked at: its writer may sleep for room (see
-     * shm_read). */
-    int full = ch->rxseen - ch->rxpos == SHM_RING;
-
-    if (n == 0)
-        return;
-    ch->rxpos += n;
-    atomic_store_explicit(&ch->ctl->head[1 - ch->side].v, ch->rxpos,
-                          memory_order_release);
-    if (full)
-        shm_ring_bell(ch, 0);
-}
-
 int
 shm_arm(struct shm_chan *ch, int want_room)
 {

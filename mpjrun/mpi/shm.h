@@ -82,13 +82,6 @@ int shm_write_all(struct shm_chan *, const struct iovec *iov, int n);
  * it is empty). */
 size_t shm_read(struct shm_chan *, void *buf, size_t len);
 
-/* The incoming bytes that lie in one piece from the ring's head (up to
- * its end), where they are: their count (0: empty), *at their first.
- * They stay there, the writer kept off them, until shm_consume hands
- * back n of them (at most what the last peek gave). */
-size_t shm_peek(struct shm_chan *, const uint8_t **at);
-void shm_consume(struct shm_chan *, size_t n);
-
 /* About to sleep in poll: raise our flag so that the other side rings the
  * doorbell when it writes to us or frees room; 0 if there is already
  * something to read, or (want_room: we have bytes waiting to go) room was

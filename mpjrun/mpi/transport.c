@@ -687,14 +687,12 @@ conn_parse_plain(struct conn *c)
 {
     struct wire_hdr h;
     const char *why = NULL;
-    size_t avail;
+    size_t avail, hlen = HDR;
     enum wf_next next;
-
-    size_t hlen = HDR;
 
     while (c->state == CS_READY && c->dreq == NULL && c->ddiscard == 0) {
         avail = c->rlen - c->rpos;
-        /* shm: a ring's short frames, copied here when cut */
+        /* shm: a ring's frames, short ones among them */
         if (c->on_shm)
             next = wf_shm_next(c->rbuf + c->rpos, avail, &h, &hlen, c->seq_rx,
                                &why);
@@ -705,55 +703,16 @@ conn_parse_plain(struct conn *c)
         if (next != WF_FRAME)
             return; /* or wait for the rest of an eager message */
         c->rpos += hlen;
-        c->rpos += conn_frame(c, &h, c->rbuf + c->rpos, avail - hlen);
-    }
-}
-
-/* shm: parse the frames that lie whole in the incoming ring where they
- * are, without copying them into the receive buffer first (an eager
- * payload goes from the ring straight to its receive).  Each frame's
- * bytes are handed back once it is handled.  1: a payload's direct read
- * was set up (go on reading); 0: the next frame lies cut, across the
- * ring's end or not all written yet (copy it); -1: nothing more now. */
-static int
-conn_parse_ring(struct conn *c)
-{
-    struct shm_chan *ch = c->shm;
-    struct wire_hdr h;
-    const uint8_t *p;
-    const char *why = NULL;
-    size_t avail, used, hlen;
-    enum wf_next next;
-
-    if ((avail = shm_peek(ch, &p)) == 0)
-        return -1;
-    while (avail > 0) {
-        next = wf_shm_next(p, avail, &h, &hlen, c->seq_rx, &why);
-        if (next == WF_BAD) {
-            conn_protocol_error(c, why);
-            return -1;
-        }
-        if (next != WF_FRAME)
-            return 0;
         if (hlen == WF_SHM_HDR_LEN && tp.nrep == 1) {
-            /* A short frame is an eager message that wf_shm_next
+            /* shm: a short frame is an eager message that wf_shm_next
              * checked whole: matched at once (conn_frame's checks hold
              * by construction). */
             c->seq_rx++;
-            match_incoming(c, &h, p + hlen);
-            used = hlen + (size_t)h.len;
+            match_incoming(c, &h, c->rbuf + c->rpos);
+            c->rpos += (size_t)h.len;
         } else
-            used = hlen + conn_frame(c, &h, p + hlen, avail - hlen);
-        /* A frame that ended the connection unmapped the ring. */
-        if (c->state != CS_READY || c->shm != ch)
-            return -1;
-        shm_consume(ch, used);
-        if (c->dreq != NULL || c->ddiscard > 0)
-            return 1;
-        p += used;
-        avail -= used;
+            c->rpos += conn_frame(c, &h, c->rbuf + c->rpos, avail - hlen);
     }
-    return -1;
 }
 
 /* Read from c's channel as recv would (shm: the ring, EAGAIN when
@@ -849,16 +808,7 @@ conn_read(struct conn *c)
         }
         if (c->rpos > 0 && c->rpos == c->rlen)
             c->rpos = c->rlen = 0;
-        /* shm: frames read where they lie; only a cut one is copied. */
-        if (c->on_shm && c->rpos == c->rlen) {
-            int k = conn_parse_ring(c);
-
-            if (k < 0)
-                return;
-            if (k > 0)
-                continue;
-        }
-        if (c->rpos > 0 && c->rlen == c->rcap) {
+        else if (c->rpos > 0 && c->rlen == c->rcap) {
             memmove(c->rbuf, c->rbuf + c->rpos, c->rlen - c->rpos);
             c->rlen -= c->rpos;
             c->rpos = 0;
