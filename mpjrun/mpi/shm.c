@@ -22,17 +22,16 @@
  *
  * The writer's fence is the costly half (it waits for the ring's stores
  * to leave the core, a cache-line transfer, on every message), and
- * sleeping is rare (after 10 ms of spinning).  With P2P_SHM_MEMBARRIER=1,
- * when both processes could register for membarrier's global expedited
- * command, the writer orders its index store against its flag load with
- * a compiler barrier only, and the sleeper instead calls
+ * sleeping is rare (after 10 ms of spinning).  So when both processes
+ * could register for membarrier's global expedited command, the writer
+ * orders its index store against its flag load with a compiler barrier
+ * only, and the sleeper instead calls
  * membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) between raising its flag
  * and looking at the ring, which runs a full barrier on every core
  * running a registered process (the writer's pending index store is
  * visible afterwards, or the writer loads the flag after it).  A sleeper
- * whose membarrier call fails does not sleep.  It is not the default:
- * measured on a 2-core VM (docs/mpi.md), windows of 1-byte messages went
- * 20 % faster without the fence, but a 1-byte ping-pong 15-20 % slower.
+ * whose membarrier call fails does not sleep.  P2P_SHM_MEMBARRIER=0
+ * keeps the fence (docs/mpi.md has both measured).
  *
  * Single copy (CMA): each side writes its pid and the address and value
  * of a random cookie of its own into the control page; the other side
@@ -240,9 +239,9 @@ shm_cma_allow(void)
         (void)prctl(PR_SET_PTRACER, (unsigned long)ppid, 0, 0, 0);
 }
 
-/* May this process skip the writer's fence (see the top): asked for
- * (P2P_SHM_MEMBARRIER=1), membarrier's global expedited barrier is there
- * and we are registered for it, so a sleeper's call reaches us.
+/* May this process skip the writer's fence (see the top): not turned
+ * off (P2P_SHM_MEMBARRIER=0), membarrier's global expedited barrier is
+ * there and we are registered for it, so a sleeper's call reaches us.
  * Registered once per process. */
 static int
 shm_membarrier_ok(void)
@@ -251,8 +250,8 @@ shm_membarrier_ok(void)
     const char *v = getenv("P2P_SHM_MEMBARRIER");
     long cmds;
 
-    if (v == NULL || !(strcmp(v, "1") == 0 || strcmp(v, "yes") == 0 ||
-                       strcmp(v, "on") == 0))
+    if (v != NULL && (strcmp(v, "0") == 0 || strcmp(v, "no") == 0 ||
+                      strcmp(v, "off") == 0))
         return 0;
     if (ok == -1) {
         cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);

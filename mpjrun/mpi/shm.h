@@ -89,9 +89,9 @@ size_t shm_read(struct shm_chan *, void *buf, size_t len);
 int shm_arm(struct shm_chan *, int want_room);
 void shm_disarm(struct shm_chan *);
 
-/* Do our writes to the other side go without a fence (P2P_SHM_MEMBARRIER=1
- * and both processes registered for membarrier, which a sleeper calls
- * instead; shm.c)? */
+/* Do our writes to the other side go without a fence (both processes
+ * registered for membarrier, which a sleeper calls instead, and
+ * P2P_SHM_MEMBARRIER is not 0; shm.c)? */
 int shm_fenceless(const struct shm_chan *);
 
 /* Is shared memory on for this process (P2P_SHM not 0/no/off)? */
