@@ -106,11 +106,15 @@ req_get(MPI_Request h)
     struct mpii_req *r;
 
     if (h == REQ_HANDLE_DONE) {
-        /* Whatever a caller did to it last time is undone. */
-        memset(&done_send, 0, sizeof done_send);
+        /* Nothing changes a complete send's request but these (a wait
+         * only reads it, release leaves it): set, not cleared, as a
+         * window of sends looks at each several times. */
         done_send.kind = REQ_SEND;
         done_send.gen = 1;
         done_send.index = -1;
+        done_send.active = 0;
+        done_send.freed = 0;
+        done_send.err = MPI_SUCCESS;
         done_send.status.MPI_ERROR = MPI_SUCCESS;
         return &done_send;
     }
