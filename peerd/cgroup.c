@@ -18,11 +18,15 @@
  * A controller is used from v2 when v2 offers it, else from v1 when
  * mounted.  The subtree is NAME under peerd's own cgroup of each
  * hierarchy (jobs/ of one peerd never meet another's), so a restarted
- * peerd finds what an earlier life left and clears it.
+ * peerd finds what an earlier life left and clears it; an instance
+ * whose peerd is gone and does not come back (another state directory,
+ * as every embedded cluster and test has) is cleared by the next peerd
+ * that starts beside it (cg_sweep_orphans).
  *
  * Everything is read from and written to files, from a file-system root
  * that a unit test may point at a fake tree (plain directories and files).
  */
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -43,6 +47,9 @@
 
 #define CG_MAX_HIER 5          /* v2, memory, pids, cpu, freezer */
 #define CG_KILL_WAIT_MS 2000   /* freezing, or emptying after a kill */
+/* An instance's mark: an empty child peerd.PID names the peerd it is
+ * of, so that one gone without closing (SIGKILL, a crash) is known. */
+#define CG_OWNER "peerd."
 
 enum cg_ctl { CG_MEMORY, CG_PIDS, CG_CPU, CG_NCTL };
 static const char *const cg_ctl_name[CG_NCTL] = {"memory", "pids", "cpu"};
@@ -72,6 +79,11 @@ struct cgroup {
     char *rel;                          /* below the instance: job[/proc] */
     char *procs[CG_MAX_HIER + 1];       /* cgroup.procs files, NULL-ended */
 };
+
+static int cg_walk_pids(const char *, int, void (*)(pid_t));
+static void cg_sigkill(pid_t);
+static void cg_sleep_ms(int);
+static int cg_rmtree(const struct cgroups *, const char *, int);
 
 /* dir/file into path; -1 (ENAMETOOLONG) if it does not fit. */
 static int
@@ -359,18 +371,146 @@ cg_add_hier(struct cgroups *cgs, const char *dir)
     cgs->hier[cgs->nhier++] = xstrdup(dir);
 }
 
+/* Is pid a live process of our own program (a peerd; the unit test in
+ * its fake tree)?  A pid reused by another program is not. */
+static int
+cg_same_program(long pid)
+{
+    char path[64], mine[32] = "", theirs[32] = "";
+    FILE *f;
+
+    if (pid <= 0 || (kill((pid_t)pid, 0) == -1 && errno != EPERM))
+        return 0;
+    if ((f = fopen("/proc/self/comm", "re")) != NULL) {
+        (void)!fgets(mine, sizeof mine, f);
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+    if ((f = fopen(path, "re")) != NULL) {
+        (void)!fgets(theirs, sizeof theirs, f);
+        fclose(f);
+    }
+    return mine[0] != '\0' && strcmp(mine, theirs) == 0;
+}
+
+/* The peerd an instance directory is of: 1 alive, 0 gone, -1 unmarked
+ * (made before marks were, or this very moment: left alone).  Marks
+ * other than keep's are removed when remove is set. */
+static int
+cg_owner(const struct cgroups *cgs, const char *dir, const char *keep,
+         int remove)
+{
+    char path[PATH_MAX];
+    struct dirent *de;
+    int state = -1;
+    DIR *d;
+
+    if ((d = opendir(dir)) == NULL)
+        return -1;
+    while ((de = readdir(d)) != NULL) {
+        if (strncmp(de->d_name, CG_OWNER, strlen(CG_OWNER)) != 0 ||
+            (keep != NULL && strcmp(de->d_name, keep) == 0))
+            continue;
+        if (cg_same_program(atol(de->d_name + strlen(CG_OWNER))))
+            state = 1;
+        else if (state == -1)
+            state = 0;
+        if (remove && cg_path(path, sizeof path, dir, de->d_name) == 0)
+            (void)cg_rmdir(cgs, path);
+    }
+    closedir(d);
+    return state;
+}
+
+/* Our mark in each instance directory (and an earlier life's gone). */
+static void
+cg_mark(struct cgroups *cgs)
+{
+    char mark[32], path[PATH_MAX];
+    int h;
+
+    snprintf(mark, sizeof mark, CG_OWNER "%ld", (long)getpid());
+    for (h = 0; h < cgs->nhier; h++) {
+        (void)cg_owner(cgs, cgs->hier[h], mark, 1);
+        if (cg_path(path, sizeof path, cgs->hier[h], mark) == 0 &&
+            cg_mkdir(path) == -1)
+            log_debug("cgroup %s: %s", path, strerror(errno));
+    }
+}
+
+/* Instances beside ours (named alike up to the first '-') whose peerd
+ * is gone: what their jobs left is killed and the directories removed.
+ * The number removed. */
+static int
+cg_sweep_orphans(struct cgroups *cgs, const char *name)
+{
+    char parent[PATH_MAX], path[PATH_MAX];
+    const char *dash = strchr(name, '-');
+    size_t plen = dash != NULL ? (size_t)(dash - name) + 1 : 0;
+    uint64_t until;
+    struct dirent *de;
+    int h, n = 0;
+    DIR *d;
+
+    for (h = 0; plen > 0 && h < cgs->nhier; h++) {
+        snprintf(parent, sizeof parent, "%s", cgs->hier[h]);
+        *strrchr(parent, '/') = '\0';
+        if ((d = opendir(parent)) == NULL)
+            continue;
+        while ((de = readdir(d)) != NULL) {
+            if (de->d_type != DT_DIR || strncmp(de->d_name, name, plen) != 0 ||
+                strcmp(de->d_name, name) == 0 ||
+                cg_path(path, sizeof path, parent, de->d_name) == -1 ||
+                cg_owner(cgs, path, NULL, 0) != 0)
+                continue;
+            until = monotime_ms() + CG_KILL_WAIT_MS;
+            while (cg_walk_pids(path, 0, cg_sigkill) > 0 &&
+                   monotime_ms() < until)
+                cg_sleep_ms(1);
+            if (cg_rmtree(cgs, path, 0) == 0) {
+                log_info("cgroup %s: left by a peerd that is gone: removed",
+                         path);
+                n++;
+            } else
+                log_warn("cgroup %s: left by a peerd that is gone", path);
+        }
+        closedir(d);
+    }
+    return n;
+}
+
+/* Held while instances are made, marked or swept: two peerds starting
+ * at once must not take each other's new instance for an orphan.  -1
+ * where there is no lock to take (not root; a fake tree without run/). */
+static int
+cg_lock(const struct cgroups *cgs)
+{
+    char path[PATH_MAX];
+    int fd;
+
+    snprintf(path, sizeof path, "%s/run/p2pmpi-cgroups.lock", cgs->fsroot);
+    if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1)
+        return -1;
+    if (flock(fd, LOCK_EX) == -1) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 struct cgroups *
 cgroup_open(const char *fsroot, const char *name, int cpu_weight, char *why,
             size_t whylen)
 {
     struct cgroups *cgs;
     char *mnt, *self, w[32];
-    int i;
+    int i, lock;
 
     cgs = xcalloc(1, sizeof *cgs);
     cgs->fsroot = xstrdup(fsroot != NULL ? fsroot : "");
     cgs->fake = cgs->fsroot[0] != '\0';
     why[0] = '\0';
+    lock = cg_lock(cgs);
     if ((mnt = cg_mount(cgs, NULL)) != NULL &&
         (self = cg_self_path(cgs, "")) != NULL) {
         if (cg_setup_v2(cgs, mnt, self, name, why, whylen) == -1 &&
@@ -409,8 +549,14 @@ cgroup_open(const char *fsroot, const char *name, int cpu_weight, char *why,
         if (why[0] == '\0')
             snprintf(why, whylen, "no writable cgroup hierarchy");
         cgroup_close(cgs);
+        if (lock != -1)
+            close(lock);
         return NULL;
     }
+    cg_mark(cgs);
+    (void)cg_sweep_orphans(cgs, name);
+    if (lock != -1)
+        close(lock);
     /* Guest work as a whole weighs cpu_weight against the owner's 100. */
     if (cgs->from[CG_CPU] == CG_V2) {
         snprintf(w, sizeof w, "%d", cpu_weight);
@@ -441,6 +587,7 @@ cgroup_open(const char *fsroot, const char *name, int cpu_weight, char *why,
 void
 cgroup_close(struct cgroups *cgs)
 {
+    char mark[32], path[PATH_MAX];
     int i;
 
     if (cgs == NULL)
@@ -448,11 +595,19 @@ cgroup_close(struct cgroups *cgs)
     /* Our instance directories go with us: each peerd start may name a
      * new one (an embedded cluster does, every run), and a kernel holds
      * at most about 65,000 cgroups.  One still holding a job's cgroup
-     * (not empty) stays, for cgroup_recover at the next start. */
+     * (not empty) stays, for cgroup_recover at the next start or
+     * cg_sweep_orphans of another peerd. */
+    snprintf(mark, sizeof mark, CG_OWNER "%ld", (long)getpid());
     for (i = 0; i < cgs->nhier; i++) {
-        if (rmdir(cgs->hier[i]) == -1 && errno != ENOENT &&
-            errno != ENOTEMPTY && errno != EBUSY)
-            log_debug("cgroup %s: rmdir: %s", cgs->hier[i], strerror(errno));
+        if (cg_path(path, sizeof path, cgs->hier[i], mark) == 0)
+            (void)cg_rmdir(cgs, path);
+        if (rmdir(cgs->hier[i]) == -1 && errno != ENOENT) {
+            if (errno != ENOTEMPTY && errno != EBUSY)
+                log_debug("cgroup %s: rmdir: %s", cgs->hier[i],
+                          strerror(errno));
+            else /* marked as of a peerd gone: for whoever comes next */
+                (void)cg_mkdir(path);
+        }
         free(cgs->hier[i]);
     }
     for (i = 0; i < CG_NCTL; i++)
@@ -891,7 +1046,8 @@ cgroup_recover(struct cgroups *cgs)
         if ((d = opendir(cgs->hier[h])) == NULL)
             continue;
         while ((de = readdir(d)) != NULL) {
-            if (de->d_type != DT_DIR || de->d_name[0] == '.')
+            if (de->d_type != DT_DIR || de->d_name[0] == '.' ||
+                strncmp(de->d_name, CG_OWNER, strlen(CG_OWNER)) == 0)
                 continue;
             if ((cg = cgroup_adopt(cgs, de->d_name)) == NULL)
                 continue;

@@ -59,6 +59,7 @@ struct conn {
     int world; /* the other end's process index (rank * R + replica) */
     enum conn_state state;
     struct timespec since; /* accepted at: a handshake has a deadline */
+    char from[48];         /* accepted: the address it came from */
     struct wf_hs hsk; /* nonces and indices the handshake's MACs cover */
     uint8_t hs[WF_HS_MAX]; /* the handshake message being read */
     size_t hslen;
@@ -124,6 +125,8 @@ struct transport {
     int nlive;
     struct conn **pending; /* accepted, not yet proven (NULL: free slot) */
     int npending, pcap;
+    int per_addr_max, pending_max; /* unproven: from one address, in all */
+    unsigned ndropped;             /* unproven dropped for those caps */
     char (*addr)[72]; /* every process's address, for connecting later */
     int ondemand;     /* connect when first sending */
     int nopening;     /* R > 1: our handshakes under way (a hint) */

@@ -133,20 +133,30 @@ conn_new(int fd)
     c->hsk.key = tp.key;
     c->txt = &c->txh;
     c->earlyt = &c->early;
-    c->rcap = tp.sealed ? 4 + WF_SEAL_MAX : RBUF_PLAIN;
     sr_init(&c->ring, SEAL_AHEAD, WF_SEALED_LEN(WF_SEAL_SEND));
-    if ((c->rbuf = malloc(c->rcap)) == NULL ||
-        (tp.sealed && (c->plain = malloc(WF_SEAL_MAX)) == NULL)) {
-        free(c->rbuf);
-        free(c);
-        return NULL;
-    }
     conn_tune(fd);
     return c;
 }
 
-/* The handshake is proven: key both directions' AEAD contexts (sealed
- * jobs).  -1 when libcrypto cannot (no memory). */
+/* The receive buffers of a connection now proven (an unproven one has
+ * none: a stranger's connections cost a descriptor and a few hundred
+ * bytes each).  -1: no memory. */
+static int
+conn_buffers(struct conn *c)
+{
+    c->rcap = c->sealed ? 4 + WF_SEAL_MAX : RBUF_PLAIN;
+    if ((c->rbuf = malloc(c->rcap)) == NULL ||
+        (c->sealed && (c->plain = malloc(WF_SEAL_MAX)) == NULL)) {
+        mpii_log("rank %d: out of memory for a connection to process %d",
+                 tp.world, c->world);
+        return -1;
+    }
+    return 0;
+}
+
+/* The handshake is proven: the connection's buffers, and both
+ * directions' AEAD contexts (sealed jobs).  -1 when there is no memory
+ * for them. */
 static int
 hs_keys(struct conn *c, int connector)
 {
@@ -162,6 +172,8 @@ hs_keys(struct conn *c, int connector)
         tp.nshm++;
         tp.ncma_pairs += shm_cma_reads(c->shm);
     }
+    if (conn_buffers(c) == -1)
+        return -1;
     if (!c->sealed)
         return 0;
     wf_keys(&c->hsk, connector, ktx, krx);
@@ -201,6 +213,32 @@ hs_hello(struct conn *c)
     return hs_write(c->fd, hello, sizeof hello);
 }
 
+/* Connect from our listen address (where it is one of ours and of the
+ * family): the other end counts unproven connections by the address they
+ * come from (tp_pending_room), and ours then come from where the job's
+ * table says we are.  Otherwise the kernel picks, as before. */
+static void
+bind_source(int fd, int family)
+{
+    struct addrinfo hints, *res;
+    int one = 1;
+
+    if (tp.host[0] == '\0')
+        return;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = family;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
+    if (getaddrinfo(tp.host, "0", &hints, &res) != 0)
+        return;
+    /* The port is chosen at connect(), per destination: binding does not
+     * use up the host's ephemeral ports. */
+    (void)setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one,
+                     sizeof one);
+    (void)bind(fd, res->ai_addr, res->ai_addrlen);
+    freeaddrinfo(res);
+}
+
 int
 conn_connect(const char *addr, int world)
 {
@@ -225,6 +263,8 @@ conn_connect(const char *addr, int world)
         return -1;
     fd = socket(res->ai_family,
                 SOCK_STREAM | SOCK_CLOEXEC | (nb ? SOCK_NONBLOCK : 0), 0);
+    if (fd != -1)
+        bind_source(fd, res->ai_family);
     /* Blocking connect (R = 1): the other side's kernel completes it from
      * its backlog even before its process accepts.  With replicas it goes
      * on from the progress loop: a host gone from the network must not
@@ -517,17 +557,76 @@ ms_since(const struct timespec *t0)
                  (t.tv_nsec - t0->tv_nsec) / 1000000);
 }
 
+/* The oldest unproven connection from addr (NULL: any address), its
+ * slot in tp.pending, and how many there are from there; -1: none. */
+static int
+tp_oldest_from(const char *addr, int *count)
+{
+    struct conn *c;
+    int j, old = -1;
+
+    *count = 0;
+    for (j = 0; j < tp.npending; j++) {
+        if ((c = tp.pending[j]) == NULL || c->state == CS_READY ||
+            (addr != NULL && strcmp(c->from, addr) != 0))
+            continue;
+        (*count)++;
+        if (old == -1 || c->since.tv_sec < tp.pending[old]->since.tv_sec ||
+            (c->since.tv_sec == tp.pending[old]->since.tv_sec &&
+             c->since.tv_nsec < tp.pending[old]->since.tv_nsec))
+            old = j;
+    }
+    return old;
+}
+
+/* Make room for one more unproven connection from addr: at most
+ * per_addr_max from one address (then its oldest goes), pending_max in
+ * all (then the oldest of all goes).  A stranger who opens connections
+ * by the thousand holds a bounded number of our descriptors, and from
+ * one address crowds out only its own. */
+static void
+tp_pending_room(const char *addr)
+{
+    const char *where = addr;
+    int n, slot;
+
+    if (tp.pending_max == 0)
+        return; /* before the job's table: no connection is taken */
+    if ((slot = tp_oldest_from(addr, &n)) == -1 || n < tp.per_addr_max) {
+        slot = tp_oldest_from(NULL, &n);
+        where = "all addresses";
+        if (slot == -1 || n < tp.pending_max)
+            return;
+    }
+    if (tp.ndropped++ % 1000 == 0)
+        mpii_log("rank %d: %d unproven connections from %s: the oldest "
+                 "dropped (%u so far)",
+                 tp.world, n, where, tp.ndropped);
+    conn_discard(tp.pending[slot]);
+    tp.pending[slot] = NULL;
+}
+
 /* Take every connection waiting on the listener: whoever does not prove
  * the job key within HS_PENDING_MS is dropped, so strangers on the port
- * cannot keep the ranks out. */
+ * cannot keep the ranks out, nor hold more than tp_pending_room lets
+ * them. */
 void
 tp_accept(void)
 {
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    char from[sizeof ((struct conn *)0)->from];
     struct conn *c;
     int i, fd;
 
     while (tp.listen_fd != -1 &&
-           (fd = accept4(tp.listen_fd, NULL, NULL, SOCK_CLOEXEC)) != -1) {
+           (fd = accept4(tp.listen_fd, (struct sockaddr *)&ss, &len,
+                         SOCK_CLOEXEC)) != -1) {
+        if (getnameinfo((struct sockaddr *)&ss, len, from, sizeof from, NULL,
+                        0, NI_NUMERICHOST) != 0)
+            snprintf(from, sizeof from, "?");
+        len = sizeof ss;
+        tp_pending_room(from);
         for (i = 0; i < tp.npending && tp.pending[i] != NULL; i++)
             ;
         if (i == tp.pcap) {
@@ -546,6 +645,7 @@ tp_accept(void)
             break;
         }
         c->state = CS_WAIT_HELLO;
+        memcpy(c->from, from, sizeof c->from);
         clock_gettime(CLOCK_MONOTONIC, &c->since);
         tp.pending[i] = c;
         if (i == tp.npending)
@@ -691,6 +791,40 @@ conn_open(int w)
     return NULL;
 }
 
+static int
+host_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The most processes of the job's table that listen on one host. */
+static int
+most_on_one_host(int nproc)
+{
+    char **h = calloc((size_t)nproc, sizeof *h);
+    char *colon;
+    int i, n = 0, run = 0, most = 1;
+
+    if (h == NULL)
+        return nproc;
+    for (i = 0; i < nproc; i++)
+        if (tp.addr[i][0] != '\0' && (h[n] = strdup(tp.addr[i])) != NULL) {
+            if ((colon = strrchr(h[n], ':')) != NULL)
+                *colon = '\0'; /* the port */
+            n++;
+        }
+    qsort(h, (size_t)n, sizeof *h, host_cmp);
+    for (i = 0; i < n; i++) {
+        run = i > 0 && strcmp(h[i], h[i - 1]) == 0 ? run + 1 : 1;
+        if (run > most)
+            most = run;
+    }
+    for (i = 0; i < n; i++)
+        free(h[i]);
+    free(h);
+    return most;
+}
+
 int
 transport_connect_all(const struct ctl_entry *tab, int n, const uint8_t *key,
                       int world, int size, int replica, int nrep, int sealed,
@@ -721,6 +855,11 @@ transport_connect_all(const struct ctl_entry *tab, int n, const uint8_t *key,
         if (tab[i].rank < (uint32_t)size && tab[i].replica < (uint32_t)nrep)
             snprintf(tp.addr[tab[i].rank * (uint32_t)nrep + tab[i].replica],
                      sizeof *tp.addr, "%s", tab[i].addr);
+    /* Unproven connections allowed: every process of the busiest host
+     * twice (a lost race, a retry) from one address, every process
+     * twice in all, and some to spare. */
+    tp.per_addr_max = 2 * most_on_one_host(nproc) + 16;
+    tp.pending_max = 2 * nproc + 64;
     tp.ondemand = 1;
     return MPI_SUCCESS;
 }

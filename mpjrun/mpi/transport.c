@@ -993,6 +993,8 @@ transport_fini(void)
     free(tp.pfd);
     tp.pending = NULL;
     tp.npending = tp.pcap = tp.nlive = tp.pfdcap = 0;
+    tp.per_addr_max = tp.pending_max = 0;
+    tp.ndropped = 0;
     tp.by_world = NULL;
     tp.live = NULL;
     tp.inlive = NULL;

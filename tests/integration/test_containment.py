@@ -15,6 +15,9 @@
   keep another user's job from forking.
 - A job that leaves a mode-000 directory tree (and a very deep one) is
   removed without a word in the log.
+- A peerd SIGKILLed and never started again leaves its cgroups; the next
+  peerd that starts on the machine kills what is in them and removes
+  them.
 
 Needs a root peerd and writable cgroups; each test says what is missing
 and skips where they are not there."""
@@ -30,6 +33,30 @@ import harness  # noqa: E402
 from harness import figure, wait_until  # noqa: E402
 
 UIDS = range(61000, 61064)  # the default [peer] job_uids
+
+
+def cgroup_instances(pid):
+    """The cgroup directories of pid's peerd instance (p2pmpi-...), one
+    per hierarchy pid is in, from /proc/PID/cgroup and the mounts."""
+    mounts = {}
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            dev, where, kind, opts = line.split()[:4]
+            if kind == "cgroup2":
+                mounts[""] = where
+            elif kind == "cgroup":
+                for o in opts.split(","):
+                    mounts.setdefault(o, where)
+    out = set()
+    with open("/proc/%d/cgroup" % pid) as f:
+        for line in f:
+            _, ctls, path = line.rstrip("\n").split(":", 2)
+            parts = path.split("/")
+            cut = [i for i, p in enumerate(parts) if p.startswith("p2pmpi-")]
+            where = mounts.get(ctls.split(",")[0] if ctls else "")
+            if cut and where:
+                out.add(where + "/".join(parts[:cut[0] + 1]))
+    return sorted(out)
 
 
 class TestContainment(harness.JobTestCase):
@@ -92,7 +119,10 @@ echo "main exits"
         self.no_job_processes_for(1.5)
         self.assert_job_over(self.sn, self.peers)
 
-    def test_escapee_across_peerd_crash(self):
+    def start_escapee(self):
+        """A one-peer box and a job there that leaves a process in a
+        session of its own (setsid); (supernode, peer, the p2prun, the
+        escapee's pid)."""
         sn, (peer,) = self.start_box()
         mark = harness.unique_sleep(120)
         prog = self.script("escape.sh", """
@@ -103,6 +133,10 @@ exec sleep 60
         run = self.start_p2prun(["-n", "1", prog])
         escapee = wait_until(lambda: harness.processes_with_argv(
             ["sleep", mark]), 10, "the escapee")[0]
+        return sn, peer, run, escapee
+
+    def test_escapee_across_peerd_crash(self):
+        sn, peer, run, escapee = self.start_escapee()
         jobs = self.job_dirs(peer)
         self.assertEqual(len(jobs), 1)
         peer.kill()
@@ -123,6 +157,21 @@ exec sleep 60
         r = self.p2prun(["-n", "1", "echo", "serving"], timeout=30)
         self.assert_rc(r, 0)
         self.assertEqual(r.stdout, "serving\n")
+
+    def test_cgroups_of_a_peerd_gone(self):
+        sn, peer, run, escapee = self.start_escapee()
+        inst = cgroup_instances(escapee)
+        self.assertTrue(inst, "the job is in no cgroup of peerd's")
+        peer.kill()
+        run.wait(30)
+        self.assertTrue(all(os.path.isdir(d) for d in inst), inst)
+        # Never started again: another peerd (another state directory)
+        # clears them as it starts (or a peerd of a parallel test did).
+        self.c.start_peer(3, [sn], slots=1, name="peerd-other")
+        wait_until(lambda: not any(os.path.isdir(d) for d in inst), 10,
+                   "the instance of the peerd gone to be removed")
+        wait_until(lambda: not harness._pid_alive(escapee), 5,
+                   "the escapee to be killed")
 
     def test_other_users_job_sees_nothing(self):
         sn, (peer,) = self.start_box(slots=2)

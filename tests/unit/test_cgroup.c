@@ -7,9 +7,11 @@
  * killed, what is read back, and what is removed.
  */
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -352,6 +354,71 @@ t_recover(void)
     cgroup_close(cgs);
 }
 
+/* Instances of peerds gone without closing (SIGKILL) are cleared by the
+ * next peerd that starts beside them: their jobs' processes killed,
+ * their directories removed.  Those of a live peerd, unmarked ones and
+ * other programs' stay; an earlier life's mark in ours goes; ours closed
+ * with a job still in it stays, marked for whoever comes next. */
+static void
+t_orphans(void)
+{
+    struct cgroups *cgs;
+    char why[256], rel[256], pids[32];
+    pid_t dead, victim;
+    int status;
+
+    if ((dead = fork()) == 0)
+        _exit(0);
+    waitpid(dead, NULL, 0);
+    if ((victim = fork()) == 0) {
+        pause();
+        _exit(0);
+    }
+    fake_reset();
+    layout_v1();
+    snprintf(rel, sizeof rel, "sys/fs/cgroup/pids/p2pmpi-dead/peerd.%ld",
+             (long)dead);
+    fake_dir(rel);
+    fake_dir("sys/fs/cgroup/pids/p2pmpi-dead/job1/0.0");
+    snprintf(pids, sizeof pids, "%ld\n", (long)victim);
+    fake_write("sys/fs/cgroup/pids/p2pmpi-dead/job1/0.0/cgroup.procs", pids);
+    snprintf(rel, sizeof rel,
+             "sys/fs/cgroup/memory/sandbox/x/p2pmpi-dead/peerd.%ld",
+             (long)dead);
+    fake_dir(rel);
+    snprintf(rel, sizeof rel, "sys/fs/cgroup/pids/p2pmpi-live/peerd.%ld",
+             (long)getpid());
+    fake_dir(rel);
+    fake_dir("sys/fs/cgroup/pids/p2pmpi-unmarked/job2");
+    snprintf(rel, sizeof rel, "sys/fs/cgroup/pids/other-x/peerd.%ld",
+             (long)dead);
+    fake_dir(rel);
+    snprintf(rel, sizeof rel, "sys/fs/cgroup/pids/p2pmpi-me/peerd.%ld",
+             (long)dead);
+    fake_dir(rel);
+    cgs = cgroup_open(root, "p2pmpi-me", 20, why, sizeof why);
+    if (!CHECK(cgs != NULL)) {
+        kill(victim, SIGKILL);
+        waitpid(victim, NULL, 0);
+        return;
+    }
+    CHECK(waitpid(victim, &status, 0) == victim && WIFSIGNALED(status) &&
+          WTERMSIG(status) == SIGKILL);
+    CHECK(!fake_exists("sys/fs/cgroup/pids/p2pmpi-dead"));
+    CHECK(!fake_exists("sys/fs/cgroup/memory/sandbox/x/p2pmpi-dead"));
+    CHECK(fake_exists("sys/fs/cgroup/pids/p2pmpi-live"));
+    CHECK(fake_exists("sys/fs/cgroup/pids/p2pmpi-unmarked/job2"));
+    CHECK(fake_exists("sys/fs/cgroup/pids/other-x"));
+    CHECK(!fake_exists(rel)); /* the earlier life's mark */
+    snprintf(rel, sizeof rel, "sys/fs/cgroup/pids/p2pmpi-me/peerd.%ld",
+             (long)getpid());
+    CHECK(fake_exists(rel));
+    fake_dir("sys/fs/cgroup/pids/p2pmpi-me/keep/0.0");
+    cgroup_close(cgs);
+    CHECK(fake_exists(rel));
+    CHECK(!fake_exists("sys/fs/cgroup/memory/sandbox/x/p2pmpi-me"));
+}
+
 static void
 t_nothing_writable(void)
 {
@@ -392,6 +459,7 @@ static const struct test_case cases[] = {
     {"v1 controllers", t_v1},
     {"v1 with a v2 kill", t_hybrid},
     {"recovery", t_recover},
+    {"orphans of peerds gone", t_orphans},
     {"nothing writable", t_nothing_writable},
     {"bad names", t_bad_names},
 };
