@@ -22,6 +22,8 @@
 #                     the rings)
 #   MPI_SHM_ONLY=sizes  only the size sweep (not mpi_latency and
 #                     mpi_bandwidth)
+#   MPI_SHM_SIZES=MIN:MAX  the sweep's sizes, powers of 4 from MIN to MAX
+#                     bytes (1:4194304), e.g. 1:1024 for message rate
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"
@@ -50,25 +52,30 @@ for b in latency bandwidth shm_sizes; do
     fi
 done
 
-# run IMPL PROGRAM: 2 ranks on one host.  shm: ours through shared memory;
-# ring: the same without the single copy; tcp: ours over loopback TCP;
-# ompi: Open MPI's shared memory.
+# run IMPL PROGRAM [ARGS]: 2 ranks on one host.  shm: ours through shared
+# memory; ring: the same without the single copy; tcp: ours over loopback
+# TCP; ompi: Open MPI's shared memory.
 run() {
-    case $1 in
+    r_impl=$1 r_prog=$2
+    shift 2
+    case $r_impl in
     shm)  HOME=$work/home P2P_CONF= "$p2prun" -n 2 -a concentrate \
-              --timeout 300 "$work/p2p_$2" 2>/dev/null ;;
+              --timeout 300 "$work/p2p_$r_prog" "$@" 2>/dev/null ;;
     ring) HOME=$work/home P2P_CONF= "$p2prun" -n 2 -a concentrate \
-              -x P2P_SHM_CMA=0 --timeout 300 "$work/p2p_$2" 2>/dev/null ;;
+              -x P2P_SHM_CMA=0 --timeout 300 "$work/p2p_$r_prog" "$@" \
+              2>/dev/null ;;
     tcp)  HOME=$work/home P2P_CONF= "$p2prun" -n 2 -a concentrate \
-              --no-shm --no-encrypt --timeout 300 "$work/p2p_$2" 2>/dev/null ;;
+              --no-shm --no-encrypt --timeout 300 "$work/p2p_$r_prog" "$@" \
+              2>/dev/null ;;
     ompi) mpirun.openmpi --allow-run-as-root --oversubscribe \
-              --mca btl vader,self -np 2 "$work/ompi_$2" 2>/dev/null ;;
+              --mca btl vader,self -np 2 "$work/ompi_$r_prog" "$@" 2>/dev/null ;;
     esac
 }
 
 impls=${MPI_SHM_IMPLS:-shm ompi ring tcp}
 [ $have_ompi = yes ] || impls=$(echo "$impls" | sed 's/ompi//')
 only=${MPI_SHM_ONLY:-}
+ssizes=${MPI_SHM_SIZES:-1:4194304}
 for impl in shm ompi ring tcp; do
     : >"$work/$impl.lat"
     : >"$work/$impl.bw"
@@ -84,7 +91,7 @@ while [ $i -lt "$runs" ]; do
             run $impl bandwidth | awk '$1 == "bandwidth_gbs" { print $2 }' \
                 >>"$work/$impl.bw"
         fi
-        run $impl shm_sizes |
+        run $impl shm_sizes 1 "$ssizes" |
             awk -v r=$i '$1 == "size" { print $2, $4, $6, r }' \
             >>"$work/$impl.sizes"
     done

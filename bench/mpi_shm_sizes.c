@@ -6,7 +6,9 @@
  *     size <bytes> latency_us <us> bandwidth_gbs <GB/s>
  * Standard MPI only: builds with p2pcc and Open MPI's mpicc, so that
  * bench/mpi_shm.sh can set ours beside Open MPI's shared-memory path.
- * Usage: mpi_shm_sizes [SCALE] (iterations scaled by SCALE, default 1)
+ * Usage: mpi_shm_sizes [SCALE [MIN:MAX]] (iterations scaled by SCALE,
+ * default 1; the sizes from MIN up to MAX bytes, powers of 4 from 1,
+ * default 1:4194304)
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -75,7 +77,7 @@ stream(int rank, char **win, int sz, int n)
 int
 main(int argc, char **argv)
 {
-    int rank, size, scale = 1;
+    int rank, size, scale = 1, lo = 1, hi = MAXSZ;
     char *buf, *win[WINDOW];
     double *t;
 
@@ -84,9 +86,13 @@ main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc > 1)
         scale = atoi(argv[1]);
+    if (argc > 2 && (sscanf(argv[2], "%d:%d", &lo, &hi) != 2 || lo < 1 ||
+                     hi > MAXSZ || hi < lo))
+        scale = 0;
     if (size != 2 || scale < 1) {
         if (rank == 0)
-            fprintf(stderr, "mpi_shm_sizes: needs 2 ranks\n");
+            fprintf(stderr, "mpi_shm_sizes: needs 2 ranks (usage: "
+                            "mpi_shm_sizes [SCALE [MIN:MAX]])\n");
         MPI_Finalize();
         return 2;
     }
@@ -96,17 +102,19 @@ main(int argc, char **argv)
         win[w] = calloc(MAXSZ, 1);
     if (buf == NULL || t == NULL)
         MPI_Abort(MPI_COMM_WORLD, 1);
-    for (int sz = 1; sz <= MAXSZ; sz *= 4) {
+    for (int sz = 1; sz <= hi; sz *= 4) {
         /* Fewer rounds for big sizes: each moves more. */
         int n = sz <= 4096 ? 10000 : sz <= 262144 ? 1000 : 100;
         int m = sz <= 4096 ? 2000 : sz <= 262144 ? 100 : 10;
         double lat, bw;
 
+        if (sz < lo)
+            continue;
         MPI_Barrier(MPI_COMM_WORLD);
         lat = pingpong(rank, buf, sz, n * scale, t);
         bw = stream(rank, win, sz, m * scale);
         if (rank == 0)
-            printf("size %d latency_us %.3f bandwidth_gbs %.3f\n", sz, lat,
+            printf("size %d latency_us %.3f bandwidth_gbs %.5f\n", sz, lat,
                    bw);
     }
     free(t);

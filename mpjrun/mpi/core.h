@@ -74,6 +74,8 @@ struct mpii_req {
 
 struct mpii_req *req_new(enum req_kind, MPI_Request *handle);
 struct mpii_req *req_get(MPI_Request);       /* NULL if invalid */
+/* The handle of a send complete as it started (request.c): no slot. */
+MPI_Request req_done_handle(void);
 struct mpii_req *req_by_id(uint32_t id);      /* id from the wire */
 uint32_t req_id(const struct mpii_req *);
 /* The request uses communicator c and datatype t (either may be NULL):
@@ -81,6 +83,9 @@ uint32_t req_id(const struct mpii_req *);
  * completes frees only the handle; req_release lets them go. */
 void req_bind(struct mpii_req *, struct mpii_comm *c,
               const struct mpii_type *t);
+/* Requests completed since the start (request.c): while it has not
+ * moved, no request became complete. */
+extern unsigned long req_completions;
 /* Done: unpack if needed, free temporaries, release if freed. */
 void req_complete(struct mpii_req *, int err);
 void req_release(struct mpii_req *);
@@ -147,6 +152,12 @@ struct conn;
  * copy is set.  done is completed (MPI_SUCCESS) once written. */
 int conn_send(struct conn *, struct wire_hdr *, const void *data, size_t len,
               int copy, struct mpii_req *done);
+/* An eager message (h: FR_EAGER, len at most the eager limit), copied
+ * if not written at once: conn_send, but a pair on shared memory without
+ * replicas writes it as a short frame (wireframe.h) when nothing waits
+ * before it. */
+int conn_send_eager(struct conn *, struct wire_hdr *, const void *data,
+                    size_t len);
 struct conn *conn_to(int world_rank); /* NULL for ourselves or unknown */
 /* The largest standard send to c that goes eager (MPII_EAGER_MAX, less
  * on a shared-memory pair that copies larger ones once: shm.h). */

@@ -57,6 +57,36 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
         return MPI_ERR_RANK;
     if (tag < 0 || tag > MPI_TAG_UB_VALUE)
         return MPI_ERR_TAG;
+    world = comm->world[dest];
+    /* An eager standard send of a contiguous buffer to another process
+     * completes as it starts (written, or copied when the channel is
+     * full): it takes no request slot (req_done_handle). */
+    if (mode == MPII_SEND_STANDARD && !copy && world != mpii_world_rank() &&
+        !rep_active() && mpii_type_contiguous(t) &&
+        (c = conn_to(world)) != NULL) {
+        size_t len = mpii_type_size(t) * (size_t)count;
+
+        if (len <= conn_eager_max(c)) {
+            memset(&h, 0, sizeof h);
+            h.ctx = ctx;
+            h.src = comm->rank;
+            h.dst = dest;
+            h.tag = tag;
+            h.type = FR_EAGER;
+            h.total = len;
+            rc = conn_send_eager(c, &h,
+                                 (const uint8_t *)((uintptr_t)buf +
+                                                   (uintptr_t)mpii_type_lb(t)),
+                                 len);
+            if (rc == MPI_SUCCESS) {
+                *handle = req_done_handle();
+                return MPI_SUCCESS;
+            }
+            if ((r = req_new(REQ_SEND, handle)) != NULL)
+                req_complete(r, rc);
+            return rc;
+        }
+    }
     if ((r = req_new(REQ_SEND, handle)) == NULL)
         return MPI_ERR_NO_MEM;
     r->buf = (void *)buf;
@@ -83,7 +113,6 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     h.src = comm->rank;
     h.dst = dest;
     h.tag = tag;
-    world = comm->world[dest];
     if (world == mpii_world_rank()) {
         /* To ourselves: straight into the matching engine.  A standard
          * send is copied and complete; a synchronous one waits, like a
@@ -160,6 +189,9 @@ recv_new(void *buf, int count, MPI_Datatype dt, int source, int tag,
     r->peer = source;
     r->tag = tag;
     r->cap = mpii_type_size(t) * (size_t)count;
+    /* Where an eager message lands (match.c deliver_eager). */
+    if (mpii_type_contiguous(t))
+        r->rbuf = (uint8_t *)((uintptr_t)buf + (uintptr_t)mpii_type_lb(t));
     *out = r;
     return MPI_SUCCESS;
 }
@@ -287,8 +319,14 @@ mpii_wait(MPI_Request *handle, MPI_Status *st)
 struct all_arg {
     int n;
     MPI_Request *reqs;
+    int first; /* those before it are known complete */
+    int looked;
+    unsigned long seen; /* req_completions when last looked */
 };
 
+/* A request does not become active again while we wait, so each pass
+ * looks only from the first one found still active (a window of
+ * receives completes mostly in order). */
 static int
 all_done(void *arg)
 {
@@ -296,17 +334,25 @@ all_done(void *arg)
     struct mpii_req *r;
     int i;
 
-    for (i = 0; i < a->n; i++)
+    /* Nothing completed since the last look: still not done. */
+    if (a->looked && a->seen == req_completions)
+        return 0;
+    a->looked = 1;
+    a->seen = req_completions;
+    for (i = a->first; i < a->n; i++)
         if (a->reqs[i] != MPI_REQUEST_NULL &&
-            (r = req_get(a->reqs[i])) != NULL && r->active)
+            (r = req_get(a->reqs[i])) != NULL && r->active) {
+            a->first = i;
             return 0;
+        }
+    a->first = a->n;
     return 1;
 }
 
 int
 mpii_waitall(int n, MPI_Request reqs[], MPI_Status sts[])
 {
-    struct all_arg a = {n, reqs};
+    struct all_arg a = {n, reqs, 0, 0, 0};
     struct mpii_req *r;
     int i, rc, any = 0;
 
@@ -859,7 +905,7 @@ PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *st)
 int
 PMPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
 {
-    struct all_arg a = {n, reqs};
+    struct all_arg a = {n, reqs, 0, 0, 0};
     int rc;
 
     MPII_CHECK_INIT("MPI_Testall");

@@ -22,6 +22,19 @@
 #define SPIN_NS 10000000   /* spin this long before sleeping (10 ms) */
 #define YIELD_NS 1000000   /* sharing cores: yield this long before sleeping */
 
+/* The handle of every send that completed as it started (an eager
+ * message written or copied at once): index 0 of generation 1, never a
+ * slot's handle (slots count from 1; generation 0 of index 0 is
+ * MPI_REQUEST_NULL).  It names one shared request, complete, that waits and
+ * tests find done and release does not free; it saves an eager send the
+ * slot taken and given back for nothing. */
+#define REQ_HANDLE_DONE (REQ_HANDLE_BASE | (1 << 16))
+_Static_assert(REQ_HANDLE_DONE != MPI_REQUEST_NULL, "done is not null");
+
+static struct mpii_req done_send;
+/* Requests completed so far (a wait's condition need not look again
+ * while it has not moved). */
+unsigned long req_completions;
 static int oversubscribed; /* more local ranks than cores */
 static struct mpii_req **reqs;
 static int nreqs, capreqs;
@@ -80,12 +93,31 @@ req_new(enum req_kind kind, MPI_Request *handle)
     return r;
 }
 
+MPI_Request
+req_done_handle(void)
+{
+    return REQ_HANDLE_DONE;
+}
+
 struct mpii_req *
 req_get(MPI_Request h)
 {
     int i = (h & 0xffff) - 1;
     struct mpii_req *r;
 
+    if (h == REQ_HANDLE_DONE) {
+        /* Nothing changes a complete send's request but these (a wait
+         * only reads it, release leaves it): set, not cleared, as a
+         * window of sends looks at each several times. */
+        done_send.kind = REQ_SEND;
+        done_send.gen = 1;
+        done_send.index = -1;
+        done_send.active = 0;
+        done_send.freed = 0;
+        done_send.err = MPI_SUCCESS;
+        done_send.status.MPI_ERROR = MPI_SUCCESS;
+        return &done_send;
+    }
     if ((h & ~0x03ffffff) != REQ_HANDLE_BASE || i < 0 || i >= nreqs)
         return NULL;
     r = reqs[i];
@@ -131,6 +163,8 @@ req_unbind(struct mpii_req *r)
 void
 req_release(struct mpii_req *r)
 {
+    if (r == &done_send)
+        return; /* shared, never a slot */
     if (r->sched != NULL)
         sched_free(r->sched);
     r->sched = NULL;
@@ -173,6 +207,7 @@ req_complete(struct mpii_req *r, int err)
     r->err = err;
     r->status.MPI_ERROR = err;
     r->active = 0;
+    req_completions++;
     free(r->owned);
     r->owned = NULL;
     if (r->parent != NULL) {
@@ -289,7 +324,9 @@ req_wait_until(int (*cond)(void *), void *arg)
     int spins = 0, rc;
 
     sched_progress();
-    while (!cond(arg)) {
+    if (cond(arg))
+        return MPI_SUCCESS;
+    for (;;) {
         if ((rc = mpii_progress(0)) != MPI_SUCCESS)
             return rc;
         if (cond(arg))
@@ -328,6 +365,8 @@ req_wait_until(int (*cond)(void *), void *arg)
             continue;
         if ((rc = mpii_progress(100)) != MPI_SUCCESS)
             return rc;
+        if (cond(arg))
+            break;
     }
     return MPI_SUCCESS;
 }

@@ -20,6 +20,19 @@
  * the writer sees the flag (the fences order the flag against the index
  * on both sides), so no wake-up is lost.
  *
+ * The writer's fence is the costly half (it waits for the ring's stores
+ * to leave the core, a cache-line transfer, on every message), and
+ * sleeping is rare (after 10 ms of spinning).  So when both processes
+ * could register for membarrier's global expedited command, the writer
+ * orders its index store against its flag load with a compiler barrier
+ * only, and the sleeper instead calls
+ * membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) between raising its flag
+ * and looking at the ring, which runs a full barrier on every core
+ * running a registered process (the writer's pending index store is
+ * visible afterwards, or the writer loads the flag after it).  A sleeper
+ * whose membarrier call fails does not sleep.  P2P_SHM_MEMBARRIER=0
+ * keeps the fence (docs/mpi.md has both measured).
+ *
  * Single copy (CMA): each side writes its pid and the address and value
  * of a random cookie of its own into the control page; the other side
  * reads the cookie with process_vm_readv and, when it gets the value
@@ -30,8 +43,10 @@
  * rings.  A sender announces a message for a single copy only while the
  * receiver's flag is up.
  */
+#include <linux/membarrier.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -54,7 +69,7 @@
 #define SHM_CHUNK (32 * 1024)  /* published piece of a large write */
 #define SHM_CTL 4096           /* the control page */
 #define SHM_SIZE (SHM_CTL + 2 * (size_t)SHM_RING)
-#define SHM_MAGIC 0x3253324du  /* "M2S2": bump when the layout changes */
+#define SHM_MAGIC 0x3353324du  /* "M2S3": bump when the layout changes */
 /* Single-copy reads are done in pieces of at most this (a huge read
  * would pin that many pages at once). */
 #define SHM_CMA_PIECE (4u << 20)
@@ -83,6 +98,9 @@ struct shm_ctl {
     struct shm_line tail[2], head[2];
     struct shm_line asleep[2];
     struct shm_line reads[2];
+    /* side s registered for membarrier's global expedited barrier and
+     * will call it before sleeping (see above) */
+    struct shm_line asym[2];
     struct shm_who who[2];
 };
 
@@ -94,6 +112,7 @@ struct shm_chan {
     uint8_t *base;
     int side;  /* 0: creator, 1: attacher */
     int bell;  /* the pair's TCP socket, or -1 */
+    int asym;  /* both sides use membarrier: writes need no fence */
     uint8_t *txd, *rxd;
     uint64_t txpos, txseen; /* our tail; the reader's head as last seen */
     uint64_t rxpos, rxseen; /* our head; the writer's tail as last seen */
@@ -220,6 +239,46 @@ shm_cma_allow(void)
         (void)prctl(PR_SET_PTRACER, (unsigned long)ppid, 0, 0, 0);
 }
 
+/* May this process skip the writer's fence (see the top): not turned
+ * off (P2P_SHM_MEMBARRIER=0), membarrier's global expedited barrier is
+ * there and we are registered for it, so a sleeper's call reaches us.
+ * Registered once per process. */
+static int
+shm_membarrier_ok(void)
+{
+    static int ok = -1;
+    const char *v = getenv("P2P_SHM_MEMBARRIER");
+    long cmds;
+
+    if (v != NULL && (strcmp(v, "0") == 0 || strcmp(v, "no") == 0 ||
+                      strcmp(v, "off") == 0))
+        return 0;
+    if (ok == -1) {
+        cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+        ok = cmds != -1 && (cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED) != 0 &&
+             syscall(__NR_membarrier,
+                     MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
+    }
+    return ok;
+}
+
+/* Both sides registered: our writes to the other need no fence. */
+static void
+shm_asym_agree(struct shm_chan *ch)
+{
+    ch->asym =
+        atomic_load_explicit(&ch->ctl->asym[ch->side].v,
+                             memory_order_acquire) == 1 &&
+        atomic_load_explicit(&ch->ctl->asym[1 - ch->side].v,
+                             memory_order_acquire) == 1;
+}
+
+int
+shm_fenceless(const struct shm_chan *ch)
+{
+    return ch->asym;
+}
+
 /* Tell the other side where our cookie is, so that it can probe. */
 static void
 shm_cma_publish(struct shm_chan *ch)
@@ -235,6 +294,8 @@ shm_cma_publish(struct shm_chan *ch)
     w->pid = (uint64_t)getpid();
     w->cookie_at = (uint64_t)(uintptr_t)&ch->cookie;
     w->cookie = ch->cookie;
+    atomic_store_explicit(&ch->ctl->asym[ch->side].v,
+                          shm_membarrier_ok() ? 1 : 0, memory_order_release);
 }
 
 /* Read the other side's cookie through its pid: our reads flag goes up
@@ -362,6 +423,7 @@ shm_attach(const char *name)
     (void)unlink(ch->path);
     shm_cma_publish(ch);
     shm_cma_probe(ch);
+    shm_asym_agree(ch);
     atomic_store_explicit(&ch->ctl->attached.v, 1, memory_order_release);
     return ch;
 error:
@@ -382,6 +444,7 @@ shm_attached(struct shm_chan *ch)
         1)
         return 0;
     shm_cma_probe(ch);
+    shm_asym_agree(ch);
     return 1;
 }
 
@@ -404,15 +467,19 @@ shm_set_bell(struct shm_chan *ch, int fd)
     ch->bell = fd;
 }
 
-/* We moved an index: wake the other side if it sleeps. */
+/* We moved an index: wake the other side if it sleeps.  fenceless: the
+ * sleeper's membarrier orders our index store before the flag's load. */
 static void
-shm_ring_bell(struct shm_chan *ch)
+shm_ring_bell(struct shm_chan *ch, int fenceless)
 {
     struct shm_line *f = &ch->ctl->asleep[1 - ch->side];
 
     /* Orders our index store before the flag's load (the sleeper does the
      * mirror image in shm_arm). */
-    atomic_thread_fence(memory_order_seq_cst);
+    if (fenceless)
+        atomic_signal_fence(memory_order_seq_cst);
+    else
+        atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&f->v, memory_order_relaxed) != 0 &&
         atomic_exchange_explicit(&f->v, 0, memory_order_relaxed) != 0 &&
         ch->bell != -1)
@@ -429,6 +496,31 @@ shm_writev(struct shm_chan *ch, const struct iovec *iov, int n)
     const uint8_t *p;
     int i;
 
+    /* A small frame, header and payload, that fits before the ring's end
+     * (nearly every frame of a small message): two copies and one
+     * store. */
+    if (n >= 1 && n <= 2) {
+        size_t a = iov[0].iov_len, b = n == 2 ? iov[1].iov_len : 0;
+
+        left = a + b;
+        at = (size_t)(ch->txpos & (SHM_RING - 1));
+        if (left > 0 && left <= SHM_CHUNK && left <= SHM_RING - at) {
+            room = SHM_RING - (size_t)(ch->txpos - ch->txseen);
+            if (room < left) {
+                ch->txseen = atomic_load_explicit(head, memory_order_acquire);
+                room = SHM_RING - (size_t)(ch->txpos - ch->txseen);
+            }
+            if (room >= left) {
+                memcpy(ch->txd + at, iov[0].iov_base, a);
+                if (b > 0)
+                    memcpy(ch->txd + at + a, iov[1].iov_base, b);
+                ch->txpos += left;
+                atomic_store_explicit(tail, ch->txpos, memory_order_release);
+                shm_ring_bell(ch, ch->asym);
+                return left;
+            }
+        }
+    }
     for (i = 0; i < n; i++) {
         p = iov[i].iov_base;
         left = iov[i].iov_len;
@@ -463,8 +555,39 @@ out:
     if (ch->txpos != published)
         atomic_store_explicit(tail, ch->txpos, memory_order_release);
     if (done > 0)
-        shm_ring_bell(ch);
+        shm_ring_bell(ch, ch->asym);
     return done;
+}
+
+int
+shm_write_all(struct shm_chan *ch, const struct iovec *iov, int n)
+{
+    _Atomic uint64_t *head = &ch->ctl->head[ch->side].v;
+    size_t len = 0, at, first;
+    int i;
+
+    for (i = 0; i < n; i++)
+        len += iov[i].iov_len;
+    if (len == 0 || len > SHM_CHUNK)
+        return 0;
+    if (SHM_RING - (size_t)(ch->txpos - ch->txseen) < len) {
+        ch->txseen = atomic_load_explicit(head, memory_order_acquire);
+        if (SHM_RING - (size_t)(ch->txpos - ch->txseen) < len)
+            return 0;
+    }
+    for (i = 0; i < n; i++) {
+        at = (size_t)(ch->txpos & (SHM_RING - 1));
+        first = iov[i].iov_len < SHM_RING - at ? iov[i].iov_len : SHM_RING - at;
+        memcpy(ch->txd + at, iov[i].iov_base, first);
+        if (first < iov[i].iov_len)
+            memcpy(ch->txd, (const uint8_t *)iov[i].iov_base + first,
+                   iov[i].iov_len - first);
+        ch->txpos += iov[i].iov_len;
+    }
+    atomic_store_explicit(&ch->ctl->tail[ch->side].v, ch->txpos,
+                          memory_order_release);
+    shm_ring_bell(ch, ch->asym);
+    return 1;
 }
 
 size_t
@@ -502,7 +625,7 @@ shm_read(struct shm_chan *ch, void *buf, size_t len)
         atomic_store_explicit(head, ch->rxpos, memory_order_release);
     }
     if (done > 0 && full)
-        shm_ring_bell(ch);
+        shm_ring_bell(ch, 0);
     return done;
 }
 
@@ -514,6 +637,15 @@ shm_arm(struct shm_chan *ch, int want_room)
 
     atomic_store_explicit(&f->v, 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_seq_cst);
+    /* A writer that skips its fence (shm_asym_agree) counts on this: a
+     * barrier on its core, so that its index store is seen below or it
+     * sees our flag.  Without it we may not sleep. */
+    if (atomic_load_explicit(&ch->ctl->asym[ch->side].v,
+                             memory_order_relaxed) == 1 &&
+        syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) != 0) {
+        atomic_store_explicit(&f->v, 0, memory_order_relaxed);
+        return 0;
+    }
     tail = atomic_load_explicit(&ch->ctl->tail[1 - ch->side].v,
                                 memory_order_acquire);
     head = atomic_load_explicit(&ch->ctl->head[ch->side].v,

@@ -75,6 +75,9 @@ void shm_set_bell(struct shm_chan *, int fd);
 /* Copy as much of iov as fits into the outgoing ring: the bytes taken
  * (0 when the ring is full). */
 size_t shm_writev(struct shm_chan *, const struct iovec *iov, int n);
+/* Copy all of iov (at most 32 KiB) into the outgoing ring, or nothing:
+ * 1 when written, 0 when it does not fit now. */
+int shm_write_all(struct shm_chan *, const struct iovec *iov, int n);
 /* Copy up to len bytes out of the incoming ring: the bytes taken (0 when
  * it is empty). */
 size_t shm_read(struct shm_chan *, void *buf, size_t len);
@@ -85,6 +88,11 @@ size_t shm_read(struct shm_chan *, void *buf, size_t len);
  * freed since the ring was last found full: do not sleep. */
 int shm_arm(struct shm_chan *, int want_room);
 void shm_disarm(struct shm_chan *);
+
+/* Do our writes to the other side go without a fence (both processes
+ * registered for membarrier, which a sleeper calls instead, and
+ * P2P_SHM_MEMBARRIER is not 0; shm.c)? */
+int shm_fenceless(const struct shm_chan *);
 
 /* Is shared memory on for this process (P2P_SHM not 0/no/off)? */
 int shm_enabled(void);

@@ -80,6 +80,52 @@ wf_plain_next(const uint8_t *buf, size_t avail, struct wire_hdr *h,
     return WF_FRAME;
 }
 
+void
+wf_shm_put(uint8_t out[WF_SHM_HDR_LEN], const struct wire_hdr *h)
+{
+    uint32_t len = (uint32_t)h->len;
+
+    out[0] = FR_SHM_EAGER;
+    out[1] = (uint8_t)len;
+    out[2] = (uint8_t)(len >> 8);
+    out[3] = (uint8_t)(len >> 16);
+    memcpy(out + 4, &h->ctx, 4);
+    memcpy(out + 8, &h->src, 4);
+    memcpy(out + 12, &h->tag, 4);
+}
+
+enum wf_next
+wf_shm_next(const uint8_t *buf, size_t avail, struct wire_hdr *h,
+            size_t *hlen, uint64_t seq, const char **why)
+{
+    size_t len;
+
+    if (avail == 0)
+        return WF_MORE;
+    if (buf[0] != FR_SHM_EAGER) {
+        *hlen = WF_HDR_LEN;
+        return wf_plain_next(buf, avail, h, why);
+    }
+    if (avail < WF_SHM_HDR_LEN)
+        return WF_MORE;
+    len = (size_t)buf[1] | (size_t)buf[2] << 8 | (size_t)buf[3] << 16;
+    if (len > WF_EAGER_MAX) {
+        *why = "short frame too long";
+        return WF_BAD;
+    }
+    if (len > avail - WF_SHM_HDR_LEN)
+        return WF_MORE;
+    memset(h, 0, sizeof *h);
+    h->type = FR_EAGER;
+    h->len = h->total = len;
+    memcpy(&h->ctx, buf + 4, 4);
+    memcpy(&h->src, buf + 8, 4);
+    memcpy(&h->tag, buf + 12, 4);
+    h->seq = seq;
+    *hlen = WF_SHM_HDR_LEN;
+    return WF_FRAME;
+}
+
 enum wf_next
 wf_sealed_next(const uint8_t *buf, size_t avail, struct wire_hdr *h,
                size_t *used, const char **why)

@@ -55,6 +55,9 @@ enum frame_type {
     FR_TAKEOVER,  /* replicas: feed me, replaying from sequence total */
     FR_DECIDE,    /* replicas: master to backup, decision total, values */
     FR_DECIDE_ACK, /* replicas: backup to master, decision total known */
+    /* Only in a shared-memory ring (never in a plain or sealed header):
+     * the first byte of a short eager frame (wf_shm_put) */
+    FR_SHM_EAGER = 0x80,
 };
 
 /* wire_hdr.flags.  Single copy (shm.h) runs only between the two ends
@@ -116,6 +119,21 @@ const char *wf_frame_check(const struct wire_hdr *h, uint64_t want_seq,
  * straight into place), its whole payload after it. */
 enum wf_next wf_plain_next(const uint8_t *buf, size_t avail,
                            struct wire_hdr *h, const char **why);
+
+/* Shared-memory rings carry, besides plain frames, short eager frames
+ * of a job without replicas: a 16-byte header (type FR_SHM_EAGER, 24-bit
+ * length, context, source, tag: what matching needs; the sequence number
+ * is the ring's own order) and the payload, so that several small
+ * messages share a cache line.  wf_shm_put writes that header for h
+ * (FR_EAGER, h->len at most WF_EAGER_MAX) into out. */
+#define WF_SHM_HDR_LEN 16
+void wf_shm_put(uint8_t out[WF_SHM_HDR_LEN], const struct wire_hdr *h);
+/* The next frame of a ring, short or plain: as wf_plain_next, with *hlen
+ * the header's bytes; a short one comes out as the FR_EAGER header it
+ * stands for, numbered seq (the number the connection expects next). */
+enum wf_next wf_shm_next(const uint8_t *buf, size_t avail,
+                         struct wire_hdr *h, size_t *hlen, uint64_t seq,
+                         const char **why);
 
 /* The next sealed frame: WF_FRAME when it is whole, with *used the bytes
  * it takes (length prefix included); the payload is still sealed. */

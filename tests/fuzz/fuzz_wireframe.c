@@ -10,7 +10,9 @@
  *      masks from the input: any change must refuse it, none must end
  *      with matching keys;
  *   4  a sealed frame of the input, XORed with a mask: it opens to the
- *      input exactly when the mask is all zeros.
+ *      input exactly when the mask is all zeros;
+ *   5  the rest is a shared-memory ring's bytes, short and plain frames
+ *      mixed, parsed as transport.c does (wf_shm_next).
  * Besides "no crash", checks what a verdict promises about the bytes.
  */
 #include <stdint.h>
@@ -68,6 +70,37 @@ plain_stream(const uint8_t *p, size_t n)
         if (h.type == FR_EAGER && h.len > WF_EAGER_MAX)
             abort();
         p += WF_HDR_LEN + (h.len < rest ? (size_t)h.len : rest);
+        n = rest - (h.len < rest ? (size_t)h.len : rest);
+    }
+}
+
+static void
+shm_stream(const uint8_t *p, size_t n)
+{
+    struct wire_hdr h;
+    const char *why = NULL;
+    uint64_t seq = 0;
+    enum wf_next next;
+    size_t rest, hlen = 0;
+
+    for (;;) {
+        next = wf_shm_next(p, n, &h, &hlen, seq, &why);
+        if (next == WF_BAD && why == NULL)
+            abort();
+        if (next != WF_FRAME)
+            return;
+        if ((hlen != WF_HDR_LEN && hlen != WF_SHM_HDR_LEN) || n < hlen)
+            abort();
+        rest = n - hlen;
+        if (h.type != FR_DATA && h.len > rest)
+            abort();
+        /* A short frame is a well-formed eager one by construction. */
+        if (hlen == WF_SHM_HDR_LEN &&
+            (h.type != FR_EAGER || wf_frame_check(&h, seq, 1) != NULL))
+            abort();
+        if (wf_frame_check(&h, seq++, 1) != NULL)
+            return; /* the connection would end here */
+        p += hlen + (h.len < rest ? (size_t)h.len : rest);
         n = rest - (h.len < rest ? (size_t)h.len : rest);
     }
 }
@@ -208,7 +241,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    switch (data[0] % 5) {
+    switch (data[0] % 6) {
     case 0:
         plain_stream(data + 1, size - 1);
         break;
@@ -221,8 +254,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 3:
         handshake(data + 1, size - 1);
         break;
-    default:
+    case 4:
         seal_round_trip(data + 1, size - 1);
+        break;
+    default:
+        shm_stream(data + 1, size - 1);
         break;
     }
     return 0;

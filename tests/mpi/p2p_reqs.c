@@ -9,6 +9,10 @@
  *  - MPI_Cancel of an unmatched receive: Wait completes it and
  *    Test_cancelled says so; the tag can be used afterwards.
  *  - Request_free of a send request: the message still arrives.
+ *  - Eager sends that complete as they start (one shared handle,
+ *    request.c): Request_get_status leaves the handle, Cancel is
+ *    harmless, two of them in one Waitall come back null and not
+ *    cancelled, and both messages arrive in order.
  */
 #include "mpitest.h"
 
@@ -160,6 +164,31 @@ main(int argc, char **argv)
     CHECK(in[3] == 100 * partner + 3, "after Request_free: %d", in[3]);
     MPI_Get_count(&st, MPI_INT, &count);
     CHECK(count == 1, "count %d", count);
+
+    /* Eager sends complete at once (with replicas, soon after). */
+    out[4] = 100 * t_rank + 4;
+    out[5] = 100 * t_rank + 5;
+    MPI_OK(
+        MPI_Isend(&out[4], 1, MPI_INT, partner, 1001, MPI_COMM_WORLD, &s[0]));
+    MPI_OK(
+        MPI_Isend(&out[5], 1, MPI_INT, partner, 1001, MPI_COMM_WORLD, &s[1]));
+    do
+        MPI_OK(MPI_Request_get_status(s[0], &flag, &st));
+    while (!flag);
+    MPI_OK(MPI_Request_get_status(s[0], &flag, &st));
+    CHECK(flag && s[0] != MPI_REQUEST_NULL, "get_status changed the handle");
+    MPI_OK(MPI_Cancel(&s[1]));
+    MPI_OK(MPI_Waitall(2, s, sts));
+    CHECK(s[0] == MPI_REQUEST_NULL && s[1] == MPI_REQUEST_NULL,
+          "Waitall left a handle");
+    MPI_OK(MPI_Test_cancelled(&sts[1], &flag));
+    CHECK(!flag, "completed eager send reported cancelled");
+    MPI_OK(MPI_Test(&s[0], &flag, &st));
+    CHECK(flag, "Test on a freed handle");
+    MPI_OK(MPI_Recv(&in[4], 1, MPI_INT, partner, 1001, MPI_COMM_WORLD, &st));
+    MPI_OK(MPI_Recv(&in[5], 1, MPI_INT, partner, 1001, MPI_COMM_WORLD, &st));
+    CHECK(in[4] == 100 * partner + 4 && in[5] == 100 * partner + 5,
+          "eager sends arrived as %d, %d", in[4], in[5]);
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     return t_finish("p2p_reqs");
 }

@@ -79,6 +79,52 @@ t_plain_round_trip(void)
     CHECK(got.len == 1 << 20);
 }
 
+/* A ring's short frame: 16 bytes of header stand for the eager header
+ * (context, source, tag, length; the sequence number the connection
+ * expects), plain frames pass between them, a cut one waits and a
+ * length beyond the eager limit is refused. */
+static void
+t_shm_short(void)
+{
+    uint8_t buf[WF_SHM_HDR_LEN + 5 + WF_HDR_LEN + 3];
+    struct wire_hdr h = hdr(FR_EAGER, 0, 5, 5), p = hdr(FR_EAGER, 9, 3, 3),
+                    got;
+    const char *why = NULL;
+    size_t hlen = 0, cut;
+
+    h.dst = 0;
+    h.sid = h.rid = 0;
+    wf_shm_put(buf, &h);
+    CHECK_EQ_INT(buf[0], FR_SHM_EAGER);
+    memcpy(buf + WF_SHM_HDR_LEN, "hello", 5);
+    memcpy(buf + WF_SHM_HDR_LEN + 5, &p, WF_HDR_LEN);
+    memcpy(buf + WF_SHM_HDR_LEN + 5 + WF_HDR_LEN, "abc", 3);
+    CHECK_EQ_INT(wf_shm_next(buf, sizeof buf, &got, &hlen, 8, &why),
+                 WF_FRAME);
+    CHECK_EQ_INT((int)hlen, WF_SHM_HDR_LEN);
+    h.seq = 8;
+    CHECK_MEM(&got, &h, WF_HDR_LEN);
+    CHECK(wf_frame_check(&got, 8, 1) == NULL);
+    /* The plain frame after it. */
+    CHECK_EQ_INT(wf_shm_next(buf + WF_SHM_HDR_LEN + 5,
+                             sizeof buf - WF_SHM_HDR_LEN - 5, &got, &hlen, 9,
+                             &why),
+                 WF_FRAME);
+    CHECK_EQ_INT((int)hlen, WF_HDR_LEN);
+    CHECK_MEM(&got, &p, WF_HDR_LEN);
+    for (cut = 0; cut < WF_SHM_HDR_LEN + 5; cut++)
+        CHECK_EQ_INT(wf_shm_next(buf, cut, &got, &hlen, 8, &why), WF_MORE);
+    /* 24 bits of length, but never more than an eager message. */
+    h.len = WF_EAGER_MAX + 1;
+    wf_shm_put(buf, &h);
+    why = NULL;
+    CHECK_EQ_INT(wf_shm_next(buf, sizeof buf, &got, &hlen, 8, &why), WF_BAD);
+    CHECK_CONTAINS(why, "too long");
+    h.len = WF_EAGER_MAX;
+    wf_shm_put(buf, &h);
+    CHECK_EQ_INT(wf_shm_next(buf, sizeof buf, &got, &hlen, 8, &why), WF_MORE);
+}
+
 static void
 t_plain_too_long(void)
 {
@@ -532,6 +578,7 @@ t_confirm_refused(void)
 static const struct test_case cases[] = {
     {"plain_round_trip", t_plain_round_trip},
     {"plain_too_long", t_plain_too_long},
+    {"shm_short", t_shm_short},
     {"sealed_round_trip", t_sealed_round_trip},
     {"sealed_refused", t_sealed_refused},
     {"frame_kinds", t_frame_kinds},
