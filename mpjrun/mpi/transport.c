@@ -981,6 +981,13 @@ transport_fini(void)
         mpii_log("p2pmpi: rank %d: TCP congestion control %s on %u "
                  "connections, the system's on the others",
                  tp.world, tp.ncc > 0 ? tp.cc : "-", tp.ncc);
+        for (i = 0; tp.by_world != NULL && i < tp.nlive; i++)
+            if ((c = tp.by_world[tp.live[i]]) != NULL && c->atx != NULL) {
+                mpii_log("p2pmpi: rank %d: frames sealed with %s from %s",
+                         tp.world, aead_name(WF_CIPHER),
+                         aead_lib_name(c->atx));
+                break;
+            }
     }
     for (i = 0; tp.by_world != NULL && i < tp.nlive; i++)
         if ((c = tp.by_world[tp.live[i]]) != NULL)
