@@ -90,7 +90,7 @@ one() {
     opt=""
     [ "$1" = plain ] && opt=--no-encrypt
     ip netns exec "$nsa" "$build/bin/p2prun" --conf "$work/net/p2p.conf" \
-        -n 2 $opt --timeout 120 "$prog" "$iters" 2>>"$work/stderr" |
+        -n 2 $opt ${MPI_CRYPT_P2P_OPTS:-} --timeout 120 "$prog" "$iters" 2>>"$work/stderr" |
         awk '$1 == "bandwidth_gbs" { print $2 }'
 }
 
