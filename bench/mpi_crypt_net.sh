@@ -20,6 +20,8 @@
 #   MPI_CRYPT_LINKS=...  links, in order: "bare" or a tc rate such as
 #                        10gbit ("bare 25gbit 10gbit")
 #   MPI_CRYPT_MTU=N      the veth pair's MTU (1500; 9000 for jumbo frames)
+#   MPI_CRYPT_P2P_OPTS="..."  more p2prun options for both modes, e.g.
+#                        "-x P2P_AEAD_LIB=libcrypto"
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"
@@ -90,7 +92,7 @@ one() {
     opt=""
     [ "$1" = plain ] && opt=--no-encrypt
     ip netns exec "$nsa" "$build/bin/p2prun" --conf "$work/net/p2p.conf" \
-        -n 2 $opt --timeout 120 "$prog" "$iters" 2>>"$work/stderr" |
+        -n 2 $opt ${MPI_CRYPT_P2P_OPTS:-} --timeout 120 "$prog" "$iters" 2>>"$work/stderr" |
         awk '$1 == "bandwidth_gbs" { print $2 }'
 }
 

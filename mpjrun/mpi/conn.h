@@ -88,6 +88,7 @@ struct conn {
     /* finishing (R = 1): FIN sent, FIN received on this connection */
     int fin_tx, fin_rx;
     int lost_race; /* ours, dropped for the other rank's (on demand) */
+    int offhost;   /* TCP to another host (tcpcc_same_host): short writes */
     /* shm: the pair's segment (the acceptor's, offered, until the
      * handshake ends), and on_shm once frames go through it */
     struct shm_chan *shm;
@@ -137,6 +138,7 @@ struct transport {
     unsigned nring_rndv;       /* shm: rendezvous through the rings */
     unsigned shm_ticks;        /* shm: busy passes, to look at sockets */
     unsigned ncc;              /* TCP connections given cc (tcpcc.h) */
+    unsigned noffhost;         /* TCP connections to other hosts */
     char cc[16];               /* the last congestion control set */
     int cc_refused;            /* the kernel refused one (logged once) */
     int shm_pending;           /* shm: segments made for handshakes under

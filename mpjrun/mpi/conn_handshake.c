@@ -151,6 +151,8 @@ conn_set_cc(struct conn *c)
 
     if (c->on_shm)
         return;
+    c->offhost = tcpcc_fd_same_host(c->fd) == 0;
+    tp.noffhost += (unsigned)c->offhost;
     if ((name = tcpcc_apply(c->fd, req_oversubscribed(), &refused)) != NULL) {
         tp.ncc++;
         snprintf(tp.cc, sizeof tp.cc, "%s", name);

@@ -25,6 +25,9 @@
  * (127.0.0.0/8, ::1, or 127.x mapped in IPv6), or peer's address equal
  * to local's. */
 int tcpcc_same_host(const struct sockaddr *local, const struct sockaddr *peer);
+/* The same for connected socket fd: 1, 0, or -1 when it cannot say.
+ * (transport.c writes in shorter pieces to another host.) */
+int tcpcc_fd_same_host(int fd);
 
 /* The congestion control to set on a connection from local to peer, or
  * NULL to keep the system's; shared: the job's processes on this machine

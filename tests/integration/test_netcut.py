@@ -1,17 +1,25 @@
 #!/usr/bin/env python3
-"""A host's network cut, for real: one peer lives in a network namespace of
-its own, joined to the others by a veth pair (link-local addresses
-169.254.213.1 and .2, made by this test and gone with it).  A replicated
-MPI job runs across it; the test takes the link down mid-run.  p2prun gives
-the host up after its lease, the ranks it held go on with their other
-replicas, and the output is byte for byte that of the run without the cut.
-The cut-off host's peerd, having lost its coordinator, kills its processes
-after the same lease: nothing runs on beside its replacement.
+"""Jobs across a real network boundary: one peer lives in a network
+namespace of its own, joined to the others by a veth pair (link-local
+addresses 169.254.213.1 and .2, made by this test and gone with it).
+
+A host's network cut, for real: a replicated MPI job runs across it; the
+test takes the link down mid-run.  p2prun gives the host up after its
+lease, the ranks it held go on with their other replicas, and the output is
+byte for byte that of the run without the cut.  The cut-off host's peerd,
+having lost its coordinator, kills its processes after the same lease:
+nothing runs on beside its replacement.
+
+A plain stream to another host: ranks on both sides of the pair exchange
+windows of large messages unencrypted; the connections that cross it are
+known as going to another host (written in short pieces, docs/mpi.md) and
+every byte arrives.
 
 Needs root and `ip netns` (iproute2); otherwise the test is skipped with a
 message saying why."""
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -135,6 +143,23 @@ class TestNetworkCut(harness.JobTestCase):
                    LEASE_MS / 1000 + 5,
                    "the cut-off host's processes to die")
         sh("ip", "link", "set", self.veth + "a", "up")
+
+    def test_plain_stream_to_another_host(self):
+        self.start_net()
+        prog = self.mpi_program(
+            "mpi_p2p_stream",
+            os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                         "mpi", "p2p_stream.c"))
+        run = self.p2prun(["-n", "3", "--no-encrypt", "-x",
+                           "P2P_MPI_STATS=1", prog], timeout=120)
+        self.assert_rc(run, 0)
+        crossing = [int(n) for n in re.findall(
+            r"rank \d+: (\d+) TCP connections to other hosts", run.stderr)]
+        self.assertEqual(len(crossing), 3, run.describe())
+        # One rank per host: the namespace's rank reaches the other two
+        # across the pair, and each of them reaches it.
+        self.assertGreater(sum(crossing), 0, run.describe())
+        self.assertIn("plain writes of at most 128 KiB", run.stderr)
 
 
 if __name__ == "__main__":

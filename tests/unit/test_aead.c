@@ -1,16 +1,21 @@
 /*
- * The MPI data path's AEAD (proto/aead.c, libcrypto): published
- * known-answer vectors for both ciphers (RFC 8439 section 2.8.2 for
- * ChaCha20-Poly1305; McGrew and Viega's GCM test case 16 for AES-256-GCM),
+ * The MPI data path's AEAD (proto/aead.c, libcrypto, and ipsec-mb for
+ * AES-256-GCM where imb.h can use it): published known-answer vectors for
+ * both ciphers (RFC 8439 section 2.8.2 for ChaCha20-Poly1305; McGrew and
+ * Viega's GCM test case 16 for AES-256-GCM), through each library,
  * refusal of any change to ciphertext, tag, associated data, nonce or key
- * (with nothing unverified left in the output), sealing in place, and one
- * context reused for many messages as the transport does.
+ * (with nothing unverified left in the output), sealing in place, one
+ * context reused for many messages as the transport does, and frames
+ * sealed by one library opened by the other (peers with and without
+ * ipsec-mb talk to each other).
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "aead.h"
+#include "imb.h"
 #include "test.h"
 
 struct kat {
@@ -81,9 +86,9 @@ vec_load(const struct kat *k, struct vec *v)
     CHECK_EQ_INT((long long)v->slen, (long long)(v->plen + AEAD_TAG_LEN));
 }
 
-/* Seal and open the vector, then refuse every kind of change. */
+/* Seal and open the vector with lib, then refuse every kind of change. */
 static void
-kat_run(const struct kat *k)
+kat_run(const struct kat *k, enum aead_lib lib)
 {
     static struct vec v;
     uint8_t out[256 + AEAD_TAG_LEN], buf[256 + AEAD_TAG_LEN];
@@ -92,7 +97,7 @@ kat_run(const struct kat *k)
     size_t i;
 
     vec_load(k, &v);
-    CHECK((a = aead_new(k->cipher, v.key)) != NULL);
+    CHECK((a = aead_new_from(k->cipher, v.key, lib)) != NULL);
     if (a == NULL)
         return;
     CHECK_EQ_INT(aead_seal(a, out, v.plain, v.plen, v.ad, v.adlen, v.nonce),
@@ -135,7 +140,7 @@ kat_run(const struct kat *k)
     CHECK_EQ_INT(aead_open(a, buf, out, v.slen, v.ad, v.adlen, nonce2), -1);
     memcpy(key2, v.key, sizeof key2);
     key2[31] ^= 1;
-    CHECK((b = aead_new(k->cipher, key2)) != NULL);
+    CHECK((b = aead_new_from(k->cipher, key2, lib)) != NULL);
     if (b != NULL)
         CHECK_EQ_INT(aead_open(b, buf, out, v.slen, v.ad, v.adlen, v.nonce),
                      -1);
@@ -155,13 +160,113 @@ kat_run(const struct kat *k)
 static void
 t_kat_chacha20poly1305(void)
 {
-    kat_run(&kats[0]);
+    kat_run(&kats[0], AEAD_LIB_LIBCRYPTO);
 }
 
 static void
 t_kat_aes256gcm(void)
 {
-    kat_run(&kats[1]);
+    kat_run(&kats[1], AEAD_LIB_LIBCRYPTO);
+}
+
+/* Is ipsec-mb usable here?  If not, say why (a test that needs it is
+ * skipped, not failed: it is amd64 only and needs VAES). */
+static int
+imb_here(const char *test)
+{
+    if (imb_ready())
+        return 1;
+    fprintf(stderr, "%s: skipped: %s\n", test, imb_status());
+    return 0;
+}
+
+static void
+t_kat_aes256gcm_ipsecmb(void)
+{
+    if (imb_here("kat_aes256gcm_ipsecmb"))
+        kat_run(&kats[1], AEAD_LIB_IPSECMB);
+}
+
+/* AES-256-GCM sealed by one library opens with the other, byte for byte
+ * the same, at every size a frame may have; a frame tampered with is
+ * refused by either.  AUTO picks ipsec-mb here unless told libcrypto. */
+static void
+t_libs_agree(void)
+{
+    static const size_t sizes[] = {0, 1, 15, 16, 17, 63, 64, 65, 255, 256,
+                                   1000, 4096, 65535, 98304, 262144};
+    uint8_t key[AEAD_KEY_LEN], nonce[AEAD_NONCE_LEN], ad[72];
+    uint8_t *in = malloc(262144), *s1 = malloc(262144 + AEAD_TAG_LEN),
+            *s2 = malloc(262144 + AEAD_TAG_LEN), *out = malloc(262144);
+    struct aead *ossl, *imb, *a;
+    size_t i, n;
+
+    if (!imb_here("libs_agree"))
+        goto out;
+    CHECK(in != NULL && s1 != NULL && s2 != NULL && out != NULL);
+    if (in == NULL || s1 == NULL || s2 == NULL || out == NULL)
+        goto out;
+    for (i = 0; i < 262144; i++)
+        in[i] = (uint8_t)(i * 29 + 3);
+    memset(key, 0x5a, sizeof key);
+    memset(ad, 0x33, sizeof ad);
+    ossl = aead_new_from(AEAD_AES256GCM, key, AEAD_LIB_LIBCRYPTO);
+    imb = aead_new_from(AEAD_AES256GCM, key, AEAD_LIB_IPSECMB);
+    CHECK(ossl != NULL && imb != NULL);
+    if (ossl == NULL || imb == NULL)
+        goto done;
+    CHECK_EQ_STR(aead_lib_name(ossl), "libcrypto");
+    CHECK_EQ_STR(aead_lib_name(imb), "ipsec-mb");
+    for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        n = sizes[i];
+        aead_nonce(nonce, 1000 + i);
+        CHECK_EQ_INT(aead_seal(ossl, s1, n ? in : NULL, n, ad, sizeof ad,
+                               nonce), 0);
+        CHECK_EQ_INT(aead_seal(imb, s2, n ? in : NULL, n, ad, sizeof ad,
+                               nonce), 0);
+        CHECK_MEM(s1, s2, n + AEAD_TAG_LEN);
+        memset(out, 0xee, 262144);
+        CHECK_EQ_INT(aead_open(imb, out, s1, n + AEAD_TAG_LEN, ad, sizeof ad,
+                               nonce), 0);
+        if (n > 0)
+            CHECK_MEM(out, in, n);
+        CHECK_EQ_INT(aead_open(ossl, out, s2, n + AEAD_TAG_LEN, ad,
+                               sizeof ad, nonce), 0);
+        if (n > 0)
+            CHECK_MEM(out, in, n);
+        /* Its last ciphertext byte (or the tag's first) changed. */
+        s2[n > 0 ? n - 1 : 0] ^= 0x80;
+        memset(out, 0xee, 262144);
+        CHECK_EQ_INT(aead_open(imb, out, s2, n + AEAD_TAG_LEN, ad, sizeof ad,
+                               nonce), -1);
+        if (n > 0)
+            CHECK(out[0] == 0 && out[n - 1] == 0);
+        CHECK_EQ_INT(aead_open(ossl, out, s2, n + AEAD_TAG_LEN, ad,
+                               sizeof ad, nonce), -1);
+    }
+    /* The environment's choice: libcrypto when asked, else ipsec-mb. */
+    setenv("P2P_AEAD_LIB", "libcrypto", 1);
+    a = aead_new(AEAD_AES256GCM, key);
+    CHECK(a != NULL && strcmp(aead_lib_name(a), "libcrypto") == 0);
+    aead_free(a);
+    unsetenv("P2P_AEAD_LIB");
+    a = aead_new(AEAD_AES256GCM, key);
+    CHECK(a != NULL && strcmp(aead_lib_name(a), "ipsec-mb") == 0);
+    aead_free(a);
+    /* ChaCha20-Poly1305 is libcrypto's only. */
+    CHECK(aead_new_from(AEAD_CHACHA20POLY1305, key, AEAD_LIB_IPSECMB) ==
+          NULL);
+    a = aead_new(AEAD_CHACHA20POLY1305, key);
+    CHECK(a != NULL && strcmp(aead_lib_name(a), "libcrypto") == 0);
+    aead_free(a);
+done:
+    aead_free(ossl);
+    aead_free(imb);
+out:
+    free(in);
+    free(s1);
+    free(s2);
+    free(out);
 }
 
 /* The counter's nonce: 4 zero bytes, then the counter little-endian. */
@@ -246,6 +351,8 @@ out:
 static const struct test_case cases[] = {
     {"kat_chacha20poly1305", t_kat_chacha20poly1305},
     {"kat_aes256gcm", t_kat_aes256gcm},
+    {"kat_aes256gcm_ipsecmb", t_kat_aes256gcm_ipsecmb},
+    {"libs_agree", t_libs_agree},
     {"nonce", t_nonce},
     {"reuse", t_reuse},
 };

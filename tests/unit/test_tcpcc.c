@@ -186,6 +186,23 @@ t_apply_unconnected(void)
     close(fd);
 }
 
+/* A connection's own ends say whether it stays on this host. */
+static void
+t_fd_same_host(void)
+{
+    int fd[2], u = socket(AF_INET, SOCK_STREAM, 0);
+
+    if (!CHECK(tcp_pair(fd) == 0))
+        return;
+    CHECK_EQ_INT(tcpcc_fd_same_host(fd[0]), 1);
+    CHECK_EQ_INT(tcpcc_fd_same_host(fd[1]), 1);
+    /* Not connected: it cannot say. */
+    CHECK_EQ_INT(tcpcc_fd_same_host(u), -1);
+    close(u);
+    close(fd[0]);
+    close(fd[1]);
+}
+
 static const struct test_case cases[] = {
     {"same_host", t_same_host},
     {"other_host", t_other_host},
@@ -193,6 +210,7 @@ static const struct test_case cases[] = {
     {"override", t_override},
     {"apply_loopback", t_apply_loopback},
     {"apply_unconnected", t_apply_unconnected},
+    {"fd_same_host", t_fd_same_host},
 };
 
 TEST_MAIN(cases)
