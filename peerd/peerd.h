@@ -273,7 +273,8 @@ pid_t spawn_start(const struct spawn_req *, struct spawn_started *, char *why,
 int spawn_finish(struct spawn_started *, int *out, int *err, char *why,
                  size_t whylen);
 
-/* cgroup.c: the only file that knows control groups */
+/* cgroup.c (jobs, processes), cgroup_setup.c (the instance): the only
+ * files, with cgroup_fs.c, that know control groups */
 enum cg_limit { CG_LIMIT_NONE, CG_LIMIT_MEMORY, CG_LIMIT_PIDS };
 /* Find what this machine offers (v2, v1, or both) and make our subtree,
  * name, under peerd's own cgroup of each hierarchy, guest work weighing
