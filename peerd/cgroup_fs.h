@@ -16,8 +16,9 @@
 
 #define CG_MAX_HIER 5          /* v2, memory, pids, cpu, freezer */
 #define CG_KILL_WAIT_MS 2000   /* freezing, or emptying after a kill */
-/* An instance's mark: an empty child peerd.PID names the peerd it is
- * of, so that one gone without closing (SIGKILL, a crash) is known. */
+/* An instance's mark: an empty child peerd.PID.PIDNS names the peerd
+ * it is of (and the PID namespace its pid means something in), so that
+ * one gone without closing (SIGKILL, a crash) is known. */
 #define CG_OWNER "peerd."
 
 enum cg_ctl { CG_MEMORY, CG_PIDS, CG_CPU, CG_NCTL };

@@ -24,6 +24,7 @@
  * that a unit test may point at a fake tree (plain directories and files).
  */
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <dirent.h>
@@ -210,16 +211,39 @@ cg_same_program(long pid)
     return mine[0] != '\0' && strcmp(mine, theirs) == 0;
 }
 
+/* Our PID namespace (its inode): a pid names a process only in the
+ * namespace it was read in.  0 when /proc does not say. */
+static unsigned long
+cg_pidns(void)
+{
+    struct stat st;
+
+    return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long)st.st_ino
+                                               : 0;
+}
+
+/* Our mark: CG_OWNER "PID.PIDNS". */
+static void
+cg_mark_name(char *mark, size_t len)
+{
+    snprintf(mark, len, CG_OWNER "%ld.%lu", (long)getpid(), cg_pidns());
+}
+
 /* The peerd an instance directory is of: 1 alive, 0 gone, -1 unmarked
- * (made before marks were, or this very moment: left alone).  Marks
- * other than keep's are removed when remove is set. */
+ * (made before marks were, or this very moment: left alone).  A mark
+ * from another PID namespace (a peerd in a container that shares our
+ * cgroup tree) cannot be judged from here: alive, as far as we know; so
+ * is one without its namespace (an older peerd's).  Marks other than
+ * keep's are removed when remove is set. */
 static int
 cg_owner(const struct cgroups *cgs, const char *dir, const char *keep,
          int remove)
 {
-    char path[PATH_MAX];
+    char path[PATH_MAX], extra;
+    unsigned long ns, mine = cg_pidns();
     struct dirent *de;
     int state = -1;
+    long pid;
     DIR *d;
 
     if ((d = opendir(dir)) == NULL)
@@ -228,7 +252,9 @@ cg_owner(const struct cgroups *cgs, const char *dir, const char *keep,
         if (strncmp(de->d_name, CG_OWNER, strlen(CG_OWNER)) != 0 ||
             (keep != NULL && strcmp(de->d_name, keep) == 0))
             continue;
-        if (cg_same_program(atol(de->d_name + strlen(CG_OWNER))))
+        if (sscanf(de->d_name + strlen(CG_OWNER), "%ld.%lu%c", &pid, &ns,
+                   &extra) != 2 || mine == 0 || ns != mine ||
+            cg_same_program(pid))
             state = 1;
         else if (state == -1)
             state = 0;
@@ -243,10 +269,10 @@ cg_owner(const struct cgroups *cgs, const char *dir, const char *keep,
 static void
 cg_mark(struct cgroups *cgs)
 {
-    char mark[32], path[PATH_MAX];
+    char mark[64], path[PATH_MAX];
     int h;
 
-    snprintf(mark, sizeof mark, CG_OWNER "%ld", (long)getpid());
+    cg_mark_name(mark, sizeof mark);
     for (h = 0; h < cgs->nhier; h++) {
         (void)cg_owner(cgs, cgs->hier[h], mark, 1);
         if (cg_path(path, sizeof path, cgs->hier[h], mark) == 0 &&
@@ -404,7 +430,7 @@ cgroup_open(const char *fsroot, const char *name, int cpu_weight, char *why,
 void
 cgroup_close(struct cgroups *cgs)
 {
-    char mark[32], path[PATH_MAX];
+    char mark[64], path[PATH_MAX];
     int i;
 
     if (cgs == NULL)
@@ -414,7 +440,7 @@ cgroup_close(struct cgroups *cgs)
      * at most about 65,000 cgroups.  One still holding a job's cgroup
      * (not empty) stays, for cgroup_recover at the next start or
      * cg_sweep_orphans of another peerd. */
-    snprintf(mark, sizeof mark, CG_OWNER "%ld", (long)getpid());
+    cg_mark_name(mark, sizeof mark);
     for (i = 0; i < cgs->nhier; i++) {
         if (cg_path(path, sizeof path, cgs->hier[i], mark) == 0)
             (void)cg_rmdir(cgs, path);

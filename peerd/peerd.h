@@ -376,7 +376,7 @@ void ctlrelay_view(struct ctlrelay *const *, size_t n,
 /* Pass on a progress counter that is due (NULL is fine). */
 void ctlrelay_cron(struct ctlrelay *, uint64_t now_ms);
 
-/* job.c: jobs running here */
+/* job.c, job_launch.c, job_output.c: jobs running here */
 /* Can the job account pass through every directory above state_dir?
  * -1 with an explanation and the fix. */
 int job_reachable(const char *state_dir, uid_t uid, char *err, size_t errlen);
@@ -524,7 +524,8 @@ void worker_drop_owner(struct peerd *, const struct svc_conn *);
 int worker_reclaim(struct peerd *, const uint8_t farm[WIRE_JOB_ID_LEN]);
 /* Stop workers that have been idle too long (from the cron). */
 void worker_cron(struct peerd *, uint64_t now_ms);
-/* From job.c: bytes from a worker's stdout and stderr, and its end. */
+/* From job_output.c: bytes from a worker's stdout and stderr; from
+ * job.c its end. */
 void worker_stdout(struct worker *, const uint8_t *, size_t);
 void worker_stderr(struct worker *, const uint8_t *, size_t);
 void worker_exited(struct worker *, int status, uint64_t mem_peak);

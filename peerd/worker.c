@@ -328,7 +328,7 @@ worker_answer(struct worker *w, struct taskframe *f)
 
 /* A piece of an answer too long to hold here (over WIRE_MAX_CHUNK): on
  * to the coordinator as it comes; peerd stops reading the worker while
- * the coordinator's backlog is long (job.c), so none of it piles up. */
+ * the coordinator's backlog is long (job_output.c), so none of it piles up. */
 static void
 worker_answer_piece(struct worker *w, struct taskframe *f)
 {

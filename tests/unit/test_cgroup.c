@@ -354,16 +354,29 @@ t_recover(void)
     cgroup_close(cgs);
 }
 
+/* This process's PID namespace, as marks name it. */
+static unsigned long
+pidns(void)
+{
+    struct stat st;
+
+    return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long)st.st_ino
+                                               : 0;
+}
+
 /* Instances of peerds gone without closing (SIGKILL) are cleared by the
  * next peerd that starts beside them: their jobs' processes killed,
- * their directories removed.  Those of a live peerd, unmarked ones and
- * other programs' stay; an earlier life's mark in ours goes; ours closed
- * with a job still in it stays, marked for whoever comes next. */
+ * their directories removed.  Those of a live peerd, unmarked ones,
+ * other programs', those marked from another PID namespace (whose pids
+ * mean nothing here) and those marked without one (an older peerd's)
+ * stay; an earlier life's mark in ours goes; ours closed with a job
+ * still in it stays, marked for whoever comes next. */
 static void
 t_orphans(void)
 {
     struct cgroups *cgs;
     char why[256], rel[256], pids[32];
+    unsigned long ns = pidns();
     pid_t dead, victim;
     int status;
 
@@ -376,25 +389,31 @@ t_orphans(void)
     }
     fake_reset();
     layout_v1();
-    snprintf(rel, sizeof rel, "sys/fs/cgroup/pids/p2pmpi-dead/peerd.%ld",
-             (long)dead);
+    snprintf(rel, sizeof rel, "sys/fs/cgroup/pids/p2pmpi-dead/peerd.%ld.%lu",
+             (long)dead, ns);
     fake_dir(rel);
     fake_dir("sys/fs/cgroup/pids/p2pmpi-dead/job1/0.0");
     snprintf(pids, sizeof pids, "%ld\n", (long)victim);
     fake_write("sys/fs/cgroup/pids/p2pmpi-dead/job1/0.0/cgroup.procs", pids);
     snprintf(rel, sizeof rel,
-             "sys/fs/cgroup/memory/sandbox/x/p2pmpi-dead/peerd.%ld",
-             (long)dead);
+             "sys/fs/cgroup/memory/sandbox/x/p2pmpi-dead/peerd.%ld.%lu",
+             (long)dead, ns);
     fake_dir(rel);
-    snprintf(rel, sizeof rel, "sys/fs/cgroup/pids/p2pmpi-live/peerd.%ld",
-             (long)getpid());
+    snprintf(rel, sizeof rel, "sys/fs/cgroup/pids/p2pmpi-live/peerd.%ld.%lu",
+             (long)getpid(), ns);
     fake_dir(rel);
     fake_dir("sys/fs/cgroup/pids/p2pmpi-unmarked/job2");
-    snprintf(rel, sizeof rel, "sys/fs/cgroup/pids/other-x/peerd.%ld",
+    snprintf(rel, sizeof rel, "sys/fs/cgroup/pids/other-x/peerd.%ld.%lu",
+             (long)dead, ns);
+    fake_dir(rel);
+    snprintf(rel, sizeof rel, "sys/fs/cgroup/pids/p2pmpi-foreign/peerd.%ld.%lu",
+             (long)dead, ns + 1);
+    fake_dir(rel);
+    snprintf(rel, sizeof rel, "sys/fs/cgroup/pids/p2pmpi-older/peerd.%ld",
              (long)dead);
     fake_dir(rel);
-    snprintf(rel, sizeof rel, "sys/fs/cgroup/pids/p2pmpi-me/peerd.%ld",
-             (long)dead);
+    snprintf(rel, sizeof rel, "sys/fs/cgroup/pids/p2pmpi-me/peerd.%ld.%lu",
+             (long)dead, ns);
     fake_dir(rel);
     cgs = cgroup_open(root, "p2pmpi-me", 20, why, sizeof why);
     if (!CHECK(cgs != NULL)) {
@@ -409,9 +428,11 @@ t_orphans(void)
     CHECK(fake_exists("sys/fs/cgroup/pids/p2pmpi-live"));
     CHECK(fake_exists("sys/fs/cgroup/pids/p2pmpi-unmarked/job2"));
     CHECK(fake_exists("sys/fs/cgroup/pids/other-x"));
+    CHECK(fake_exists("sys/fs/cgroup/pids/p2pmpi-foreign"));
+    CHECK(fake_exists("sys/fs/cgroup/pids/p2pmpi-older"));
     CHECK(!fake_exists(rel)); /* the earlier life's mark */
-    snprintf(rel, sizeof rel, "sys/fs/cgroup/pids/p2pmpi-me/peerd.%ld",
-             (long)getpid());
+    snprintf(rel, sizeof rel, "sys/fs/cgroup/pids/p2pmpi-me/peerd.%ld.%lu",
+             (long)getpid(), ns);
     CHECK(fake_exists(rel));
     fake_dir("sys/fs/cgroup/pids/p2pmpi-me/keep/0.0");
     cgroup_close(cgs);

@@ -5,13 +5,20 @@
  * (queueing past the backlog's bound, and never back to its loop).  The
  * read stops at what the pipe held when it began (FIONREAD).
  *
- * job.c is included, not linked, so that a job can be made here without
- * spawning anything (struct job is private to it); worker_stderr, which
- * takes what is read, is replaced at link time (-Wl,--wrap) by a fake
- * that can refill the pipe as fast as it is read: a flood that never
- * lets the pipe run dry, made deterministic.
+ * A job is made here without spawning anything (job_int.h has peerd's
+ * struct job); worker_stderr, which takes what is read, is replaced at
+ * link time (-Wl,--wrap) by a fake that can refill the pipe as fast as
+ * it is read: a flood that never lets the pipe run dry, made
+ * deterministic.
  */
-#include "../../peerd/job.c"
+#include <sys/ioctl.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../peerd/job_int.h"
 
 #include "test.h"
 
