@@ -590,6 +590,31 @@ shm_write_all(struct shm_chan *ch, const struct iovec *iov, int n)
     return 1;
 }
 
+uint8_t *
+shm_reserve(struct shm_chan *ch, size_t len)
+{
+    size_t at = (size_t)(ch->txpos & (SHM_RING - 1));
+
+    if (len == 0 || len > SHM_CHUNK || len > SHM_RING - at)
+        return NULL;
+    if (SHM_RING - (size_t)(ch->txpos - ch->txseen) < len) {
+        ch->txseen = atomic_load_explicit(&ch->ctl->head[ch->side].v,
+                                          memory_order_acquire);
+        if (SHM_RING - (size_t)(ch->txpos - ch->txseen) < len)
+            return NULL;
+    }
+    return ch->txd + at;
+}
+
+void
+shm_commit(struct shm_chan *ch, size_t len)
+{
+    ch->txpos += len;
+    atomic_store_explicit(&ch->ctl->tail[ch->side].v, ch->txpos,
+                          memory_order_release);
+    shm_ring_bell(ch, ch->asym);
+}
+
 size_t
 shm_read(struct shm_chan *ch, void *buf, size_t len)
 {

@@ -78,6 +78,15 @@ size_t shm_writev(struct shm_chan *, const struct iovec *iov, int n);
 /* Copy all of iov (at most 32 KiB) into the outgoing ring, or nothing:
  * 1 when written, 0 when it does not fit now. */
 int shm_write_all(struct shm_chan *, const struct iovec *iov, int n);
+/* Where len contiguous bytes (at most 32 KiB) can be written into the
+ * outgoing ring now, or NULL (no room, or they would wrap): the caller
+ * writes them there in place, then publishes them with shm_commit
+ * before any other write to this ring.  A small frame built in place
+ * costs no copy of a header assembled elsewhere (whose bytes, just
+ * stored, a copy would load again: a stalled store forward). */
+uint8_t *shm_reserve(struct shm_chan *, size_t len);
+/* Publish the len bytes written at shm_reserve's pointer. */
+void shm_commit(struct shm_chan *, size_t len);
 /* Copy up to len bytes out of the incoming ring: the bytes taken (0 when
  * it is empty). */
 size_t shm_read(struct shm_chan *, void *buf, size_t len);

@@ -531,15 +531,24 @@ int
 conn_send_eager(struct conn *c, struct wire_hdr *h, const void *data,
                 size_t len)
 {
-    uint8_t head[WF_SHM_HDR_LEN];
+    uint8_t head[WF_SHM_HDR_LEN], *at;
     struct iovec iov[2];
 
     /* shm: a short frame (16 bytes of header instead of 64: several
      * small messages to a cache line) when the ring takes it whole now;
-     * its sequence number is the ring's order. */
+     * its sequence number is the ring's order.  Written in place unless
+     * it wraps around the ring's end. */
     if (c != NULL && c->on_shm && c->state == CS_READY && tp.nrep == 1 &&
         c->txh == NULL && h->lseq == 0) {
         h->len = len;
+        if ((at = shm_reserve(c->shm, WF_SHM_HDR_LEN + len)) != NULL) {
+            wf_shm_put(at, h);
+            if (len > 0)
+                memcpy(at + WF_SHM_HDR_LEN, data, len);
+            shm_commit(c->shm, WF_SHM_HDR_LEN + len);
+            c->seq_tx++;
+            return MPI_SUCCESS;
+        }
         wf_shm_put(head, h);
         iov[0].iov_base = head;
         iov[0].iov_len = sizeof head;
