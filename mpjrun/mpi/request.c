@@ -317,21 +317,38 @@ req_oversubscribed(void)
     return oversubscribed;
 }
 
-/* Between two passes of a spinning wait, a pause (x86 PAUSE, about
- * 40 ns each on recent cores; nothing elsewhere).  A pass reads the
- * lines the other process writes (a ring's tail, its next frame): each
- * read takes the line back, and the writer's next store to it waits for
- * it.  Looking less often lets a writer fill several frames in a row
- * (2026-11-25, windows of 16 1-byte messages through shared memory,
- * 5 interleaved rounds each against vader: none 0.74-0.76 of its
- * message rate, 1 pause 0.82, 3 0.85, 8 0.89-0.90, 16 0.95, 32 0.84;
- * 1-byte ping-pong 1.35x vader's latency with none, 1.10-1.16x with 3
- * to 8, 1.27x with 16, 1.33x with 32). */
-static inline void
+/* Between two passes of a spinning wait, a pause of about
+ * SPIN_PAUSE_NS (as many x86 PAUSEs as take that long here, counted
+ * once: one costs about 10 cycles on older cores, 140 on newer; nothing
+ * elsewhere).  A pass reads the lines the other process writes (a
+ * ring's tail, its next frame): each read takes the line back, and the
+ * writer's next store to it waits for it.  Looking less often lets a
+ * writer fill several frames in a row.  2026-11-25, this VM (PAUSE
+ * 10 ns), windows of 16 1-byte messages through shared memory, 5
+ * interleaved rounds each, ours / vader's message rate: no pause
+ * 0.74-0.76, 1 pause 0.82, 3 0.85, 8 0.89-0.90, 16 0.95, 32 0.84;
+ * 1-byte ping-pong, ours / vader's latency: 1.35 with none, 1.10-1.16
+ * with 3 to 8, 1.27 with 16, 1.33 with 32.  About 8 (90 ns) it is. */
+#define SPIN_PAUSE_NS 90
+static int spin_pauses = -1;
+
+static void
 spin_pause(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    for (int k = 0; k < 8; k++)
+    if (spin_pauses < 0) {
+        uint64_t t0 = now_ns(), dt;
+
+        for (int k = 0; k < 1024; k++)
+            __builtin_ia32_pause();
+        dt = now_ns() - t0;
+        spin_pauses = dt == 0 ? 8 : (int)(SPIN_PAUSE_NS * 1024 / dt);
+        if (spin_pauses < 1)
+            spin_pauses = 1;
+        if (spin_pauses > 16)
+            spin_pauses = 16;
+    }
+    for (int k = 0; k < spin_pauses; k++)
         __builtin_ia32_pause();
 #endif
 }
