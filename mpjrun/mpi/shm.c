@@ -67,6 +67,7 @@
 
 #define SHM_RING (512 * 1024)  /* bytes per direction, a power of two */
 #define SHM_CHUNK (32 * 1024)  /* published piece of a large write */
+#define SHM_AHEAD 4            /* lines owned ahead of a small write */
 #define SHM_CTL 4096           /* the control page */
 #define SHM_SIZE (SHM_CTL + 2 * (size_t)SHM_RING)
 #define SHM_MAGIC 0x3353324du  /* "M2S3": bump when the layout changes */
@@ -590,6 +591,34 @@ shm_write_all(struct shm_chan *ch, const struct iovec *iov, int n)
     return 1;
 }
 
+/* Ask for the SHM_AHEAD lines after our tail's for writing (x86
+ * PREFETCHW; nothing elsewhere).  The reader holds them: it read them a
+ * lap ago, and its core's prefetcher fetches ahead of what it reads.  A
+ * store to a line the other core holds waits until the line comes back,
+ * and with the stores of a few small frames waiting so, the store buffer
+ * fills and the sender stalls.  Asked for early, the lines are ours
+ * when the next frames come: windows of 16 messages, 10 rounds against
+ * vader's rate, without and with: 1 B 0.84 and 0.93, 16 B 0.80 and
+ * 0.95, 64 B 0.81 and 1.03, 256 B 0.98 and 1.16 (2026-11-25; 2 lines
+ * ahead gained half as much, 8 no more than 4).  Asked for again after
+ * every frame: asking once per line was slower (1 B 0.88, 16 B 0.87),
+ * as if the reader's side took them back (its prefetcher). */
+static void
+shm_own_ahead(struct shm_chan *ch)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    uint64_t at = ch->txpos & ~(uint64_t)63;
+
+    for (int k = 1; k <= SHM_AHEAD; k++)
+        __asm__ volatile("prefetchw %0"
+                         :
+                         : "m"(ch->txd[(at + 64 * (uint64_t)k) &
+                                       (SHM_RING - 1)]));
+#else
+    (void)ch;
+#endif
+}
+
 uint8_t *
 shm_reserve(struct shm_chan *ch, size_t len)
 {
@@ -613,6 +642,7 @@ shm_commit(struct shm_chan *ch, size_t len)
     atomic_store_explicit(&ch->ctl->tail[ch->side].v, ch->txpos,
                           memory_order_release);
     shm_ring_bell(ch, ch->asym);
+    shm_own_ahead(ch);
 }
 
 size_t
