@@ -487,10 +487,28 @@ shm_ring_bell(struct shm_chan *ch, int fenceless)
         (void)send(ch->bell, "", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/* Room in the outgoing ring as last seen.  One byte is kept free: the
+ * byte at our tail is zeroed before each publication (shm_publish). */
+static size_t
+shm_room(const struct shm_chan *ch)
+{
+    return SHM_RING - 1 - (size_t)(ch->txpos - ch->txseen);
+}
+
+/* Publish our tail.  The byte there, where the next write will start,
+ * is zeroed first: a reader that finds frames by their first byte
+ * (shm_read_marked) must not take one a lap old for a new one. */
+static void
+shm_publish(struct shm_chan *ch)
+{
+    ch->txd[ch->txpos & (SHM_RING - 1)] = 0;
+    atomic_store_explicit(&ch->ctl->tail[ch->side].v, ch->txpos,
+                          memory_order_release);
+}
+
 size_t
 shm_writev(struct shm_chan *ch, const struct iovec *iov, int n)
 {
-    _Atomic uint64_t *tail = &ch->ctl->tail[ch->side].v;
     _Atomic uint64_t *head = &ch->ctl->head[ch->side].v;
     uint64_t published = ch->txpos;
     size_t done = 0, left, room, piece, at;
@@ -506,17 +524,17 @@ shm_writev(struct shm_chan *ch, const struct iovec *iov, int n)
         left = a + b;
         at = (size_t)(ch->txpos & (SHM_RING - 1));
         if (left > 0 && left <= SHM_CHUNK && left <= SHM_RING - at) {
-            room = SHM_RING - (size_t)(ch->txpos - ch->txseen);
+            room = shm_room(ch);
             if (room < left) {
                 ch->txseen = atomic_load_explicit(head, memory_order_acquire);
-                room = SHM_RING - (size_t)(ch->txpos - ch->txseen);
+                room = shm_room(ch);
             }
             if (room >= left) {
                 memcpy(ch->txd + at, iov[0].iov_base, a);
                 if (b > 0)
                     memcpy(ch->txd + at + a, iov[1].iov_base, b);
                 ch->txpos += left;
-                atomic_store_explicit(tail, ch->txpos, memory_order_release);
+                shm_publish(ch);
                 shm_ring_bell(ch, ch->asym);
                 return left;
             }
@@ -526,10 +544,10 @@ shm_writev(struct shm_chan *ch, const struct iovec *iov, int n)
         p = iov[i].iov_base;
         left = iov[i].iov_len;
         while (left > 0) {
-            room = SHM_RING - (size_t)(ch->txpos - ch->txseen);
+            room = shm_room(ch);
             if (room == 0) {
                 ch->txseen = atomic_load_explicit(head, memory_order_acquire);
-                room = SHM_RING - (size_t)(ch->txpos - ch->txseen);
+                room = shm_room(ch);
                 if (room == 0)
                     goto out;
             }
@@ -547,14 +565,14 @@ shm_writev(struct shm_chan *ch, const struct iovec *iov, int n)
             /* A large write goes out piece by piece: the reader starts
              * copying out while we copy in. */
             if (ch->txpos - published >= SHM_CHUNK) {
-                atomic_store_explicit(tail, ch->txpos, memory_order_release);
+                shm_publish(ch);
                 published = ch->txpos;
             }
         }
     }
 out:
     if (ch->txpos != published)
-        atomic_store_explicit(tail, ch->txpos, memory_order_release);
+        shm_publish(ch);
     if (done > 0)
         shm_ring_bell(ch, ch->asym);
     return done;
@@ -564,27 +582,36 @@ int
 shm_write_all(struct shm_chan *ch, const struct iovec *iov, int n)
 {
     _Atomic uint64_t *head = &ch->ctl->head[ch->side].v;
-    size_t len = 0, at, first;
+    size_t len = 0, at, first, skip;
+    uint8_t *start;
     int i;
 
     for (i = 0; i < n; i++)
         len += iov[i].iov_len;
-    if (len == 0 || len > SHM_CHUNK)
+    if (len == 0 || len > SHM_CHUNK || iov[0].iov_len == 0)
         return 0;
-    if (SHM_RING - (size_t)(ch->txpos - ch->txseen) < len) {
+    if (shm_room(ch) < len) {
         ch->txseen = atomic_load_explicit(head, memory_order_acquire);
-        if (SHM_RING - (size_t)(ch->txpos - ch->txseen) < len)
+        if (shm_room(ch) < len)
             return 0;
     }
+    /* The first byte goes last (shm_commit): a reader finding frames by
+     * it sees the frame whole. */
+    start = ch->txd + (ch->txpos & (SHM_RING - 1));
     for (i = 0; i < n; i++) {
-        at = (size_t)(ch->txpos & (SHM_RING - 1));
-        first = iov[i].iov_len < SHM_RING - at ? iov[i].iov_len : SHM_RING - at;
-        memcpy(ch->txd + at, iov[i].iov_base, first);
-        if (first < iov[i].iov_len)
-            memcpy(ch->txd, (const uint8_t *)iov[i].iov_base + first,
-                   iov[i].iov_len - first);
+        skip = i == 0;
+        at = (size_t)((ch->txpos + skip) & (SHM_RING - 1));
+        first = iov[i].iov_len - skip < SHM_RING - at ? iov[i].iov_len - skip
+                                                     : SHM_RING - at;
+        memcpy(ch->txd + at, (const uint8_t *)iov[i].iov_base + skip, first);
+        if (first < iov[i].iov_len - skip)
+            memcpy(ch->txd, (const uint8_t *)iov[i].iov_base + skip + first,
+                   iov[i].iov_len - skip - first);
         ch->txpos += iov[i].iov_len;
     }
+    ch->txd[ch->txpos & (SHM_RING - 1)] = 0;
+    __atomic_store_n(start, *(const uint8_t *)iov[0].iov_base,
+                     __ATOMIC_RELEASE);
     atomic_store_explicit(&ch->ctl->tail[ch->side].v, ch->txpos,
                           memory_order_release);
     shm_ring_bell(ch, ch->asym);
@@ -626,23 +653,78 @@ shm_reserve(struct shm_chan *ch, size_t len)
 
     if (len == 0 || len > SHM_CHUNK || len > SHM_RING - at)
         return NULL;
-    if (SHM_RING - (size_t)(ch->txpos - ch->txseen) < len) {
+    if (shm_room(ch) < len) {
         ch->txseen = atomic_load_explicit(&ch->ctl->head[ch->side].v,
                                           memory_order_acquire);
-        if (SHM_RING - (size_t)(ch->txpos - ch->txseen) < len)
+        if (shm_room(ch) < len)
             return NULL;
     }
     return ch->txd + at;
 }
 
 void
-shm_commit(struct shm_chan *ch, size_t len)
+shm_commit(struct shm_chan *ch, size_t len, uint8_t first)
 {
+    uint8_t *start = ch->txd + (ch->txpos & (SHM_RING - 1));
+
     ch->txpos += len;
+    ch->txd[ch->txpos & (SHM_RING - 1)] = 0;
+    __atomic_store_n(start, first, __ATOMIC_RELEASE);
     atomic_store_explicit(&ch->ctl->tail[ch->side].v, ch->txpos,
                           memory_order_release);
     shm_ring_bell(ch, ch->asym);
     shm_own_ahead(ch);
+}
+
+size_t
+shm_read_marked(struct shm_chan *ch, void *buf, size_t len, uint8_t mark,
+                size_t hdrlen, size_t (*size)(const uint8_t *), int *none)
+{
+    uint8_t *out = buf, *p, first;
+    size_t done = 0, at, n;
+
+    *none = 0;
+    /* Without membarrier the bell below would need a fence per read. */
+    if (!ch->asym)
+        return 0;
+    for (;;) {
+        at = (size_t)(ch->rxpos & (SHM_RING - 1));
+        p = ch->rxd + at;
+        if (len - done < hdrlen || SHM_RING - at < hdrlen)
+            break;
+        first = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+        if (first == 0 && done == 0)
+            *none = 1; /* zeroed by the last publication: nothing yet */
+        if (first != mark)
+            break;
+        n = size(p);
+        if (n < hdrlen || n > len - done || n > SHM_RING - at)
+            break; /* the tail's way (shm_read) takes it, or the parser
+                      refuses it */
+        memcpy(out + done, p, n);
+        ch->rxpos += n;
+        done += n;
+    }
+    if (done == 0)
+        return 0;
+    atomic_store_explicit(&ch->ctl->head[1 - ch->side].v, ch->rxpos,
+                          memory_order_release);
+    /* A writer sleeps for room only on a full ring, which this read did
+     * not look at: ring when the other side sleeps (its membarrier
+     * orders our head store against this load, as for a writer). */
+    shm_ring_bell(ch, 1);
+    return done;
+}
+
+/* Bytes to read as far as the tail last seen shows.  A frame taken by
+ * its first byte (shm_read_marked) may be ahead of the tail we see
+ * (the writer stores its tail after that byte): none then. */
+static size_t
+shm_avail(const struct shm_chan *ch)
+{
+    return (int64_t)(ch->rxseen - ch->rxpos) > 0
+               ? (size_t)(ch->rxseen - ch->rxpos)
+               : 0;
 }
 
 size_t
@@ -658,12 +740,12 @@ shm_read(struct shm_chan *ch, void *buf, size_t len)
      * and then it is still full now: ring the bell only then, which
      * spares the common read a fence. */
     ch->rxseen = atomic_load_explicit(tail, memory_order_acquire);
-    full = ch->rxseen - ch->rxpos == SHM_RING;
+    full = ch->rxseen - ch->rxpos == SHM_RING - 1;
     while (done < len) {
-        avail = (size_t)(ch->rxseen - ch->rxpos);
+        avail = shm_avail(ch);
         if (avail == 0) {
             ch->rxseen = atomic_load_explicit(tail, memory_order_acquire);
-            avail = (size_t)(ch->rxseen - ch->rxpos);
+            avail = shm_avail(ch);
             if (avail == 0)
                 break;
         }

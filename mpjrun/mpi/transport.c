@@ -542,10 +542,10 @@ conn_send_eager(struct conn *c, struct wire_hdr *h, const void *data,
         c->txh == NULL && h->lseq == 0) {
         h->len = len;
         if ((at = shm_reserve(c->shm, WF_SHM_HDR_LEN + len)) != NULL) {
-            wf_shm_put(at, h);
+            wf_shm_put_rest(at, h);
             if (len > 0)
                 memcpy(at + WF_SHM_HDR_LEN, data, len);
-            shm_commit(c->shm, WF_SHM_HDR_LEN + len);
+            shm_commit(c->shm, WF_SHM_HDR_LEN + len, FR_SHM_EAGER);
             c->seq_tx++;
             return MPI_SUCCESS;
         }
@@ -733,6 +733,20 @@ conn_recv(struct conn *c, void *buf, size_t len)
 
     if (!c->on_shm)
         return recv(c->fd, buf, len, 0);
+    /* At a frame's start (nothing of one held here), short frames are
+     * found by their first byte, and an empty ring by a 0 there, without
+     * the writer's tail, whose line then stays with the writer. */
+    if (c->rpos == c->rlen && c->dreq == NULL && c->ddiscard == 0) {
+        int none;
+
+        if ((k = shm_read_marked(c->shm, buf, len, FR_SHM_EAGER,
+                                 WF_SHM_HDR_LEN, wf_shm_size, &none)) > 0)
+            return (ssize_t)k;
+        if (none) {
+            errno = EAGAIN;
+            return -1;
+        }
+    }
     if ((k = shm_read(c->shm, buf, len)) == 0) {
         errno = EAGAIN;
         return -1;
