@@ -13,6 +13,14 @@
  * the ring in SHM_CHUNK pieces, each published at once, so that the
  * reader copies one piece out while the writer copies the next in.
  *
+ * Frames written whole (shm_commit, shm_write_all) get their first byte
+ * last, with release order, and every publication first zeroes the byte
+ * at the new tail (one byte of the ring is kept free for it): a reader
+ * at a frame's start then finds a small frame by its first byte, and an
+ * empty ring by a 0 there, without loading the writer's tail, whose
+ * line stays with the writer (shm_read_marked).  The tail is still
+ * published for every write: plain readers and the sleep logic use it.
+ *
  * Sleeping: a side about to sleep in poll raises its flag, then looks at
  * the ring once more; a side that wrote or freed room looks at the other's
  * flag after a full fence and, when it is up, takes it down and writes a
@@ -70,7 +78,7 @@
 #define SHM_AHEAD 4            /* lines owned ahead of a small write */
 #define SHM_CTL 4096           /* the control page */
 #define SHM_SIZE (SHM_CTL + 2 * (size_t)SHM_RING)
-#define SHM_MAGIC 0x3353324du  /* "M2S3": bump when the layout changes */
+#define SHM_MAGIC 0x3453324du  /* "M2S4": bump when the layout changes */
 /* Single-copy reads are done in pieces of at most this (a huge read
  * would pin that many pages at once). */
 #define SHM_CMA_PIECE (4u << 20)
