@@ -318,8 +318,8 @@ mpii_wait(MPI_Request *handle, MPI_Status *st)
 
 struct all_arg {
     int n;
-    MPI_Request *reqs;
-    int first; /* those before it are known complete */
+    struct mpii_req **rs; /* the requests looked up, NULL for null ones */
+    int first;            /* those before it are known complete */
     int looked;
     unsigned long seen; /* req_completions when last looked */
 };
@@ -331,7 +331,6 @@ static int
 all_done(void *arg)
 {
     struct all_arg *a = arg;
-    struct mpii_req *r;
     int i;
 
     /* Nothing completed since the last look: still not done. */
@@ -340,8 +339,7 @@ all_done(void *arg)
     a->looked = 1;
     a->seen = req_completions;
     for (i = a->first; i < a->n; i++)
-        if (a->reqs[i] != MPI_REQUEST_NULL &&
-            (r = req_get(a->reqs[i])) != NULL && r->active) {
+        if (a->rs[i] != NULL && a->rs[i]->active) {
             a->first = i;
             return 0;
         }
@@ -349,33 +347,52 @@ all_done(void *arg)
     return 1;
 }
 
+/* Requests Waitall looks up once, on its stack up to this many. */
+#define WAITALL_STACK 64
+
 int
 mpii_waitall(int n, MPI_Request reqs[], MPI_Status sts[])
 {
-    struct all_arg a = {n, reqs, 0, 0, 0};
-    struct mpii_req *r;
+    struct mpii_req *stack[WAITALL_STACK], **rs = stack, *r;
+    struct all_arg a = {n, NULL, 0, 0, 0};
     int i, rc, any = 0;
 
     if (n < 0 || (n > 0 && reqs == NULL))
         return MPI_ERR_ARG;
-    for (i = 0; i < n; i++)
-        if (reqs[i] != MPI_REQUEST_NULL && req_get(reqs[i]) == NULL)
+    if (n > WAITALL_STACK && (rs = malloc((size_t)n * sizeof *rs)) == NULL)
+        return MPI_ERR_NO_MEM;
+    for (i = 0; i < n; i++) {
+        rs[i] = NULL;
+        if (reqs[i] != MPI_REQUEST_NULL && (rs[i] = req_get(reqs[i])) == NULL) {
+            if (rs != stack)
+                free(rs);
             return MPI_ERR_REQUEST;
+        }
+    }
+    a.rs = rs;
     rc = req_wait_until(all_done, &a);
     for (i = 0; i < n; i++) {
         MPI_Status *st = sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
                                                     : &sts[i];
 
-        if (reqs[i] == MPI_REQUEST_NULL) {
+        if ((r = rs[i]) == NULL) {
             status_empty(st);
             continue;
         }
-        r = req_get(reqs[i]);
+        /* The same handle twice: given back with its first copy. */
+        if (r->kind == REQ_FREE) {
+            if (st != MPI_STATUS_IGNORE)
+                st->MPI_ERROR = MPI_ERR_REQUEST;
+            any = 1;
+            continue;
+        }
         if (r->active)
             req_complete(r, rc != MPI_SUCCESS ? rc : MPI_ERR_INTERN);
         if (req_finish(&reqs[i], r, st) != MPI_SUCCESS)
             any = 1;
     }
+    if (rs != stack)
+        free(rs);
     return any ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
 }
 
@@ -905,14 +922,18 @@ PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *st)
 int
 PMPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
 {
-    struct all_arg a = {n, reqs, 0, 0, 0};
-    int rc;
+    struct mpii_req *r;
+    int i, rc;
 
     MPII_CHECK_INIT("MPI_Testall");
     if ((rc = check_reqs(n, reqs)) != MPI_SUCCESS || flag == NULL)
         return mpii_err(MPI_COMM_WORLD, rc ? rc : MPI_ERR_ARG, "MPI_Testall");
     (void)mpii_progress(0);
-    *flag = all_done(&a);
+    *flag = 1;
+    for (i = 0; i < n && *flag; i++)
+        if (reqs[i] != MPI_REQUEST_NULL && (r = req_get(reqs[i])) != NULL &&
+            r->active)
+            *flag = 0;
     if (!*flag)
         return MPI_SUCCESS;
     return PMPI_Waitall(n, reqs, sts);

@@ -75,9 +75,33 @@ void shm_set_bell(struct shm_chan *, int fd);
 /* Copy as much of iov as fits into the outgoing ring: the bytes taken
  * (0 when the ring is full). */
 size_t shm_writev(struct shm_chan *, const struct iovec *iov, int n);
-/* Copy all of iov (at most 32 KiB) into the outgoing ring, or nothing:
- * 1 when written, 0 when it does not fit now. */
+/* Copy all of iov (at most 32 KiB, iov[0] not empty) into the outgoing
+ * ring, or nothing, its first byte last (see shm_commit): 1 when
+ * written, 0 when it does not fit now. */
 int shm_write_all(struct shm_chan *, const struct iovec *iov, int n);
+/* Where len contiguous bytes (at most 32 KiB) can be written into the
+ * outgoing ring now, or NULL (no room, or they would wrap): the caller
+ * writes them there in place, then publishes them with shm_commit
+ * before any other write to this ring.  A small frame built in place
+ * costs no copy of a header assembled elsewhere (whose bytes, just
+ * stored, a copy would load again: a stalled store forward). */
+uint8_t *shm_reserve(struct shm_chan *, size_t len);
+/* Publish the len bytes written at shm_reserve's pointer, of which the
+ * caller wrote all but the first: first is stored last, so that a
+ * reader that finds it (shm_read_marked) sees the bytes after it. */
+void shm_commit(struct shm_chan *, size_t len, uint8_t first);
+/* At a frame's start in the incoming ring, copy out whole frames written
+ * whole (shm_commit, shm_write_all) whose first byte is mark, while they
+ * fit in len, without loading the writer's tail: its line then stays
+ * with the writer, whose next store to it need not wait.  size(p) is a
+ * frame's length from its first hdrlen bytes.  The bytes taken; 0 when
+ * the next bytes are not such a frame (not yet there, another kind, or
+ * wrapping), or without membarrier (shm_fenceless): read with shm_read
+ * then, unless *none says that nothing was written there since the last
+ * publication (its first byte still 0: frames never start with 0). */
+size_t shm_read_marked(struct shm_chan *, void *buf, size_t len,
+                       uint8_t mark, size_t hdrlen,
+                       size_t (*size)(const uint8_t *), int *none);
 /* Copy up to len bytes out of the incoming ring: the bytes taken (0 when
  * it is empty). */
 size_t shm_read(struct shm_chan *, void *buf, size_t len);

@@ -90,6 +90,10 @@ mpii_test_hit(const char *where)
 void
 mpii_test_point(const char *where)
 {
+    /* Neither switch given (every real job, once both are read): every
+     * send passes here. */
+    if (armed == 0 && cut_armed == 0)
+        return;
     test_cut(where);
     if (mpii_test_hit(where))
         raise(SIGKILL);

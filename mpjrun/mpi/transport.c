@@ -542,15 +542,24 @@ int
 conn_send_eager(struct conn *c, struct wire_hdr *h, const void *data,
                 size_t len)
 {
-    uint8_t head[WF_SHM_HDR_LEN];
+    uint8_t head[WF_SHM_HDR_LEN], *at;
     struct iovec iov[2];
 
     /* shm: a short frame (16 bytes of header instead of 64: several
      * small messages to a cache line) when the ring takes it whole now;
-     * its sequence number is the ring's order. */
+     * its sequence number is the ring's order.  Written in place unless
+     * it wraps around the ring's end. */
     if (c != NULL && c->on_shm && c->state == CS_READY && tp.nrep == 1 &&
         c->txh == NULL && h->lseq == 0) {
         h->len = len;
+        if ((at = shm_reserve(c->shm, WF_SHM_HDR_LEN + len)) != NULL) {
+            wf_shm_put_rest(at, h);
+            if (len > 0)
+                memcpy(at + WF_SHM_HDR_LEN, data, len);
+            shm_commit(c->shm, WF_SHM_HDR_LEN + len, FR_SHM_EAGER);
+            c->seq_tx++;
+            return MPI_SUCCESS;
+        }
         wf_shm_put(head, h);
         iov[0].iov_base = head;
         iov[0].iov_len = sizeof head;
@@ -735,6 +744,20 @@ conn_recv(struct conn *c, void *buf, size_t len)
 
     if (!c->on_shm)
         return recv(c->fd, buf, len, 0);
+    /* At a frame's start (nothing of one held here), short frames are
+     * found by their first byte, and an empty ring by a 0 there, without
+     * the writer's tail, whose line then stays with the writer. */
+    if (c->rpos == c->rlen && c->dreq == NULL && c->ddiscard == 0) {
+        int none;
+
+        if ((k = shm_read_marked(c->shm, buf, len, FR_SHM_EAGER,
+                                 WF_SHM_HDR_LEN, wf_shm_size, &none)) > 0)
+            return (ssize_t)k;
+        if (none) {
+            errno = EAGAIN;
+            return -1;
+        }
+    }
     if ((k = shm_read(c->shm, buf, len)) == 0) {
         errno = EAGAIN;
         return -1;

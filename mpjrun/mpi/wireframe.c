@@ -83,15 +83,28 @@ wf_plain_next(const uint8_t *buf, size_t avail, struct wire_hdr *h,
 void
 wf_shm_put(uint8_t out[WF_SHM_HDR_LEN], const struct wire_hdr *h)
 {
+    out[0] = FR_SHM_EAGER;
+    wf_shm_put_rest(out, h);
+}
+
+void
+wf_shm_put_rest(uint8_t out[WF_SHM_HDR_LEN], const struct wire_hdr *h)
+{
     uint32_t len = (uint32_t)h->len;
 
-    out[0] = FR_SHM_EAGER;
     out[1] = (uint8_t)len;
     out[2] = (uint8_t)(len >> 8);
     out[3] = (uint8_t)(len >> 16);
     memcpy(out + 4, &h->ctx, 4);
     memcpy(out + 8, &h->src, 4);
     memcpy(out + 12, &h->tag, 4);
+}
+
+size_t
+wf_shm_size(const uint8_t *hdr)
+{
+    return WF_SHM_HDR_LEN +
+           ((size_t)hdr[1] | (size_t)hdr[2] << 8 | (size_t)hdr[3] << 16);
 }
 
 enum wf_next

@@ -128,6 +128,12 @@ enum wf_next wf_plain_next(const uint8_t *buf, size_t avail,
  * (FR_EAGER, h->len at most WF_EAGER_MAX) into out. */
 #define WF_SHM_HDR_LEN 16
 void wf_shm_put(uint8_t out[WF_SHM_HDR_LEN], const struct wire_hdr *h);
+/* The same but its first byte (FR_SHM_EAGER), which a writer to the
+ * ring stores last (shm_commit). */
+void wf_shm_put_rest(uint8_t out[WF_SHM_HDR_LEN], const struct wire_hdr *h);
+/* A short frame's length, header included, from its first 4 bytes (not
+ * checked: wf_shm_next does). */
+size_t wf_shm_size(const uint8_t *hdr);
 /* The next frame of a ring, short or plain: as wf_plain_next, with *hlen
  * the header's bytes; a short one comes out as the FR_EAGER header it
  * stands for, numbered seq (the number the connection expects next). */

@@ -4,7 +4,8 @@
  * both ends have it, and refused when its name is not a plain hex name or
  * the file is not a private one of the right size; bytes go through
  * whole and in order across the ring's end in both directions, a full
- * ring takes only what fits, a sleeping side is rung exactly when
+ * ring takes only what fits, frames written in place are found by their
+ * first byte, a sleeping side is rung exactly when
  * something happens, and a stream crosses between two real processes.
  * Single copy: each side's probe at setup finds it can read the other,
  * P2P_SHM_CMA=0 makes it fail, a refusal stops announcements, reads
@@ -232,6 +233,120 @@ t_whole_writes(void)
         total += 32768;
     n = shm_writev(a, iov, 1);
     CHECK(n < 32768); /* the room that was left, not a whole frame */
+done:
+    shm_free(a);
+    shm_free(b);
+}
+
+/* A frame of the marked kind: mark, a 24-bit length of what follows
+ * the 4-byte header, as transport.c's short frames. */
+static size_t
+marked_size(const uint8_t *hdr)
+{
+    return 4 + ((size_t)hdr[1] | (size_t)hdr[2] << 8 | (size_t)hdr[3] << 16);
+}
+
+/* Frames written in place (shm_reserve, shm_commit) are read by their
+ * first byte, whole and in order, mixed with plain writes (which the
+ * marked read leaves to shm_read), across the ring's end and over many
+ * laps: a frame a lap old is never taken for a new one, and an empty
+ * ring says so without the tail. */
+static void
+t_marked(void)
+{
+    const char *name = fresh_name();
+    struct shm_chan *a = shm_create(name), *b = shm_attach(name);
+    static uint8_t out[5000], in[5000];
+    size_t sizes[] = {1, 13, 60, 61, 200, 4000, 3};
+    size_t i, n, len, total = 0, marked = 0;
+    struct iovec iov;
+    uint8_t *at;
+    int none, k;
+
+    if (!CHECK(a != NULL && b != NULL))
+        goto done;
+    if (!shm_fenceless(b)) {
+        /* No membarrier here: the marked read is off, shm_read reads. */
+        CHECK_EQ_INT((long long)shm_read_marked(b, in, sizeof in, 0x80, 4,
+                                                marked_size, &none),
+                     0);
+        CHECK_EQ_INT(none, 0);
+        goto done;
+    }
+    CHECK_EQ_INT((long long)shm_read_marked(b, in, sizeof in, 0x80, 4,
+                                            marked_size, &none),
+                 0);
+    CHECK_EQ_INT(none, 1); /* a new ring is empty */
+    for (k = 0; total < 3u << 20; k++) {
+        i = (size_t)k % (sizeof sizes / sizeof *sizes);
+        len = 4 + sizes[i];
+        fill(out, len, (unsigned)k);
+        out[1] = (uint8_t)sizes[i];
+        out[2] = (uint8_t)(sizes[i] >> 8);
+        out[3] = 0;
+        if (k % 5 == 4) {
+            /* A plain frame: first byte 1, written and read the usual way. */
+            out[0] = 1;
+            iov.iov_base = out;
+            iov.iov_len = len;
+            if (!CHECK_EQ_INT((long long)shm_writev(a, &iov, 1), (long long)len))
+                break;
+            n = shm_read_marked(b, in, sizeof in, 0x80, 4, marked_size, &none);
+            CHECK_EQ_INT((long long)n, 0);
+            CHECK_EQ_INT(none, 0);
+            for (n = 0; n < len;) {
+                size_t got = shm_read(b, in + n, len - n);
+
+                if (!CHECK(got > 0))
+                    goto done;
+                n += got;
+            }
+        } else {
+            out[0] = 0x80;
+            if ((at = shm_reserve(a, len)) == NULL) {
+                /* It would wrap: shm_write_all, first byte last too. */
+                iov.iov_base = out;
+                iov.iov_len = len;
+                if (!CHECK_EQ_INT(shm_write_all(a, &iov, 1), 1))
+                    break;
+            } else {
+                memcpy(at + 1, out + 1, len - 1);
+                shm_commit(a, len, 0x80);
+            }
+            n = shm_read_marked(b, in, sizeof in, 0x80, 4, marked_size, &none);
+            if (n == 0) /* a wrapped one goes by the tail */
+                n = shm_read(b, in, len);
+            else
+                marked++;
+            if (!CHECK_EQ_INT((long long)n, (long long)len))
+                break;
+        }
+        CHECK_MEM(in, out, len);
+        n = shm_read_marked(b, in, sizeof in, 0x80, 4, marked_size, &none);
+        CHECK_EQ_INT((long long)n, 0);
+        CHECK_EQ_INT(none, 1); /* nothing more, a lap old or not */
+        CHECK_EQ_INT((long long)shm_read(b, in, 1), 0);
+        total += len;
+    }
+    CHECK(marked > 1000);
+    /* Two frames read in one go. */
+    for (k = 0; k < 2; k++) {
+        out[0] = 0x80;
+        out[1] = 10;
+        out[2] = out[3] = 0;
+        if ((at = shm_reserve(a, 14)) == NULL) {
+            iov.iov_base = out;
+            iov.iov_len = 14;
+            CHECK_EQ_INT(shm_write_all(a, &iov, 1), 1);
+        } else {
+            memcpy(at + 1, out + 1, 13);
+            shm_commit(a, 14, 0x80);
+        }
+    }
+    n = shm_read_marked(b, in, sizeof in, 0x80, 4, marked_size, &none);
+    if (n < 28)
+        n += shm_read(b, in + n, 28 - n);
+    CHECK_EQ_INT((long long)n, 28);
 done:
     shm_free(a);
     shm_free(b);
@@ -594,6 +709,7 @@ static const struct test_case cases[] = {
     {"foreign_refused", t_foreign_refused},
     {"round_trip", t_round_trip},
     {"whole_writes", t_whole_writes},
+    {"marked", t_marked},
     {"doorbell", t_doorbell},
     {"two_processes", t_two_processes},
     {"single_copy_probe", t_single_copy_probe},
