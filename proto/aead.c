@@ -152,7 +152,7 @@ aead_seal(struct aead *a, uint8_t *out, const uint8_t *in, size_t len,
     int outl;
 
     if (a->imb != NULL) {
-        imb_gcm_seal(a->imb, out, in, len, nonce, ad, adlen, out + len);
+        imb_gcm(a->imb, 1, out, in, len, nonce, ad, adlen, out + len);
         return 0;
     }
     if (EVP_CipherInit_ex(a->ctx, NULL, NULL, NULL, nonce, 1) != 1 ||
@@ -180,7 +180,7 @@ aead_open(struct aead *a, uint8_t *out, const uint8_t *in, size_t len,
     if (a->imb != NULL) {
         uint8_t got[AEAD_TAG_LEN];
 
-        imb_gcm_open(a->imb, out, in, plen, nonce, ad, adlen, got);
+        imb_gcm(a->imb, 0, out, in, plen, nonce, ad, adlen, got);
         if (CRYPTO_memcmp(got, tag, AEAD_TAG_LEN) == 0)
             return 0;
         /* Decrypted before verified, as with libcrypto: wiped. */

@@ -67,10 +67,9 @@ imb_selftest(void)
 
     if ((k = imb_gcm_new(kat_key)) == NULL)
         return 0;
-    imb_gcm_seal(k, out, kat_plain, sizeof kat_plain, kat_iv, kat_ad,
-                 sizeof kat_ad, tag);
-    imb_gcm_open(k, back, out, sizeof out, kat_iv, kat_ad, sizeof kat_ad,
-                 tag2);
+    imb_gcm(k, 1, out, kat_plain, sizeof kat_plain, kat_iv, kat_ad,
+            sizeof kat_ad, tag);
+    imb_gcm(k, 0, back, out, sizeof out, kat_iv, kat_ad, sizeof kat_ad, tag2);
     ok = memcmp(out, kat_sealed16, sizeof kat_sealed16) == 0 &&
          memcmp(tag, kat_tag, sizeof tag) == 0 &&
          memcmp(tag2, kat_tag, sizeof tag2) == 0 &&
@@ -174,26 +173,18 @@ imb_gcm_free(struct imb_gcm *k)
 }
 
 void
-imb_gcm_seal(const struct imb_gcm *k, uint8_t *out, const uint8_t *in,
-             size_t len, const uint8_t iv[12], const uint8_t *ad,
-             size_t adlen, uint8_t tag[16])
+imb_gcm(const struct imb_gcm *k, int seal, uint8_t *out, const uint8_t *in,
+        size_t len, const uint8_t iv[12], const uint8_t *ad, size_t adlen,
+        uint8_t tag[16])
 {
     struct gcm_context_data ctx;
 
-    IMB_AES256_GCM_ENC(mgr, &k->kd, &ctx, out, in, len, iv, ad, adlen, tag,
-                       16);
-    explicit_bzero(&ctx, sizeof ctx);
-}
-
-void
-imb_gcm_open(const struct imb_gcm *k, uint8_t *out, const uint8_t *in,
-             size_t len, const uint8_t iv[12], const uint8_t *ad,
-             size_t adlen, uint8_t tag[16])
-{
-    struct gcm_context_data ctx;
-
-    IMB_AES256_GCM_DEC(mgr, &k->kd, &ctx, out, in, len, iv, ad, adlen, tag,
-                       16);
+    if (seal)
+        IMB_AES256_GCM_ENC(mgr, &k->kd, &ctx, out, in, len, iv, ad, adlen,
+                           tag, 16);
+    else
+        IMB_AES256_GCM_DEC(mgr, &k->kd, &ctx, out, in, len, iv, ad, adlen,
+                           tag, 16);
     explicit_bzero(&ctx, sizeof ctx);
 }
 
@@ -225,23 +216,13 @@ imb_gcm_free(struct imb_gcm *k)
 }
 
 void
-imb_gcm_seal(const struct imb_gcm *k, uint8_t *out, const uint8_t *in,
-             size_t len, const uint8_t iv[12], const uint8_t *ad,
-             size_t adlen, uint8_t tag[16])
+imb_gcm(const struct imb_gcm *k, int seal, uint8_t *out, const uint8_t *in,
+        size_t len, const uint8_t iv[12], const uint8_t *ad, size_t adlen,
+        uint8_t tag[16])
 {
-    (void)k, (void)out, (void)in, (void)len, (void)iv, (void)ad, (void)adlen;
-    (void)tag;
+    (void)k, (void)seal, (void)out, (void)in, (void)len, (void)iv, (void)ad;
+    (void)adlen, (void)tag;
     abort(); /* imb_gcm_new never gave a key */
-}
-
-void
-imb_gcm_open(const struct imb_gcm *k, uint8_t *out, const uint8_t *in,
-             size_t len, const uint8_t iv[12], const uint8_t *ad,
-             size_t adlen, uint8_t tag[16])
-{
-    (void)k, (void)out, (void)in, (void)len, (void)iv, (void)ad, (void)adlen;
-    (void)tag;
-    abort();
 }
 
 #endif

@@ -33,14 +33,12 @@ const char *imb_status(void);
 struct imb_gcm *imb_gcm_new(const uint8_t key[32]);
 void imb_gcm_free(struct imb_gcm *);
 
-/* AES-256-GCM with a 12-byte iv: len bytes of in to out (in may be
- * out), and the 16-byte tag of ad and the ciphertext into tag.  Open
- * computes the tag of what it decrypted; comparing it is the caller's. */
-void imb_gcm_seal(const struct imb_gcm *, uint8_t *out, const uint8_t *in,
-                  size_t len, const uint8_t iv[12], const uint8_t *ad,
-                  size_t adlen, uint8_t tag[16]);
-void imb_gcm_open(const struct imb_gcm *, uint8_t *out, const uint8_t *in,
-                  size_t len, const uint8_t iv[12], const uint8_t *ad,
-                  size_t adlen, uint8_t tag[16]);
+/* AES-256-GCM with a 12-byte iv, sealing (seal 1) or opening (0): len
+ * bytes of in to out (in may be out), and the 16-byte tag of ad and the
+ * ciphertext into tag.  Opening computes the tag of what it decrypted;
+ * comparing it is the caller's. */
+void imb_gcm(const struct imb_gcm *, int seal, uint8_t *out,
+             const uint8_t *in, size_t len, const uint8_t iv[12],
+             const uint8_t *ad, size_t adlen, uint8_t tag[16]);
 
 #endif
