@@ -83,16 +83,11 @@ coll_copy(const void *sbuf, int scount, const struct mpii_type *st, void *rbuf,
     if (n == 0)
         return MPI_SUCCESS;
     if (mpii_type_contiguous(st) && mpii_type_contiguous(rt)) {
-        memmove((char *)((uintptr_t)rbuf + (uintptr_t)mpii_type_lb(rt)),
-                (const char *)((uintptr_t)sbuf + (uintptr_t)mpii_type_lb(st)),
-                n);
+        memmove(mpii_type_start(rbuf, rt), mpii_type_start(sbuf, st), n);
     } else if (mpii_type_contiguous(st)) {
-        mpii_unpack(
-            (const char *)((uintptr_t)sbuf + (uintptr_t)mpii_type_lb(st)), n,
-            rbuf, rcount, rt);
+        mpii_unpack(mpii_type_start(sbuf, st), n, rbuf, rcount, rt);
     } else if (mpii_type_contiguous(rt)) {
-        mpii_pack(sbuf, scount, st,
-                  (char *)((uintptr_t)rbuf + (uintptr_t)mpii_type_lb(rt)));
+        mpii_pack(sbuf, scount, st, mpii_type_start(rbuf, rt));
     } else {
         if ((tmp = malloc(n)) == NULL)
             return MPI_ERR_NO_MEM;
@@ -278,7 +273,7 @@ bcast_long(void *buf, int count, const struct mpii_type *t, int root,
     int nreq = 0, left = (c->rank - 1 + p) % p, right = (c->rank + 1) % p;
 
     if (mpii_type_contiguous(t)) {
-        data = (char *)((uintptr_t)buf + (uintptr_t)mpii_type_lb(t));
+        data = mpii_type_start(buf, t);
     } else {
         if ((tmp = malloc(n)) == NULL)
             return MPI_ERR_NO_MEM;

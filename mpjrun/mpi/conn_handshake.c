@@ -139,10 +139,12 @@ conn_new(int fd)
     return c;
 }
 
-/* The handshake is proven: pick the connection's TCP congestion control
- * (tcpcc.h; whether ranks share cores here is known from the address
- * table, before any connection; a pair on shared memory keeps the socket
- * as its doorbell only).  The kernel refusing is logged once, and the system's kept. */
+/* The handshake is proven: note whether the connection leaves this host
+ * (plain writes to another are short: transport.c) and pick its TCP
+ * congestion control (tcpcc.h; whether ranks share cores here is known
+ * from the address table, before any connection; a pair on shared
+ * memory keeps the socket as its doorbell only).  The kernel refusing is
+ * logged once, and the system's kept. */
 static void
 conn_set_cc(struct conn *c)
 {

@@ -290,6 +290,12 @@ mpii_type_lb(const struct mpii_type *t)
     return t->lb;
 }
 
+void *
+mpii_type_start(const void *buf, const struct mpii_type *t)
+{
+    return (void *)((uintptr_t)buf + (uintptr_t)t->lb);
+}
+
 int
 mpii_type_contiguous(const struct mpii_type *t)
 {

@@ -96,8 +96,7 @@ recv_target(struct mpii_req *r)
 
     r->cap = size;
     if (mpii_type_contiguous(r->type)) {
-        r->rbuf =
-            (uint8_t *)((uintptr_t)r->buf + (uintptr_t)mpii_type_lb(r->type));
+        r->rbuf = mpii_type_start(r->buf, r->type);
         return MPI_SUCCESS;
     }
     if ((r->owned = malloc(size > 0 ? size : 1)) == NULL)
@@ -127,9 +126,7 @@ deliver_eager(struct mpii_req *r, int src, int tag, const void *data,
         r->cap = mpii_type_size(r->type) * (size_t)r->count;
         n = len < r->cap ? len : r->cap;
         if (n > 0)
-            memcpy((uint8_t *)((uintptr_t)r->buf +
-                               (uintptr_t)mpii_type_lb(r->type)),
-                   data, n);
+            memcpy(mpii_type_start(r->buf, r->type), data, n);
         req_complete(r, MPI_SUCCESS);
         return;
     }

@@ -118,6 +118,8 @@ const struct mpii_type *mpii_type_lookup(MPI_Datatype); /* any live one */
 size_t mpii_type_size(const struct mpii_type *);
 MPI_Aint mpii_type_extent(const struct mpii_type *);
 MPI_Aint mpii_type_lb(const struct mpii_type *);
+/* buf + lb: where a contiguous type's data begins. */
+void *mpii_type_start(const void *buf, const struct mpii_type *);
 /* Non-zero when count elements occupy size*count contiguous bytes at
  * buf + lb. */
 int mpii_type_contiguous(const struct mpii_type *);

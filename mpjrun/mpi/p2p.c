@@ -30,6 +30,18 @@ check_buf(const void *buf, int count, MPI_Datatype dt,
     return MPI_SUCCESS;
 }
 
+/* A send's frame header, its kind and lengths still to set. */
+static void
+send_header(struct wire_hdr *h, const struct mpii_comm *comm, int dest,
+            int tag, uint32_t ctx)
+{
+    memset(h, 0, sizeof *h);
+    h->ctx = ctx;
+    h->src = comm->rank;
+    h->dst = dest;
+    h->tag = tag;
+}
+
 int
 mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
            struct mpii_comm *comm, uint32_t ctx, enum mpii_send_mode mode,
@@ -67,17 +79,10 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
         size_t len = mpii_type_size(t) * (size_t)count;
 
         if (len <= conn_eager_max(c)) {
-            memset(&h, 0, sizeof h);
-            h.ctx = ctx;
-            h.src = comm->rank;
-            h.dst = dest;
-            h.tag = tag;
+            send_header(&h, comm, dest, tag, ctx);
             h.type = FR_EAGER;
             h.total = len;
-            rc = conn_send_eager(c, &h,
-                                 (const uint8_t *)((uintptr_t)buf +
-                                                   (uintptr_t)mpii_type_lb(t)),
-                                 len);
+            rc = conn_send_eager(c, &h, mpii_type_start(buf, t), len);
             if (rc == MPI_SUCCESS) {
                 *handle = req_done_handle();
                 return MPI_SUCCESS;
@@ -98,8 +103,7 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     r->mode = mode;
     r->len = mpii_type_size(t) * (size_t)count;
     if (mpii_type_contiguous(t) && !copy)
-        r->data =
-            (const uint8_t *)((uintptr_t)buf + (uintptr_t)mpii_type_lb(t));
+        r->data = mpii_type_start(buf, t);
     else {
         if ((r->owned = malloc(r->len > 0 ? r->len : 1)) == NULL) {
             req_complete(r, MPI_ERR_NO_MEM);
@@ -108,11 +112,7 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
         mpii_pack(buf, count, t, r->owned);
         r->data = r->owned;
     }
-    memset(&h, 0, sizeof h);
-    h.ctx = ctx;
-    h.src = comm->rank;
-    h.dst = dest;
-    h.tag = tag;
+    send_header(&h, comm, dest, tag, ctx);
     if (world == mpii_world_rank()) {
         /* To ourselves: straight into the matching engine.  A standard
          * send is copied and complete; a synchronous one waits, like a
@@ -191,7 +191,7 @@ recv_new(void *buf, int count, MPI_Datatype dt, int source, int tag,
     r->cap = mpii_type_size(t) * (size_t)count;
     /* Where an eager message lands (match.c deliver_eager). */
     if (mpii_type_contiguous(t))
-        r->rbuf = (uint8_t *)((uintptr_t)buf + (uintptr_t)mpii_type_lb(t));
+        r->rbuf = mpii_type_start(buf, t);
     *out = r;
     return MPI_SUCCESS;
 }

@@ -503,6 +503,18 @@ shm_room(const struct shm_chan *ch)
     return SHM_RING - 1 - (size_t)(ch->txpos - ch->txseen);
 }
 
+/* Room for len more bytes: as last seen, else after a new look at the
+ * reader's head. */
+static int
+shm_fits(struct shm_chan *ch, size_t len)
+{
+    if (shm_room(ch) >= len)
+        return 1;
+    ch->txseen = atomic_load_explicit(&ch->ctl->head[ch->side].v,
+                                      memory_order_acquire);
+    return shm_room(ch) >= len;
+}
+
 /* Publish our tail.  The byte there, where the next write will start,
  * is zeroed first: a reader that finds frames by their first byte
  * (shm_read_marked) must not take one a lap old for a new one. */
@@ -531,21 +543,15 @@ shm_writev(struct shm_chan *ch, const struct iovec *iov, int n)
 
         left = a + b;
         at = (size_t)(ch->txpos & (SHM_RING - 1));
-        if (left > 0 && left <= SHM_CHUNK && left <= SHM_RING - at) {
-            room = shm_room(ch);
-            if (room < left) {
-                ch->txseen = atomic_load_explicit(head, memory_order_acquire);
-                room = shm_room(ch);
-            }
-            if (room >= left) {
-                memcpy(ch->txd + at, iov[0].iov_base, a);
-                if (b > 0)
-                    memcpy(ch->txd + at + a, iov[1].iov_base, b);
-                ch->txpos += left;
-                shm_publish(ch);
-                shm_ring_bell(ch, ch->asym);
-                return left;
-            }
+        if (left > 0 && left <= SHM_CHUNK && left <= SHM_RING - at &&
+            shm_fits(ch, left)) {
+            memcpy(ch->txd + at, iov[0].iov_base, a);
+            if (b > 0)
+                memcpy(ch->txd + at + a, iov[1].iov_base, b);
+            ch->txpos += left;
+            shm_publish(ch);
+            shm_ring_bell(ch, ch->asym);
+            return left;
         }
     }
     for (i = 0; i < n; i++) {
@@ -586,23 +592,32 @@ out:
     return done;
 }
 
+/* Publish a whole frame written at start up to our tail: the byte at
+ * the new tail zeroed, then the frame's first byte (held back until
+ * now, so that a reader finding frames by it sees the frame whole), then
+ * the tail; and ring. */
+static void
+shm_publish_whole(struct shm_chan *ch, uint8_t *start, uint8_t first)
+{
+    ch->txd[ch->txpos & (SHM_RING - 1)] = 0;
+    __atomic_store_n(start, first, __ATOMIC_RELEASE);
+    atomic_store_explicit(&ch->ctl->tail[ch->side].v, ch->txpos,
+                          memory_order_release);
+    shm_ring_bell(ch, ch->asym);
+}
+
 int
 shm_write_all(struct shm_chan *ch, const struct iovec *iov, int n)
 {
-    _Atomic uint64_t *head = &ch->ctl->head[ch->side].v;
     size_t len = 0, at, first, skip;
     uint8_t *start;
     int i;
 
     for (i = 0; i < n; i++)
         len += iov[i].iov_len;
-    if (len == 0 || len > SHM_CHUNK || iov[0].iov_len == 0)
+    if (len == 0 || len > SHM_CHUNK || iov[0].iov_len == 0 ||
+        !shm_fits(ch, len))
         return 0;
-    if (shm_room(ch) < len) {
-        ch->txseen = atomic_load_explicit(head, memory_order_acquire);
-        if (shm_room(ch) < len)
-            return 0;
-    }
     /* The first byte goes last (shm_commit): a reader finding frames by
      * it sees the frame whole. */
     start = ch->txd + (ch->txpos & (SHM_RING - 1));
@@ -617,12 +632,7 @@ shm_write_all(struct shm_chan *ch, const struct iovec *iov, int n)
                    iov[i].iov_len - skip - first);
         ch->txpos += iov[i].iov_len;
     }
-    ch->txd[ch->txpos & (SHM_RING - 1)] = 0;
-    __atomic_store_n(start, *(const uint8_t *)iov[0].iov_base,
-                     __ATOMIC_RELEASE);
-    atomic_store_explicit(&ch->ctl->tail[ch->side].v, ch->txpos,
-                          memory_order_release);
-    shm_ring_bell(ch, ch->asym);
+    shm_publish_whole(ch, start, *(const uint8_t *)iov[0].iov_base);
     return 1;
 }
 
@@ -659,14 +669,9 @@ shm_reserve(struct shm_chan *ch, size_t len)
 {
     size_t at = (size_t)(ch->txpos & (SHM_RING - 1));
 
-    if (len == 0 || len > SHM_CHUNK || len > SHM_RING - at)
+    if (len == 0 || len > SHM_CHUNK || len > SHM_RING - at ||
+        !shm_fits(ch, len))
         return NULL;
-    if (shm_room(ch) < len) {
-        ch->txseen = atomic_load_explicit(&ch->ctl->head[ch->side].v,
-                                          memory_order_acquire);
-        if (shm_room(ch) < len)
-            return NULL;
-    }
     return ch->txd + at;
 }
 
@@ -676,11 +681,7 @@ shm_commit(struct shm_chan *ch, size_t len, uint8_t first)
     uint8_t *start = ch->txd + (ch->txpos & (SHM_RING - 1));
 
     ch->txpos += len;
-    ch->txd[ch->txpos & (SHM_RING - 1)] = 0;
-    __atomic_store_n(start, first, __ATOMIC_RELEASE);
-    atomic_store_explicit(&ch->ctl->tail[ch->side].v, ch->txpos,
-                          memory_order_release);
-    shm_ring_bell(ch, ch->asym);
+    shm_publish_whole(ch, start, first);
     shm_own_ahead(ch);
 }
 
