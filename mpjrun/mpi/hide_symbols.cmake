@@ -11,7 +11,7 @@
 # own.  Undefined references (libsodium, libc, sanitizers) stay global.
 #
 #   cmake -DLIB=libp2pmpi.a -DWORK=dir -DAR=ar -DLD=ld -DOBJCOPY=objcopy
-#         -DMAP=libp2pmpi.map -P hide_symbols.cmake
+#         -DMAP=libp2pmpi.map [-DLTO_CC=gcc] -P hide_symbols.cmake
 foreach(v LIB WORK AR LD OBJCOPY MAP)
   if(NOT DEFINED ${v} OR "${${v}}" STREQUAL "")
     message(FATAL_ERROR "hide_symbols.cmake: ${v} is not set")
@@ -40,10 +40,20 @@ if(rc)
 endif()
 file(GLOB objs ${WORK}/objs/*)
 list(SORT objs)
-execute_process(COMMAND ${LD} -r -o ${WORK}/p2pmpi.o ${objs}
-                RESULT_VARIABLE rc)
+if(LTO_CC)
+  # The objects carry GCC's intermediate code too (P2P_LTO): the one
+  # object is then optimised as a whole, into plain code, in one
+  # partition (with several, names shared between them would stay
+  # global, such as PMPI_Bcast.part.0, and be kept as exported).
+  execute_process(COMMAND ${LTO_CC} -flto=auto -flto-partition=one -g -r -nostdlib
+                          -flinker-output=nolto-rel -o ${WORK}/p2pmpi.o ${objs}
+                  RESULT_VARIABLE rc)
+else()
+  execute_process(COMMAND ${LD} -r -o ${WORK}/p2pmpi.o ${objs}
+                  RESULT_VARIABLE rc)
+endif()
 if(rc)
-  message(FATAL_ERROR "hide_symbols.cmake: ${LD} -r failed")
+  message(FATAL_ERROR "hide_symbols.cmake: linking the objects into one failed")
 endif()
 execute_process(COMMAND ${OBJCOPY} --wildcard ${keep} ${WORK}/p2pmpi.o
                 RESULT_VARIABLE rc)

@@ -2,7 +2,8 @@
 # PMPI_*, p2p_*), serves both kinds of library:
 #   p2pmpi_hide_symbols(target)   a static library: after archiving, its
 #                                 internal names are made local
-#                                 (hide_symbols.cmake: ld -r + objcopy)
+#                                 (hide_symbols.cmake: ld -r, or the
+#                                 compiler's -r with P2P_LTO, + objcopy)
 #   p2pmpi_export_map(target)     a shared library: the same list as a
 #                                 linker version script
 set(P2PMPI_EXPORT_MAP ${CMAKE_CURRENT_LIST_DIR}/libp2pmpi.map)
@@ -19,6 +20,7 @@ function(p2pmpi_hide_symbols target)
             -DWORK=${CMAKE_CURRENT_BINARY_DIR}/${target}.hide
             -DAR=${CMAKE_AR} -DLD=${P2PMPI_LD} -DOBJCOPY=${P2PMPI_OBJCOPY}
             -DMAP=${P2PMPI_EXPORT_MAP}
+            -DLTO_CC=$<$<BOOL:${P2P_LTO}>:${CMAKE_C_COMPILER}>
             -P ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/hide_symbols.cmake
     COMMENT "Hiding the internal names of ${target}"
     VERBATIM)

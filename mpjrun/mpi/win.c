@@ -15,6 +15,7 @@
  * Win_allocate_shared maps one shared memory object in every process of
  * the communicator (win_shared.c): they must be on one host.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -500,8 +501,7 @@ PMPI_Win_set_name(MPI_Win win, const char *name)
         return rc;
     if (name == NULL)
         return rma_err(w, MPI_ERR_ARG, "MPI_Win_set_name");
-    strncpy(w->name, name, sizeof w->name - 1);
-    w->name[sizeof w->name - 1] = '\0';
+    snprintf(w->name, sizeof w->name, "%s", name);
     return MPI_SUCCESS;
 }
 

@@ -352,6 +352,97 @@ done:
     shm_free(b);
 }
 
+/* Put a marked frame of 4 + len bytes (its bytes from seed) in the ring,
+ * as transport.c does: in place, or by shm_write_all where it wraps. */
+static int
+put_marked(struct shm_chan *a, uint8_t *out, size_t len, unsigned seed)
+{
+    struct iovec iov;
+    uint8_t *at;
+
+    fill(out, 4 + len, seed);
+    out[0] = 0x80;
+    out[1] = (uint8_t)len;
+    out[2] = (uint8_t)(len >> 8);
+    out[3] = 0;
+    if ((at = shm_reserve(a, 4 + len)) == NULL) {
+        iov.iov_base = out;
+        iov.iov_len = 4 + len;
+        return shm_write_all(a, &iov, 1);
+    }
+    memcpy(at + 1, out + 1, 3 + len);
+    shm_commit(a, 4 + len, 0x80);
+    return 1;
+}
+
+/* A first marked frame of one line or two (64-127 bytes) takes what
+ * follows it up to the writer's tail in the same read, whatever kind:
+ * every byte once and in order, also when the room is short (the rest
+ * by the tail's way) and across the ring's end; shorter and longer
+ * first frames are read one by one. */
+static void
+t_marked_tail(void)
+{
+    const char *name = fresh_name();
+    struct shm_chan *a = shm_create(name), *b = shm_attach(name);
+    static uint8_t out[64 * 1024], in[64 * 1024];
+    size_t lens[] = {60, 123, 13, 200, 90, 61};
+    size_t i, n, want, got, total = 0, runs = 0, whole = 0;
+    struct iovec iov;
+    int none, k;
+
+    if (!CHECK(a != NULL && b != NULL) || !shm_fenceless(b))
+        goto done; /* without membarrier there is no marked read */
+    for (k = 0; total < 3u << 20; k++) {
+        /* A run: six marked frames and a plain one amid them. */
+        want = 0;
+        for (i = 0; i < sizeof lens / sizeof *lens; i++) {
+            if (!CHECK_EQ_INT(put_marked(a, out + want, lens[i],
+                                         (unsigned)(k * 8 + (int)i)),
+                              1))
+                goto done;
+            want += 4 + lens[i];
+            if (i == 2) {
+                fill(out + want, 40, (unsigned)k);
+                out[want] = 1; /* plain */
+                iov.iov_base = out + want;
+                iov.iov_len = 40;
+                if (!CHECK_EQ_INT((long long)shm_writev(a, &iov, 1), 40))
+                    goto done;
+                want += 40;
+            }
+        }
+        /* Every other run with little room: the read stops there. */
+        n = shm_read_marked(b, in, k % 2 ? 100 : sizeof in, 0x80, 4,
+                            marked_size, &none);
+        if (k % 2 && !CHECK(n <= 100))
+            goto done;
+        if (k % 2 == 0) {
+            runs++;
+            whole += n == want; /* not where the run wraps */
+        }
+        for (; n < want; n += got)
+            if (!CHECK((got = shm_read(b, in + n, want - n)) > 0))
+                goto done;
+        if (!CHECK_MEM(in, out, want))
+            goto done;
+        total += want;
+    }
+    CHECK(whole > runs * 9 / 10);
+    /* A first frame shorter than a line is read alone. */
+    CHECK_EQ_INT(put_marked(a, out, 13, 1), 1);
+    CHECK_EQ_INT(put_marked(a, out + 17, 60, 2), 1);
+    n = shm_read_marked(b, in, sizeof in, 0x80, 4, marked_size, &none);
+    CHECK(n == 17 || n == 17 + 64);
+    if (n < 81)
+        n += shm_read(b, in + n, 81 - n);
+    CHECK_EQ_INT((long long)n, 81);
+    CHECK_MEM(in, out, 81);
+done:
+    shm_free(a);
+    shm_free(b);
+}
+
 /* The doorbell: a side that armed is rung once by a write to it, not by
  * a write when awake; arming with something to read says do not sleep.
  * Writes go without a fence when both processes registered for
@@ -710,6 +801,7 @@ static const struct test_case cases[] = {
     {"round_trip", t_round_trip},
     {"whole_writes", t_whole_writes},
     {"marked", t_marked},
+    {"marked_tail", t_marked_tail},
     {"doorbell", t_doorbell},
     {"two_processes", t_two_processes},
     {"single_copy_probe", t_single_copy_probe},
