@@ -7,7 +7,10 @@
  * A sweep is given as MIN:MAX[:FACTOR] (bytes; FACTOR 2 or 4, default
  * 4): MIN, MIN*FACTOR, ... up to MAX.  Iterations shrink with size
  * (ITERS up to 8 KiB, then ITERS * 8 KiB / size, at least MIN_ITERS), so
- * that a sweep to 4 MiB stays short.
+ * that a sweep to 4 MiB stays short.  At least 30: with 10, a collective
+ * at 1 MiB on 4 ranks sharing 2 cores was timed over 10 calls whose
+ * times spread 0.3-2.6x with where the kernel put the ranks, so its
+ * median was near a single sample.
  */
 #ifndef MPI_SWEEP_H
 #define MPI_SWEEP_H
@@ -17,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SWEEP_MIN_ITERS 10
+#define SWEEP_MIN_ITERS 30
 
 struct sweep {
     size_t min, max, factor;
