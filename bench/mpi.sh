@@ -15,7 +15,8 @@
 #   2. per-size tables against Open MPI (OSU style): latency, bandwidth
 #      and bidirectional bandwidth on 2 ranks, then every collective of
 #      mpi_coll.c on 2 and 4 ranks (4 ranks on 2 cores are
-#      oversubscribed).  Each cell is the median of the runs; the ratio
+#      oversubscribed), each call timed between barriers (OSU), then the
+#      same calls back to back (IMB).  Each cell is the median of the runs; the ratio
 #      is the median of the per-run ratios ours / Open MPI (each run's
 #      pair measured back to back), with their range.
 # Lower is better for times, higher for bandwidth.
@@ -252,7 +253,8 @@ fi
 # --- per-size sweep against Open MPI --------------------------------------
 # sweep_run TAG NP PROGRAM [ARGS...]: one run of PROGRAM (bench/mpi_X.c)
 # with ours, then with Open MPI; every "KEY SIZE VALUE" line it prints
-# ("coll OP SIZE VALUE" for collectives) is kept in $work/sweep.dat as
+# ("coll OP SIZE VALUE" for collectives, "b2b OP SIZE VALUE" for them
+# back to back: key OP-b2b) is kept in $work/sweep.dat as
 # "IMPL RUN KEY[@NP] SIZE VALUE", with TAG (run number) as RUN.
 sweep_run() {
     tag=$1 np=$2 prog=$3
@@ -262,6 +264,7 @@ sweep_run() {
         run_mpi "$impl" "$np" "$work/${impl}_$prog" "$@" |
             awk -v i="$impl" -v r="$tag" -v np="$np" '
                 $1 == "coll" && NF == 4 { print i, r, $2 "@" np, $3, $4 }
+                $1 == "b2b" && NF == 4 { print i, r, $2 "-b2b@" np, $3, $4 }
                 $1 != "coll" && NF == 3 { print i, r, $1, $2, $3 }' \
             >>"$work/sweep.dat"
     done
@@ -365,6 +368,12 @@ if [ "$sweep" != 0 ]; then
         for np in $cnp; do keys="$keys $op@$np"; done
         sweep_table "MPI_$op, $cnp ranks (us; size: a rank's block for
 gather, scatter, allgather, alltoall, the whole buffer otherwise)" $keys
+    done
+    for op in $(echo "$ops" | tr , ' '); do
+        keys=""
+        for np in $cnp; do keys="$keys $op-b2b@$np"; done
+        sweep_table "MPI_$op back to back, $cnp ranks (us per call, the slowest
+rank's; calls one after the other as the Intel MPI Benchmarks time them)" $keys
     done
 fi
 
