@@ -16,9 +16,10 @@
 #      and bidirectional bandwidth on 2 ranks, then every collective of
 #      mpi_coll.c on 2 and 4 ranks (4 ranks on 2 cores are
 #      oversubscribed), each call timed between barriers (OSU), then the
-#      same calls back to back (IMB).  Each cell is the median of the runs; the ratio
-#      is the median of the per-run ratios ours / Open MPI (each run's
-#      pair measured back to back), with their range.
+#      same calls back to back (IMB).  Each cell is the median of the
+#      runs; the ratio is the median of the per-run ratios ours / Open
+#      MPI (each run's pair measured one after the other), with their
+#      range.
 # Lower is better for times, higher for bandwidth.
 #
 # Missing Open MPI (Debian's openmpi-bin, libopenmpi-dev) is installed
