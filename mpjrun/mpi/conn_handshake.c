@@ -149,13 +149,14 @@ static void
 conn_set_cc(struct conn *c)
 {
     const char *name, *want = getenv("P2P_TCP_CONGESTION");
-    int refused;
+    int refused, same;
 
     if (c->on_shm)
         return;
-    c->offhost = tcpcc_fd_same_host(c->fd) == 0;
+    name = tcpcc_apply(c->fd, req_oversubscribed(), &refused, &same);
+    c->offhost = same == 0;
     tp.noffhost += (unsigned)c->offhost;
-    if ((name = tcpcc_apply(c->fd, req_oversubscribed(), &refused)) != NULL) {
+    if (name != NULL) {
         tp.ncc++;
         snprintf(tp.cc, sizeof tp.cc, "%s", name);
     } else if (refused && !tp.cc_refused) {

@@ -63,37 +63,19 @@ tcpcc_choose(const struct sockaddr *local, const struct sockaddr *peer,
     return !shared && tcpcc_same_host(local, peer) ? TCPCC_SAME_HOST : NULL;
 }
 
-/* Both ends of connected socket fd; -1 if the kernel cannot say. */
-static int
-endpoints(int fd, struct sockaddr_storage *l, struct sockaddr_storage *p)
-{
-    socklen_t ll = sizeof *l, pl = sizeof *p;
-
-    if (getsockname(fd, (struct sockaddr *)l, &ll) == -1 ||
-        getpeername(fd, (struct sockaddr *)p, &pl) == -1)
-        return -1;
-    return 0;
-}
-
-int
-tcpcc_fd_same_host(int fd)
-{
-    struct sockaddr_storage l, p;
-
-    if (endpoints(fd, &l, &p) == -1)
-        return -1;
-    return tcpcc_same_host((struct sockaddr *)&l, (struct sockaddr *)&p);
-}
-
 const char *
-tcpcc_apply(int fd, int shared, int *refused)
+tcpcc_apply(int fd, int shared, int *refused, int *same)
 {
     struct sockaddr_storage l, p;
+    socklen_t ll = sizeof l, pl = sizeof p;
     const char *name;
 
     *refused = 0;
-    if (endpoints(fd, &l, &p) == -1)
+    *same = -1;
+    if (getsockname(fd, (struct sockaddr *)&l, &ll) == -1 ||
+        getpeername(fd, (struct sockaddr *)&p, &pl) == -1)
         return NULL;
+    *same = tcpcc_same_host((struct sockaddr *)&l, (struct sockaddr *)&p);
     name = tcpcc_choose((struct sockaddr *)&l, (struct sockaddr *)&p, shared,
                         getenv("P2P_TCP_CONGESTION"));
     if (name == NULL)

@@ -25,9 +25,6 @@
  * (127.0.0.0/8, ::1, or 127.x mapped in IPv6), or peer's address equal
  * to local's. */
 int tcpcc_same_host(const struct sockaddr *local, const struct sockaddr *peer);
-/* The same for connected socket fd: 1, 0, or -1 when it cannot say.
- * (transport.c writes in shorter pieces to another host.) */
-int tcpcc_fd_same_host(int fd);
 
 /* The congestion control to set on a connection from local to peer, or
  * NULL to keep the system's; shared: the job's processes on this machine
@@ -39,7 +36,9 @@ const char *tcpcc_choose(const struct sockaddr *local,
 
 /* Choose for connected socket fd and set it.  Returns the name set, or
  * NULL when the system's is kept (chosen so, or the kernel refused: then
- * *refused is set). */
-const char *tcpcc_apply(int fd, int shared, int *refused);
+ * *refused is set).  *same is whether the peer is on this host
+ * (tcpcc_same_host; -1 when the socket cannot say): transport.c writes
+ * in shorter pieces to another host. */
+const char *tcpcc_apply(int fd, int shared, int *refused, int *same);
 
 #endif

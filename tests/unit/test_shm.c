@@ -246,6 +246,29 @@ marked_size(const uint8_t *hdr)
     return 4 + ((size_t)hdr[1] | (size_t)hdr[2] << 8 | (size_t)hdr[3] << 16);
 }
 
+/* Put a marked frame of 4 + len bytes (its bytes from seed) in the ring,
+ * as transport.c does: in place, or by shm_write_all where it wraps. */
+static int
+put_marked(struct shm_chan *a, uint8_t *out, size_t len, unsigned seed)
+{
+    struct iovec iov;
+    uint8_t *at;
+
+    fill(out, 4 + len, seed);
+    out[0] = 0x80;
+    out[1] = (uint8_t)len;
+    out[2] = (uint8_t)(len >> 8);
+    out[3] = 0;
+    if ((at = shm_reserve(a, 4 + len)) == NULL) {
+        iov.iov_base = out;
+        iov.iov_len = 4 + len;
+        return shm_write_all(a, &iov, 1);
+    }
+    memcpy(at + 1, out + 1, 3 + len);
+    shm_commit(a, 4 + len, 0x80);
+    return 1;
+}
+
 /* Frames written in place (shm_reserve, shm_commit) are read by their
  * first byte, whole and in order, mixed with plain writes (which the
  * marked read leaves to shm_read), across the ring's end and over many
@@ -260,7 +283,6 @@ t_marked(void)
     size_t sizes[] = {1, 13, 60, 61, 200, 4000, 3};
     size_t i, n, len, total = 0, marked = 0;
     struct iovec iov;
-    uint8_t *at;
     int none, k;
 
     if (!CHECK(a != NULL && b != NULL))
@@ -302,17 +324,10 @@ t_marked(void)
                 n += got;
             }
         } else {
-            out[0] = 0x80;
-            if ((at = shm_reserve(a, len)) == NULL) {
-                /* It would wrap: shm_write_all, first byte last too. */
-                iov.iov_base = out;
-                iov.iov_len = len;
-                if (!CHECK_EQ_INT(shm_write_all(a, &iov, 1), 1))
-                    break;
-            } else {
-                memcpy(at + 1, out + 1, len - 1);
-                shm_commit(a, len, 0x80);
-            }
+            /* In place, or where it would wrap by shm_write_all, first
+             * byte last too. */
+            if (!CHECK_EQ_INT(put_marked(a, out, sizes[i], (unsigned)k), 1))
+                break;
             n = shm_read_marked(b, in, sizeof in, 0x80, 4, marked_size, &none);
             if (n == 0) /* a wrapped one goes by the tail */
                 n = shm_read(b, in, len);
@@ -330,19 +345,8 @@ t_marked(void)
     }
     CHECK(marked > 1000);
     /* Two frames read in one go. */
-    for (k = 0; k < 2; k++) {
-        out[0] = 0x80;
-        out[1] = 10;
-        out[2] = out[3] = 0;
-        if ((at = shm_reserve(a, 14)) == NULL) {
-            iov.iov_base = out;
-            iov.iov_len = 14;
-            CHECK_EQ_INT(shm_write_all(a, &iov, 1), 1);
-        } else {
-            memcpy(at + 1, out + 1, 13);
-            shm_commit(a, 14, 0x80);
-        }
-    }
+    for (k = 0; k < 2; k++)
+        CHECK_EQ_INT(put_marked(a, out, 10, (unsigned)k), 1);
     n = shm_read_marked(b, in, sizeof in, 0x80, 4, marked_size, &none);
     if (n < 28)
         n += shm_read(b, in + n, 28 - n);
@@ -350,29 +354,6 @@ t_marked(void)
 done:
     shm_free(a);
     shm_free(b);
-}
-
-/* Put a marked frame of 4 + len bytes (its bytes from seed) in the ring,
- * as transport.c does: in place, or by shm_write_all where it wraps. */
-static int
-put_marked(struct shm_chan *a, uint8_t *out, size_t len, unsigned seed)
-{
-    struct iovec iov;
-    uint8_t *at;
-
-    fill(out, 4 + len, seed);
-    out[0] = 0x80;
-    out[1] = (uint8_t)len;
-    out[2] = (uint8_t)(len >> 8);
-    out[3] = 0;
-    if ((at = shm_reserve(a, 4 + len)) == NULL) {
-        iov.iov_base = out;
-        iov.iov_len = 4 + len;
-        return shm_write_all(a, &iov, 1);
-    }
-    memcpy(at + 1, out + 1, 3 + len);
-    shm_commit(a, 4 + len, 0x80);
-    return 1;
 }
 
 /* A first marked frame of one line or two (64-127 bytes) takes what
