@@ -21,6 +21,10 @@
 #include "wireframe.h"
 
 #define HDR WF_HDR_LEN
+/* Plain TCP: an eager payload at least this long is read straight into
+ * its receive (or its unexpected message), not through the receive
+ * buffer (transport.c conn_eager_direct). */
+#define EAGER_DIRECT_MIN (16 * 1024)
 /* Sealed path: frames sealed ahead of the socket while it is full, and
  * at most SEAL_BATCH sealed afresh before a write (sealring.h). */
 #define SEAL_AHEAD 4
@@ -66,9 +70,14 @@ struct conn {
     /* receiving */
     uint8_t *rbuf;
     size_t rcap, rlen, rpos;
-    struct mpii_req *dreq; /* direct read of a rendezvous payload */
+    /* direct reads: a rendezvous payload, or a long eager one, into
+     * its receive (dreq) or its unexpected message (dmsg) */
+    struct mpii_req *dreq;
+    struct umsg *dmsg;
     uint8_t *ddst;
     size_t dwant, dgot, ddiscard;
+    int eager_long; /* the last eager frame was long: read the next
+                       header alone, its payload may go in place */
     uint8_t *plain; /* opened sealed frame */
     /* sending */
     struct txitem *txh, **txt;
@@ -136,6 +145,7 @@ struct transport {
     unsigned ncma_pairs;       /* shm: of those, we read single copies */
     unsigned ncma_sent, ncma_read; /* shm: messages announced, read */
     unsigned nring_rndv;       /* shm: rendezvous through the rings */
+    unsigned neager_direct;    /* long eager payloads read in place */
     unsigned shm_ticks;        /* shm: busy passes, to look at sockets */
     unsigned ncc;              /* TCP connections given cc (tcpcc.h) */
     unsigned noffhost;         /* TCP connections to other hosts */

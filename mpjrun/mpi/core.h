@@ -211,6 +211,14 @@ void transport_self(const struct wire_hdr *, const void *data);
  * or RTS): match it or keep it. */
 void match_incoming(struct conn *, const struct wire_hdr *,
                     const void *payload);
+/* A long eager message by its header, its payload still to come (read
+ * straight into place): where the payload goes, in the posted receive
+ * that takes it (*r) or an unexpected message kept for it (*u, filling
+ * until match_filled says it is all here, or lost: rc).  NULL: match it
+ * whole when it is here (match.c says when). */
+uint8_t *match_eager_begin(struct conn *, const struct wire_hdr *,
+                           struct mpii_req **r, struct umsg **u);
+void match_filled(struct umsg *u, int rc);
 /* Post a receive: match the oldest unexpected message, or queue. */
 void match_post(struct mpii_req *);
 /* Take a posted receive back (cancel); 1 if it was still posted. */

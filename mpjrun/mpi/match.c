@@ -17,6 +17,11 @@
  * An unexpected eager message keeps its payload (at most the eager
  * limit); an unexpected rendezvous keeps only its announcement, so large
  * messages are never buffered.
+ *
+ * A long eager message may be matched by its header alone, its payload
+ * still on the way (transport.c reads it straight into place:
+ * match_eager_begin).  Kept unexpected, it is "filling" until
+ * match_filled; a receive that takes it meanwhile completes then.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +38,9 @@ struct umsg {
     uint64_t lseq;  /* replicas: its sequence number */
     size_t total;
     uint8_t *data; /* eager payload */
+    int filling;   /* its payload still being read into data */
+    int lost;      /* its sender went before all of it came */
+    struct mpii_req *taker; /* taken while filling: completes at the end */
     uint32_t sid;
     struct conn *conn;
     struct umsg *next;
@@ -196,26 +204,65 @@ match_orphan_rendezvous(struct mpii_req *r, size_t total)
         req_complete(r, rc);
 }
 
+/* The oldest posted receive a message (ctx, src, tag) matches, taken
+ * off the queue; NULL if none, or if the one it matches must wait for
+ * its master's decision. */
+static struct mpii_req *
+posted_take(uint32_t ctx, int src, int tag)
+{
+    struct mpii_req **rp, *r;
+
+    for (rp = &posted; (r = *rp) != NULL; rp = &r->next)
+        if (matches(ctx, src, tag, r->ctx, r->peer, r->tag))
+            break;
+    if (r == NULL || undecided(r))
+        return NULL; /* undecided: it may be this one's, keep it */
+    *rp = r->next;
+    if (posted_tail == &r->next)
+        posted_tail = rp;
+    r->next = NULL;
+    return r;
+}
+
+/* Keep the message h starts for a receive to come, with room for an
+ * eager payload (not yet copied).  NULL when out of memory: the message
+ * is lost, and the job will hang. */
+static struct umsg *
+keep_unexpected(struct conn *c, const struct wire_hdr *h)
+{
+    struct umsg *u;
+
+    if ((u = calloc(1, sizeof *u)) == NULL)
+        return NULL;
+    u->ctx = h->ctx;
+    u->src = h->src;
+    u->tag = h->tag;
+    u->total = h->type == FR_EAGER ? h->len : h->total;
+    u->rendezvous = h->type == FR_RTS;
+    u->sid = h->sid;
+    u->conn = c;
+    u->wsrc = c != NULL ? conn_rank(c) : mpii_world_rank();
+    u->lseq = h->lseq;
+    if (!u->rendezvous && h->len > 0 && (u->data = malloc(h->len)) == NULL) {
+        free(u);
+        return NULL;
+    }
+    *unexpected_tail = u;
+    unexpected_tail = &u->next;
+    return u;
+}
+
 void
 match_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
 {
-    struct mpii_req **rp, *r;
+    struct mpii_req *r;
     struct umsg *u;
 
     if (h->type == FR_FIN) {
         fins++;
         return;
     }
-    for (rp = &posted; (r = *rp) != NULL; rp = &r->next)
-        if (matches(h->ctx, h->src, h->tag, r->ctx, r->peer, r->tag))
-            break;
-    if (r != NULL && undecided(r))
-        r = NULL; /* it may be this one's: keep it until we know */
-    if (r != NULL) {
-        *rp = r->next;
-        if (posted_tail == &r->next)
-            posted_tail = rp;
-        r->next = NULL;
+    if ((r = posted_take(h->ctx, h->src, h->tag)) != NULL) {
         decided_here(r, h->src);
         if (h->type == FR_EAGER)
             deliver_eager(r, h->src, h->tag, payload, h->len);
@@ -229,34 +276,62 @@ match_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
         return;
     }
     /* Nobody waits for it yet. */
-    if ((u = calloc(1, sizeof *u)) == NULL)
-        return; /* out of memory: the message is lost, the job will hang */
-    u->ctx = h->ctx;
-    u->src = h->src;
-    u->tag = h->tag;
-    u->total = h->type == FR_EAGER ? h->len : h->total;
-    u->rendezvous = h->type == FR_RTS;
-    u->sid = h->sid;
-    u->conn = c;
-    u->wsrc = c != NULL ? conn_rank(c) : mpii_world_rank();
-    u->lseq = h->lseq;
-    if (!u->rendezvous && h->len > 0) {
-        if ((u->data = malloc(h->len)) == NULL) {
-            free(u);
-            return;
-        }
+    if ((u = keep_unexpected(c, h)) != NULL && u->data != NULL)
         memcpy(u->data, payload, h->len);
-    }
-    *unexpected_tail = u;
-    unexpected_tail = &u->next;
 }
 
-/* Unexpected message u (already unlinked) goes to receive r. */
-static void
-take(struct mpii_req *r, struct umsg *u)
+/* An eager message whose payload is still on the way, h->len bytes
+ * (transport.c: read straight into place).  Returns where its payload
+ * goes: the receive buffer of the posted receive that takes it (*r; at
+ * most (*r)->cap bytes fit there, it completes when all are read), or
+ * the payload room of the unexpected message kept for it (*u, filling
+ * until match_filled).  NULL: neither (the receive it matches unpacks
+ * or must wait for a decision, or no memory): it is matched whole, by
+ * match_incoming, once its payload is here. */
+uint8_t *
+match_eager_begin(struct conn *c, const struct wire_hdr *h,
+                  struct mpii_req **r, struct umsg **u)
 {
-    decided_here(r, u->src);
-    if (u->rendezvous) {
+    const struct mpii_req *w;
+
+    *r = NULL;
+    *u = NULL;
+    for (w = posted; w != NULL; w = w->next)
+        if (matches(h->ctx, h->src, h->tag, w->ctx, w->peer, w->tag))
+            break;
+    if (w != NULL) {
+        /* In place only where the receive's bytes lie as they come
+         * (deliver_eager's first case). */
+        if (undecided(w) || w->rbuf == NULL || w->owned != NULL)
+            return NULL;
+        *r = posted_take(h->ctx, h->src, h->tag);
+        decided_here(*r, h->src);
+        (*r)->status.MPI_SOURCE = h->src;
+        (*r)->status.MPI_TAG = h->tag;
+        (*r)->total = h->len;
+        (*r)->got = 0;
+        return (*r)->rbuf;
+    }
+    if ((*u = keep_unexpected(c, h)) == NULL)
+        return NULL;
+    (*u)->filling = 1;
+    return (*u)->data;
+}
+
+/* Unexpected message u (already unlinked) goes to receive r, or will
+ * when its payload is all here. */
+static void
+settle(struct mpii_req *r, struct umsg *u)
+{
+    if (u->filling) {
+        u->taker = r; /* match_filled completes it */
+        return;
+    }
+    if (u->lost) {
+        r->status.MPI_SOURCE = u->src;
+        r->status.MPI_TAG = u->tag;
+        req_complete(r, MPI_ERR_OTHER);
+    } else if (u->rendezvous) {
         r->status.MPI_SOURCE = u->src;
         r->status.MPI_TAG = u->tag;
         r->wsrc = u->wsrc;
@@ -269,6 +344,23 @@ take(struct mpii_req *r, struct umsg *u)
         deliver_eager(r, u->src, u->tag, u->data, u->total);
     free(u->data);
     free(u);
+}
+
+static void
+take(struct mpii_req *r, struct umsg *u)
+{
+    decided_here(r, u->src);
+    settle(r, u);
+}
+
+void
+match_filled(struct umsg *u, int rc)
+{
+    u->filling = 0;
+    if (rc != MPI_SUCCESS)
+        u->lost = 1;
+    if (u->taker != NULL)
+        settle(u->taker, u);
 }
 
 void

@@ -15,6 +15,10 @@
  *   cmarefuse the same, but the read is refused (EPERM), nobody killed
  *   cmawrefuse a sender's write of its half of a split single copy is
  *             refused (EPERM), nobody killed
+ *   eagerhalf  a long eager frame over plain TCP, its header and half its
+ *             payload written (its receiver reads it in place)
+ *   eagerpause the same, but nobody killed: the rest follows 200 ms
+ *             later
  * and P2P_TEST_CUT set to "RANK.REPLICA:PROC:N" makes that process close
  * its connection to process index PROC (rank * R + replica), staying
  * alive, the Nth time it starts a point-to-point send: a partial network

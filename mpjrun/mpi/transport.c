@@ -44,6 +44,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -265,6 +266,9 @@ conn_close(struct conn *c)
     /* With replicas, a rendezvous cut short is replayed by the rank's
      * next replica once the coordinator's view says this one is dead. */
     c->dreq = NULL;
+    if (c->dmsg != NULL)
+        match_filled(c->dmsg, MPI_ERR_OTHER);
+    c->dmsg = NULL;
     c->ddiscard = 0;
 }
 
@@ -454,6 +458,53 @@ conn_queue(struct conn *c, struct txitem *t)
     return c->state == CS_DEAD ? MPI_ERR_OTHER : MPI_SUCCESS;
 }
 
+/* Write all of iov[0..n), waiting for room (fault injection only). */
+static void
+write_all(struct conn *c, struct iovec *iov, int n)
+{
+    struct pollfd p = {.fd = c->fd, .events = POLLOUT};
+    ssize_t k;
+
+    while (n > 0) {
+        if ((k = write_iov(c->fd, iov, n)) == -1) {
+            if (errno != EAGAIN && errno != EINTR)
+                return;
+            (void)poll(&p, 1, 100);
+            continue;
+        }
+        for (; n > 0 && (size_t)k >= iov[0].iov_len; iov++, n--)
+            k -= (ssize_t)iov[0].iov_len;
+        if (n > 0) {
+            iov[0].iov_base = (uint8_t *)iov[0].iov_base + k;
+            iov[0].iov_len -= (size_t)k;
+        }
+    }
+}
+
+/* Fault injection (testkill.c, "eagerhalf" and "eagerpause"): the
+ * header and half the payload of a long eager frame written, then this
+ * process killed, or the rest written 200 ms later: its receiver holds
+ * a payload begun.  1 when the frame went whole. */
+static int
+conn_test_midway(struct conn *c, struct wire_hdr *h, const void *data,
+                 size_t len)
+{
+    struct iovec iov[2] = {{h, HDR}, {(void *)data, len / 2}};
+    struct timespec pause = {0, 200 * 1000 * 1000};
+    int die = mpii_test_hit("eagerhalf");
+
+    if (!die && !mpii_test_hit("eagerpause"))
+        return 0;
+    write_all(c, iov, 2);
+    if (die)
+        raise(SIGKILL);
+    nanosleep(&pause, NULL);
+    iov[0].iov_base = (uint8_t *)data + len / 2;
+    iov[0].iov_len = len - len / 2;
+    write_all(c, iov, 1);
+    return 1;
+}
+
 int
 conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
           int copy, struct mpii_req *done)
@@ -494,6 +545,12 @@ conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
     piece = h->type == FR_DATA && c->rts_out == 0;
     /* Nothing queued: try to write at once, from the caller's buffer. */
     if (c->txh == NULL) {
+        if (h->type == FR_EAGER && len >= EAGER_DIRECT_MIN && !c->on_shm &&
+            conn_test_midway(c, h, data, len)) {
+            if (done != NULL)
+                req_complete(done, MPI_SUCCESS);
+            return MPI_SUCCESS;
+        }
         iov[0].iov_base = h;
         iov[0].iov_len = HDR;
         iov[1].iov_base = (void *)data;
@@ -583,6 +640,30 @@ conn_protocol_error(struct conn *c, const char *why)
     conn_kill(c);
 }
 
+/* Is c reading a payload straight into place (conn_read)? */
+static int
+conn_direct(const struct conn *c)
+{
+    return c->dreq != NULL || c->dmsg != NULL || c->ddiscard > 0;
+}
+
+/* A payload of len bytes for dst, where fit of them have room: the now
+ * at hand (payload) land at once, the rest is read straight into place
+ * by conn_read, the bytes beyond fit read and dropped. */
+static void
+conn_direct_rest(struct conn *c, uint8_t *dst, size_t fit,
+                 const uint8_t *payload, size_t now, size_t len)
+{
+    if (now > 0 && fit > 0)
+        memcpy(dst, payload, now < fit ? now : fit);
+    if (now < len) {
+        c->ddst = dst + now;
+        c->dwant = now < fit ? fit - now : 0;
+        c->dgot = 0;
+        c->ddiscard = len - now - c->dwant;
+    }
+}
+
 /* A rendezvous payload: what is at hand lands now, the rest is read
  * straight into place.  Returns bytes of payload consumed from avail. */
 static size_t
@@ -602,20 +683,52 @@ conn_data(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
     /* Bytes beyond the receive's capacity are read and dropped. */
     fit = off >= r->cap ? 0 : (r->cap - off < h->len ? r->cap - off : h->len);
     now = avail < h->len ? avail : h->len;
-    if (now > 0 && fit > 0)
-        memcpy(r->rbuf + off, payload, now < fit ? now : fit);
+    conn_direct_rest(c, r->rbuf + off, fit, payload, now, h->len);
     r->got += now;
     if (now < h->len) {
         c->dreq = r;
-        c->ddst = r->rbuf + off + now;
-        c->dwant = now < fit ? fit - now : 0;
-        c->dgot = 0;
-        c->ddiscard = h->len - now - c->dwant;
         return now;
     }
     if (r->got >= r->total)
         req_complete(r, MPI_SUCCESS);
     return now;
+}
+
+/* Plain TCP, R = 1: a long eager frame whose header is at hand and its
+ * payload not all: matched now, its payload read straight into the
+ * receive that takes it or into the unexpected message kept for it, not
+ * into the receive buffer and copied from there (match_eager_begin).
+ * Returns 1 when it went so (its avail bytes of payload consumed); 0
+ * leaves it to be read whole as any frame. */
+static int
+conn_eager_direct(struct conn *c, const struct wire_hdr *h,
+                  const uint8_t *payload, size_t avail)
+{
+    struct mpii_req *r;
+    struct umsg *u;
+    uint8_t *dst;
+    const char *why;
+
+    if (c->on_shm || tp.nrep > 1 || h->type != FR_EAGER ||
+        h->len < EAGER_DIRECT_MIN)
+        return 0;
+    if ((why = wf_frame_check(h, c->seq_rx, tp.nrep)) != NULL) {
+        conn_protocol_error(c, why);
+        return 0;
+    }
+    if ((dst = match_eager_begin(c, h, &r, &u)) == NULL)
+        return 0;
+    c->seq_rx++;
+    tp.neager_direct++;
+    conn_direct_rest(c, dst, r != NULL ? (r->cap < h->len ? r->cap : h->len)
+                                       : h->len,
+                     payload, avail, h->len);
+    if (r != NULL) {
+        r->got = avail;
+        c->dreq = r;
+    } else
+        c->dmsg = u;
+    return 1;
 }
 
 /* One frame whose header (and, unless DATA, payload) is at hand.  Returns
@@ -710,7 +823,7 @@ conn_parse_plain(struct conn *c)
     size_t avail, hlen = HDR;
     enum wf_next next;
 
-    while (c->state == CS_READY && c->dreq == NULL && c->ddiscard == 0) {
+    while (c->state == CS_READY && !conn_direct(c)) {
         avail = c->rlen - c->rpos;
         /* shm: a ring's frames, short ones among them */
         if (c->on_shm)
@@ -720,8 +833,16 @@ conn_parse_plain(struct conn *c)
             next = wf_plain_next(c->rbuf + c->rpos, avail, &h, &why);
         if (next == WF_BAD)
             conn_protocol_error(c, why);
+        if (next == WF_MORE && avail >= HDR && !c->on_shm &&
+            conn_eager_direct(c, &h, c->rbuf + c->rpos + HDR, avail - HDR)) {
+            c->eager_long = 1;
+            c->rpos = c->rlen;
+            return; /* conn_read goes on with its payload */
+        }
         if (next != WF_FRAME)
             return; /* or wait for the rest of an eager message */
+        if (h.type == FR_EAGER && !c->on_shm)
+            c->eager_long = h.len >= EAGER_DIRECT_MIN;
         c->rpos += hlen;
         if (hlen == WF_SHM_HDR_LEN && tp.nrep == 1) {
             /* shm: a short frame is an eager message that wf_shm_next
@@ -747,7 +868,7 @@ conn_recv(struct conn *c, void *buf, size_t len)
     /* At a frame's start (nothing of one held here), short frames are
      * found by their first byte, and an empty ring by a 0 there, without
      * the writer's tail, whose line then stays with the writer. */
-    if (c->rpos == c->rlen && c->dreq == NULL && c->ddiscard == 0) {
+    if (c->rpos == c->rlen && !conn_direct(c)) {
         int none;
 
         if ((k = shm_read_marked(c->shm, buf, len, FR_SHM_EAGER,
@@ -810,8 +931,9 @@ conn_read(struct conn *c)
     size_t room;
 
     while (c->state == CS_READY) {
-        if (c->dreq != NULL || c->ddiscard > 0) {
-            /* A rendezvous payload straight into the user's memory. */
+        if (conn_direct(c)) {
+            /* A payload straight into the user's memory (or into the
+             * unexpected message kept for it). */
             if (c->dgot < c->dwant)
                 n = conn_recv(c, c->ddst + c->dgot, c->dwant - c->dgot);
             else
@@ -829,14 +951,25 @@ conn_read(struct conn *c)
                 c->dgot += (size_t)n;
             else
                 c->ddiscard -= (size_t)n;
-            c->dreq->got += (size_t)n;
+            if (c->dreq != NULL)
+                c->dreq->got += (size_t)n;
             if (c->dgot == c->dwant && c->ddiscard == 0) {
                 struct mpii_req *r = c->dreq;
+                struct umsg *u = c->dmsg;
 
                 c->dreq = NULL;
-                if (r->got >= r->total)
+                c->dmsg = NULL;
+                if (u != NULL)
+                    match_filled(u, MPI_SUCCESS);
+                else if (r->got >= r->total)
                     req_complete(r, MPI_SUCCESS);
                 conn_parse_plain(c);
+                /* A receive just completed: let its waiter go on, and
+                 * leave what comes next in the socket (a sender running
+                 * ahead has it read into a receive posted by then, not
+                 * kept unexpected and copied again). */
+                if (u == NULL && !conn_direct(c))
+                    return;
             }
             continue;
         }
@@ -848,9 +981,11 @@ conn_read(struct conn *c)
             c->rpos = 0;
         }
         room = conn_read_room(c);
-        /* A payload we asked for may be next: read its header alone, so
-         * that the payload lands in place, not here and then copied. */
-        if (!c->sealed && c->cts_out > 0 && c->rpos == c->rlen && room > HDR)
+        /* A payload we asked for may be next, or another long eager
+         * one: read its header alone, so that the payload lands in
+         * place, not here and then copied. */
+        if (!c->sealed && (c->cts_out > 0 || c->eager_long) &&
+            c->rpos == c->rlen && room > HDR)
             room = HDR;
         n = conn_recv(c, c->rbuf + c->rlen, room);
         if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
@@ -868,7 +1003,7 @@ conn_read(struct conn *c)
          * would only say so (a system call per message saved; what
          * arrives meanwhile waits for the next pass).  A direct read
          * just set up goes on: its bytes may be there. */
-        if ((size_t)n < room && c->dreq == NULL && c->ddiscard == 0)
+        if ((size_t)n < room && !conn_direct(c))
             return;
     }
 }
@@ -1012,6 +1147,8 @@ transport_fini(void)
                  "announced, %u read; %u rendezvous through the rings",
                  tp.world, tp.ncma_pairs, tp.ncma_sent, tp.ncma_read,
                  tp.nring_rndv);
+        mpii_log("p2pmpi: rank %d: %u long eager payloads read in place",
+                 tp.world, tp.neager_direct);
         mpii_log("p2pmpi: rank %d: TCP congestion control %s on %u "
                  "connections, the system's on the others",
                  tp.world, tp.ncc > 0 ? tp.cc : "-", tp.ncc);
@@ -1050,6 +1187,7 @@ transport_fini(void)
     tp.ondemand = 0;
     tp.nmade = tp.naccepted = tp.nshm = 0;
     tp.ncma_pairs = tp.ncma_sent = tp.ncma_read = tp.nring_rndv = 0;
+    tp.neager_direct = 0;
     tp.ncc = tp.noffhost = 0;
     tp.cc[0] = '\0';
     tp.cc_refused = 0;
