@@ -74,6 +74,7 @@ struct conn {
      * its receive (dreq) or its unexpected message (dmsg) */
     struct mpii_req *dreq;
     struct umsg *dmsg;
+    int deager; /* the payload read in place is a long eager one */
     uint8_t *ddst;
     size_t dwant, dgot, ddiscard;
     int eager_long; /* the last eager frame was long: read the next

@@ -269,6 +269,7 @@ conn_close(struct conn *c)
     if (c->dmsg != NULL)
         match_filled(c->dmsg, MPI_ERR_OTHER);
     c->dmsg = NULL;
+    c->deager = 0;
     c->ddiscard = 0;
 }
 
@@ -728,6 +729,7 @@ conn_eager_direct(struct conn *c, const struct wire_hdr *h,
         c->dreq = r;
     } else
         c->dmsg = u;
+    c->deager = 1;
     return 1;
 }
 
@@ -956,19 +958,22 @@ conn_read(struct conn *c)
             if (c->dgot == c->dwant && c->ddiscard == 0) {
                 struct mpii_req *r = c->dreq;
                 struct umsg *u = c->dmsg;
+                int eager = c->deager;
 
                 c->dreq = NULL;
                 c->dmsg = NULL;
+                c->deager = 0;
                 if (u != NULL)
                     match_filled(u, MPI_SUCCESS);
                 else if (r->got >= r->total)
                     req_complete(r, MPI_SUCCESS);
                 conn_parse_plain(c);
-                /* A receive just completed: let its waiter go on, and
-                 * leave what comes next in the socket (a sender running
-                 * ahead has it read into a receive posted by then, not
-                 * kept unexpected and copied again). */
-                if (u == NULL && !conn_direct(c))
+                /* A long eager message just completed its receive: let
+                 * its waiter go on, and leave what comes next in the
+                 * socket (a sender running ahead has it read into a
+                 * receive posted by then, not kept unexpected and copied
+                 * again). */
+                if (eager && u == NULL && !conn_direct(c))
                     return;
             }
             continue;
