@@ -204,19 +204,25 @@ match_orphan_rendezvous(struct mpii_req *r, size_t total)
         req_complete(r, rc);
 }
 
-/* The oldest posted receive a message (ctx, src, tag) matches, taken
- * off the queue; NULL if none, or if the one it matches must wait for
- * its master's decision. */
-static struct mpii_req *
-posted_take(uint32_t ctx, int src, int tag)
+/* The link to the oldest posted receive a message (ctx, src, tag)
+ * matches, or NULL. */
+static struct mpii_req **
+posted_find(uint32_t ctx, int src, int tag)
 {
-    struct mpii_req **rp, *r;
+    struct mpii_req **rp;
 
-    for (rp = &posted; (r = *rp) != NULL; rp = &r->next)
-        if (matches(ctx, src, tag, r->ctx, r->peer, r->tag))
-            break;
-    if (r == NULL || undecided(r))
-        return NULL; /* undecided: it may be this one's, keep it */
+    for (rp = &posted; *rp != NULL; rp = &(*rp)->next)
+        if (matches(ctx, src, tag, (*rp)->ctx, (*rp)->peer, (*rp)->tag))
+            return rp;
+    return NULL;
+}
+
+/* Take the receive *rp off the queue. */
+static struct mpii_req *
+posted_unlink(struct mpii_req **rp)
+{
+    struct mpii_req *r = *rp;
+
     *rp = r->next;
     if (posted_tail == &r->next)
         posted_tail = rp;
@@ -255,14 +261,16 @@ keep_unexpected(struct conn *c, const struct wire_hdr *h)
 void
 match_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
 {
-    struct mpii_req *r;
+    struct mpii_req **rp, *r;
     struct umsg *u;
 
     if (h->type == FR_FIN) {
         fins++;
         return;
     }
-    if ((r = posted_take(h->ctx, h->src, h->tag)) != NULL) {
+    /* An undecided receive may be this one's: keep it until we know. */
+    if ((rp = posted_find(h->ctx, h->src, h->tag)) != NULL && !undecided(*rp)) {
+        r = posted_unlink(rp);
         decided_here(r, h->src);
         if (h->type == FR_EAGER)
             deliver_eager(r, h->src, h->tag, payload, h->len);
@@ -292,19 +300,16 @@ uint8_t *
 match_eager_begin(struct conn *c, const struct wire_hdr *h,
                   struct mpii_req **r, struct umsg **u)
 {
-    const struct mpii_req *w;
+    struct mpii_req **rp;
 
     *r = NULL;
     *u = NULL;
-    for (w = posted; w != NULL; w = w->next)
-        if (matches(h->ctx, h->src, h->tag, w->ctx, w->peer, w->tag))
-            break;
-    if (w != NULL) {
+    if ((rp = posted_find(h->ctx, h->src, h->tag)) != NULL) {
         /* In place only where the receive's bytes lie as they come
          * (deliver_eager's first case). */
-        if (undecided(w) || w->rbuf == NULL || w->owned != NULL)
+        if (undecided(*rp) || (*rp)->rbuf == NULL || (*rp)->owned != NULL)
             return NULL;
-        *r = posted_take(h->ctx, h->src, h->tag);
+        *r = posted_unlink(rp);
         decided_here(*r, h->src);
         (*r)->status.MPI_SOURCE = h->src;
         (*r)->status.MPI_TAG = h->tag;
@@ -392,17 +397,12 @@ match_rematch(void)
     struct mpii_req **rp, *r;
 
     for (up = &unexpected; (u = *up) != NULL;) {
-        for (rp = &posted; (r = *rp) != NULL; rp = &r->next)
-            if (matches(u->ctx, u->src, u->tag, r->ctx, r->peer, r->tag))
-                break;
-        if (r == NULL || undecided(r)) {
+        if ((rp = posted_find(u->ctx, u->src, u->tag)) == NULL ||
+            undecided(*rp)) {
             up = &u->next;
             continue;
         }
-        *rp = r->next;
-        if (posted_tail == &r->next)
-            posted_tail = rp;
-        r->next = NULL;
+        r = posted_unlink(rp);
         *up = u->next;
         if (unexpected_tail == &u->next)
             unexpected_tail = up;
@@ -436,10 +436,7 @@ match_unpost(struct mpii_req *r)
 
     for (rp = &posted; *rp != NULL; rp = &(*rp)->next)
         if (*rp == r) {
-            *rp = r->next;
-            if (posted_tail == &r->next)
-                posted_tail = rp;
-            r->next = NULL;
+            posted_unlink(rp);
             return 1;
         }
     return 0;

@@ -835,7 +835,7 @@ conn_parse_plain(struct conn *c)
             next = wf_plain_next(c->rbuf + c->rpos, avail, &h, &why);
         if (next == WF_BAD)
             conn_protocol_error(c, why);
-        if (next == WF_MORE && avail >= HDR && !c->on_shm &&
+        if (next == WF_MORE && avail >= HDR &&
             conn_eager_direct(c, &h, c->rbuf + c->rpos + HDR, avail - HDR)) {
             c->eager_long = 1;
             c->rpos = c->rlen;
