@@ -79,6 +79,9 @@ struct conn {
     size_t dwant, dgot, ddiscard;
     int eager_long; /* the last eager frame was long: read the next
                        header alone, its payload may go in place */
+    int hdr_held; /* the next frame's header (or its start) was read
+                     with a payload read in place: parse it before
+                     reading more (conn_read) */
     uint8_t *plain; /* opened sealed frame */
     /* sending */
     struct txitem *txh, **txt;
@@ -147,6 +150,7 @@ struct transport {
     unsigned ncma_sent, ncma_read; /* shm: messages announced, read */
     unsigned nring_rndv;       /* shm: rendezvous through the rings */
     unsigned neager_direct;    /* long eager payloads read in place */
+    unsigned nhdr_along;       /* next headers read with a payload's tail */
     unsigned shm_ticks;        /* shm: busy passes, to look at sockets */
     unsigned ncc;              /* TCP connections given cc (tcpcc.h) */
     unsigned noffhost;         /* TCP connections to other hosts */

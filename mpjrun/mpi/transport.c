@@ -271,6 +271,7 @@ conn_close(struct conn *c)
     c->dmsg = NULL;
     c->deager = 0;
     c->ddiscard = 0;
+    c->hdr_held = 0;
 }
 
 /* The connection broke (or proved bogus): close it, and if it was one of
@@ -925,19 +926,47 @@ conn_read_room(const struct conn *c)
     return 4 + (size_t)flen - have < room ? 4 + (size_t)flen - have : room;
 }
 
+/* The rest of a payload read in place (plain TCP), and in the same call
+ * the next frame's header into the empty receive buffer, when its payload
+ * may go in place too (as conn_read reads such a header alone): a system
+ * call per message saved in a stream of long eager messages or of
+ * rendezvous payloads.  Returns the payload bytes read, as recv. */
+static ssize_t
+conn_recv_tail(struct conn *c)
+{
+    size_t want = c->dwant - c->dgot;
+    struct iovec iov[2];
+    ssize_t n;
+
+    if (c->on_shm || c->sealed || c->ddiscard > 0 || c->rpos != c->rlen ||
+        (!c->eager_long && c->cts_out == 0))
+        return conn_recv(c, c->ddst + c->dgot, want);
+    c->rpos = c->rlen = 0;
+    iov[0].iov_base = c->ddst + c->dgot;
+    iov[0].iov_len = want;
+    iov[1].iov_base = c->rbuf;
+    iov[1].iov_len = HDR;
+    if ((n = readv(c->fd, iov, 2)) <= (ssize_t)want)
+        return n;
+    c->rlen = (size_t)n - want;
+    c->hdr_held = 1;
+    tp.nhdr_along++;
+    return (ssize_t)want;
+}
+
 static void
 conn_read(struct conn *c)
 {
     uint8_t scratch[16384];
     ssize_t n;
-    size_t room;
+    size_t room, held;
 
     while (c->state == CS_READY) {
         if (conn_direct(c)) {
             /* A payload straight into the user's memory (or into the
              * unexpected message kept for it). */
             if (c->dgot < c->dwant)
-                n = conn_recv(c, c->ddst + c->dgot, c->dwant - c->dgot);
+                n = conn_recv_tail(c);
             else
                 n = conn_recv(c, scratch,
                               c->ddiscard < sizeof scratch ? c->ddiscard
@@ -967,15 +996,19 @@ conn_read(struct conn *c)
                     match_filled(u, MPI_SUCCESS);
                 else if (r->got >= r->total)
                     req_complete(r, MPI_SUCCESS);
-                conn_parse_plain(c);
                 /* A long eager message just completed its receive: let
-                 * its waiter go on, and leave what comes next in the
-                 * socket (a sender running ahead has it read into a
-                 * receive posted by then, not kept unexpected and copied
-                 * again). */
-                if (eager && u == NULL && !conn_direct(c))
+                 * its waiter go on, and leave what comes next (but a
+                 * header read along) in the socket: a sender running
+                 * ahead has it read into a receive posted by then, not
+                 * kept unexpected and copied again. */
+                if (eager && u == NULL)
                     return;
             }
+            continue;
+        }
+        if (c->hdr_held) {
+            c->hdr_held = 0;
+            conn_parse_plain(c);
             continue;
         }
         if (c->rpos > 0 && c->rpos == c->rlen)
@@ -989,9 +1022,10 @@ conn_read(struct conn *c)
         /* A payload we asked for may be next, or another long eager
          * one: read its header alone, so that the payload lands in
          * place, not here and then copied. */
-        if (!c->sealed && (c->cts_out > 0 || c->eager_long) &&
-            c->rpos == c->rlen && room > HDR)
-            room = HDR;
+        held = c->rlen - c->rpos;
+        if (!c->sealed && (c->cts_out > 0 || c->eager_long) && held < HDR &&
+            room > HDR - held)
+            room = HDR - held;
         n = conn_recv(c, c->rbuf + c->rlen, room);
         if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
             conn_kill(c);
@@ -1025,6 +1059,8 @@ transport_progress(int timeout_ms)
         tp_pfd_room(tp.nlive + tp.npending + 2) == 0) {
         for (i = 0; i < tp.nlive; i++)
             if ((c = tp.by_world[tp.live[i]]) != NULL && c->state == CS_READY) {
+                if (c->hdr_held)
+                    awake = 1; /* a header waits in its buffer */
                 tp.pfd[n].fd = c->fd;
                 tp.pfd[n].events = POLLIN | (c->txh != NULL ? POLLOUT : 0);
                 tp.pfd[n].revents = 0;
@@ -1152,8 +1188,9 @@ transport_fini(void)
                  "announced, %u read; %u rendezvous through the rings",
                  tp.world, tp.ncma_pairs, tp.ncma_sent, tp.ncma_read,
                  tp.nring_rndv);
-        mpii_log("p2pmpi: rank %d: %u long eager payloads read in place",
-                 tp.world, tp.neager_direct);
+        mpii_log("p2pmpi: rank %d: %u long eager payloads read in place; "
+                 "%u next headers read with a payload's tail",
+                 tp.world, tp.neager_direct, tp.nhdr_along);
         mpii_log("p2pmpi: rank %d: TCP congestion control %s on %u "
                  "connections, the system's on the others",
                  tp.world, tp.ncc > 0 ? tp.cc : "-", tp.ncc);

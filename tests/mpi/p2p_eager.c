@@ -7,7 +7,9 @@
  * is still coming (after a probe saw its header), by a matched probe, a
  * truncated receive (MPI_ERR_TRUNCATE, the bytes within its count
  * right), a receive whose datatype scatters the bytes, a wildcard
- * receive, and windows both ways at once.  Every byte is checked.
+ * receive, windows both ways at once, and other frames right after long
+ * ones (the next header may come in with a payload's tail).  Every byte
+ * is checked.
  */
 #include "mpitest.h"
 
@@ -307,6 +309,77 @@ windows_both_ways(void)
     free(rb);
 }
 
+/* Mixed frames after long eager ones, each received by a blocking
+ * receive before the next is posted: a zero-length message that is the
+ * last thing its sender sends before it waits, a short one, rendezvous
+ * payloads one after another (receives posted together), and long eager
+ * ones again.  The header of the frame after a payload read in place may
+ * come in with that payload's tail and wait in the connection's buffer
+ * for the next receive. */
+static void
+mixed_after_long(void)
+{
+    enum { RNDV = 256 << 10, ROUNDS = 6 };
+    static const size_t len[] = {32 << 10, 0, 100, 48 << 10, RNDV, RNDV,
+                                 20 << 10};
+    enum { NM = sizeof len / sizeof len[0] };
+    unsigned char *sb = t_malloc((size_t)NM * RNDV), *rb = t_malloc((size_t)NM * RNDV);
+    MPI_Request req[NM];
+    MPI_Status st;
+    char ack = 0;
+
+    if (partner == t_rank) { /* one rank, or the odd one out */
+        free(sb);
+        free(rb);
+        return;
+    }
+    for (int r = 0; r < ROUNDS; r++) {
+        int sender = (t_rank < partner) == (r % 2 == 0);
+
+        if (sender) {
+            for (int k = 0; k < NM; k++) {
+                t_fill(sb + (size_t)k * RNDV, len[k], 2000 + r * NM + k);
+                MPI_OK(MPI_Isend(sb + (size_t)k * RNDV, (int)len[k], MPI_BYTE,
+                                 partner, 80 + k, MPI_COMM_WORLD, &req[k]));
+                /* the zero-length message comes last of its burst */
+                if (k == 1) {
+                    MPI_OK(MPI_Waitall(2, req, MPI_STATUSES_IGNORE));
+                    MPI_OK(MPI_Recv(&ack, 1, MPI_CHAR, partner, 89,
+                                    MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                }
+            }
+            MPI_OK(MPI_Waitall(NM - 2, req + 2, MPI_STATUSES_IGNORE));
+            continue;
+        }
+        for (int k = 0; k < NM; k++) {
+            /* the two rendezvous receives are posted together */
+            if (len[k] == RNDV && len[k - 1] == RNDV)
+                continue;
+            if (len[k] == RNDV) {
+                MPI_OK(MPI_Irecv(rb + (size_t)k * RNDV, RNDV, MPI_BYTE, partner,
+                                 80 + k, MPI_COMM_WORLD, &req[0]));
+                MPI_OK(MPI_Irecv(rb + (size_t)(k + 1) * RNDV, RNDV, MPI_BYTE,
+                                 partner, 81 + k, MPI_COMM_WORLD, &req[1]));
+                MPI_OK(MPI_Waitall(2, req, MPI_STATUSES_IGNORE));
+                check_msg(rb + (size_t)k * RNDV, RNDV, 2000 + r * NM + k, NULL,
+                          "rendezvous after long");
+                check_msg(rb + (size_t)(k + 1) * RNDV, RNDV,
+                          2000 + r * NM + k + 1, NULL, "rendezvous after long");
+                continue;
+            }
+            MPI_OK(MPI_Recv(rb + (size_t)k * RNDV, RNDV, MPI_BYTE, partner,
+                            80 + k, MPI_COMM_WORLD, &st));
+            check_msg(rb + (size_t)k * RNDV, len[k], 2000 + r * NM + k, &st,
+                      "mixed after long");
+            if (k == 1)
+                MPI_OK(MPI_Send(&ack, 1, MPI_CHAR, partner, 89,
+                                MPI_COMM_WORLD));
+        }
+    }
+    free(sb);
+    free(rb);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -319,5 +392,6 @@ main(int argc, char **argv)
     truncated();
     scattered_and_wild();
     windows_both_ways();
+    mixed_after_long();
     return t_finish("p2p_eager");
 }
