@@ -733,6 +733,9 @@ t_single_copy_pid_namespace(void)
     pid_t pid;
     int status;
 
+    /* Made before the fork: the child attaches at once. */
+    if (!CHECK((a = shm_create(name)) != NULL))
+        return;
     if ((pid = fork()) == 0) {
         pid_t inner;
 
@@ -755,8 +758,6 @@ t_single_copy_pid_namespace(void)
                   ? WEXITSTATUS(status)
                   : 5);
     }
-    if (!CHECK((a = shm_create(name)) != NULL))
-        return;
     /* The child may be refused its namespace: then it never attaches. */
     while (shm_read(a, &ready, 1) == 0) {
         if (waitpid(pid, &status, WNOHANG) == pid) {
