@@ -926,6 +926,15 @@ conn_read_room(const struct conn *c)
     return 4 + (size_t)flen - have < room ? 4 + (size_t)flen - have : room;
 }
 
+/* Is the next frame's payload asked for (a clear-to-send out) or likely
+ * a long eager one?  Then it may go in place, and its header is read
+ * without it (alone, or with the tail of the payload before it). */
+static int
+conn_next_in_place(const struct conn *c)
+{
+    return !c->sealed && (c->cts_out > 0 || c->eager_long);
+}
+
 /* The rest of a payload read in place (plain TCP), and in the same call
  * the next frame's header into the empty receive buffer, when its payload
  * may go in place too (as conn_read reads such a header alone): a system
@@ -938,8 +947,8 @@ conn_recv_tail(struct conn *c)
     struct iovec iov[2];
     ssize_t n;
 
-    if (c->on_shm || c->sealed || c->ddiscard > 0 || c->rpos != c->rlen ||
-        (!c->eager_long && c->cts_out == 0))
+    if (c->on_shm || c->ddiscard > 0 || c->rpos != c->rlen ||
+        !conn_next_in_place(c))
         return conn_recv(c, c->ddst + c->dgot, want);
     c->rpos = c->rlen = 0;
     iov[0].iov_base = c->ddst + c->dgot;
@@ -1019,12 +1028,10 @@ conn_read(struct conn *c)
             c->rpos = 0;
         }
         room = conn_read_room(c);
-        /* A payload we asked for may be next, or another long eager
-         * one: read its header alone, so that the payload lands in
+        /* Read the next header alone, so that its payload lands in
          * place, not here and then copied. */
         held = c->rlen - c->rpos;
-        if (!c->sealed && (c->cts_out > 0 || c->eager_long) && held < HDR &&
-            room > HDR - held)
+        if (conn_next_in_place(c) && held < HDR && room > HDR - held)
             room = HDR - held;
         n = conn_recv(c, c->rbuf + c->rlen, room);
         if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
