@@ -55,7 +55,8 @@ struct txitem {
     struct wire_hdr lh;
     uint64_t lctr;
     int lazy;
-    int piece; /* a lone rendezvous payload: written TX_PIECE at a time */
+    int lone; /* a rendezvous payload alone in flight: its first write is
+                 short (transport.c TX_FIRST) */
 };
 
 struct conn {

@@ -227,7 +227,7 @@ PMPI_Get_elements_x(const MPI_Status *st, MPI_Datatype dt, MPI_Count *count)
 int
 PMPI_Get_elements(const MPI_Status *st, MPI_Datatype dt, int *count)
 {
-    MPI_Count n;
+    MPI_Count n = 0; /* gcc -O3 cannot see that a success sets it */
     int rc;
 
     if (count == NULL)

@@ -75,6 +75,7 @@ rma_win_nth(int i)
 int
 rma_win_check(MPI_Win win, struct mpii_win **w, const char *fn)
 {
+    *w = NULL;
     if (!mpii_initialized())
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_OTHER, fn);
     if ((*w = mpii_win_get(win)) == NULL)

@@ -49,8 +49,9 @@ rm_tree(const char *path, int depth)
         while ((de = readdir(d)) != NULL) {
             if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                 continue;
-            snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
-            rm_tree(sub, depth - 1);
+            if (snprintf(sub, sizeof sub, "%s/%s", path, de->d_name) <
+                (int)sizeof sub)
+                rm_tree(sub, depth - 1);
         }
         closedir(d);
         rmdir(path);
