@@ -60,12 +60,13 @@
  * first write of TX_FIRST bytes, the rest in one more (at most
  * TX_BUDGET).  The short write is pushed at once, so the receiver starts
  * copying while we copy the rest in.  Measured on loopback (Linux 6.18,
- * 1 MiB ping-pong, 2 ranks): 105 us against 145-160 in 512 KiB writes
- * and 140-160 in one write; 4 MiB 500 against 620-700; the same in a
- * bare TCP ping-pong outside the library (64 KiB first: 104 us, one
- * write: 142, 512 KiB writes: 150-175), so it is the kernel's doing.
- * One flush writes at most TX_BUDGET before reading (both directions
- * stream at once). */
+ * 1 MiB ping-pong, 2 ranks): 104-110 us against 142-179 in the 512 KiB
+ * writes used before; 4 MiB 497-515 against 621-717.  A bare TCP
+ * ping-pong outside the library shows the same (Reno, as our same-host
+ * connections: 105-111 us against 142-145 in 512 KiB writes and 109-112
+ * in one write; BBR: one write 135-164), so it is the kernel's doing
+ * (docs/mpi.md "A lone payload's first write").  One flush writes at
+ * most TX_BUDGET before reading (both directions stream at once). */
 #define TX_FIRST (32 * 1024)
 #define TX_BUDGET (1024 * 1024)
 /* Plain sockets to another host: at most TX_NET_PIECE bytes a call.  A
