@@ -82,3 +82,23 @@ cluster_stop() {
     for p in ${cl_pids:-}; do wait "$p" 2>/dev/null; done
     cl_pids=""
 }
+
+# need_openmpi NAME: install Open MPI (Debian's openmpi-bin and
+# libopenmpi-dev) when mpicc.openmpi or mpirun.openmpi is missing and we
+# are root; otherwise say how.  NAME prefixes the messages.
+need_openmpi() {
+    command -v mpicc.openmpi >/dev/null &&
+        command -v mpirun.openmpi >/dev/null && return 0
+    if [ "$(id -u)" = 0 ]; then
+        echo "$1: installing Open MPI (openmpi-bin libopenmpi-dev)" >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+            openmpi-bin libopenmpi-dev >/dev/null 2>&1 ||
+            { apt-get update -q >/dev/null 2>&1 &&
+              DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+                  openmpi-bin libopenmpi-dev >/dev/null 2>&1; } ||
+            echo "$1: could not install Open MPI" >&2
+    else
+        echo "$1: Open MPI is missing; install it with:" >&2
+        echo "    sudo apt-get install openmpi-bin libopenmpi-dev" >&2
+    fi
+}

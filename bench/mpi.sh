@@ -85,21 +85,7 @@ mkdir -p "$work/home"
 is_root() { [ "$(id -u)" = 0 ]; }
 
 # --- Open MPI ------------------------------------------------------------
-if ! command -v mpicc.openmpi >/dev/null || ! command -v mpirun.openmpi >/dev/null
-then
-    if is_root; then
-        echo "mpi.sh: installing Open MPI (openmpi-bin libopenmpi-dev)" >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-            openmpi-bin libopenmpi-dev >/dev/null 2>&1 ||
-            { apt-get update -q >/dev/null 2>&1 &&
-              DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-                  openmpi-bin libopenmpi-dev >/dev/null 2>&1; } ||
-            echo "mpi.sh: could not install Open MPI" >&2
-    else
-        echo "mpi.sh: Open MPI is missing; install it with:" >&2
-        echo "    sudo apt-get install openmpi-bin libopenmpi-dev" >&2
-    fi
-fi
+need_openmpi mpi.sh
 have_ompi=no
 command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null &&
     have_ompi=yes

@@ -570,6 +570,8 @@ hs_step(struct conn *c, struct conn **pending, int npending)
         old = tp.by_world[c->world];
         tp_set(c->world, c);
         tp.naccepted++;
+        if (mpii_test_accept_cut(c->world))
+            conn_kill(c); /* as if its connector died having confirmed */
         conn_early_send(c, old);
         if (old != NULL)
             conn_free(old); /* ours, which lost */
@@ -685,6 +687,14 @@ tp_accept(void)
     }
 }
 
+/* Is c the connection the table has for its process? */
+static int
+tp_holds(const struct conn *c)
+{
+    return c->world >= 0 && c->world < tp.size * tp.nrep &&
+           tp.by_world[c->world] == c;
+}
+
 /* One step of every handshake under way, ours and those accepted. */
 void
 tp_handshakes(void)
@@ -719,11 +729,16 @@ tp_handshakes(void)
             else if (c->state != CS_DEAD && ms_since(&c->since) > HS_PENDING_MS)
                 conn_kill(c);
         }
-        if (c->state == CS_DEAD) {
+        /* One that took its place in the table is the table's, even if
+         * it died as the frames that waited for it went out (its
+         * connector gone right after confirming): freed here it would
+         * stay there, to be used and freed again. */
+        if (c->state == CS_READY || tp_holds(c))
+            tp.pending[j] = NULL; /* now in the table */
+        else if (c->state == CS_DEAD) {
             conn_discard(c);
             tp.pending[j] = NULL;
-        } else if (c->state == CS_READY)
-            tp.pending[j] = NULL; /* now in the table */
+        }
     }
     while (tp.npending > 0 && tp.pending[tp.npending - 1] == NULL)
         tp.npending--;

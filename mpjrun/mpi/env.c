@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,17 +150,36 @@ env_count_local(const struct ctl_entry *tab, int n)
         local_procs = k;
 }
 
+/* The cores this process may run on: its affinity (taskset, a cpuset),
+ * else every online one.  Two ranks allowed one core between them, yet
+ * counting the machine's two, spun without yielding: each message
+ * waited for the scheduler's tick (1-byte latency 4 ms). */
+static long
+env_cores(void)
+{
+    cpu_set_t set;
+
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 /* Whether ranks here share cores (request.c's waiting policy, and
  * tcpcc.h's choice for the connections made from now on). */
 static void
-env_note_cores(void)
+env_note_cores(int say)
 {
     int local = env_int("P2P_LOCAL_PROCS", 1);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long cores = env_cores();
 
     if (local > local_procs)
         local_procs = local;
     req_set_oversubscribed(cores > 0 && local_procs > cores);
+    if (say && getenv("P2P_MPI_STATS") != NULL)
+        mpii_log("p2pmpi: rank %d: %d of the job's processes here, "
+                 "cores to run on %ld: %s",
+                 env_int("P2P_RANK", 0), local_procs, cores,
+                 req_oversubscribed() ? "sharing cores" : "a core each");
 }
 
 static int
@@ -197,7 +217,7 @@ env_wireup(int rank, int size)
         return rc;
     }
     env_count_local(rx.tab, (int)rx.n);
-    env_note_cores();
+    env_note_cores(0);
     if (nrep > 1) {
         /* Replicas: who is not in the table (no address) is dead. */
         uint8_t *dead = malloc((size_t)size * (size_t)nrep);
@@ -264,7 +284,7 @@ PMPI_Init(int *argc, char ***argv)
         }
     }
     world_size = size;
-    env_note_cores();
+    env_note_cores(1);
     if ((rc = mpii_comm_init(rank, size)) != MPI_SUCCESS)
         return rc;
     initialized = 1;

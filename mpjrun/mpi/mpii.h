@@ -426,6 +426,10 @@ int mpii_test_hit(const char *where);
  * rendezvous payload) is the one P2P_TEST_CORRUPT names, to be damaged
  * on its way out. */
 int mpii_test_corrupt(int data);
+/* Fault injection (P2P_TEST_ACCEPTCUT, testkill.c): close the connection
+ * just accepted from process proc, once proven?  Read at each
+ * acceptance (rare). */
+int mpii_test_accept_cut(int proc);
 /* Exit status of a replica that could not join its job. */
 #define MPII_EXIT_WIREUP 75
 /* Ask the coordinator to end the job with this status (MPI_Abort and

@@ -26,6 +26,10 @@
  * "RANK.REPLICA:KIND:N" (KIND "data" for rendezvous payloads, "any" for
  * every kind) makes that process flip a bit of the Nth sealed frame of
  * that kind it sends, after sealing: the receiver must refuse it.
+ * P2P_TEST_ACCEPTCUT set to "RANK.REPLICA:PROC" (several separated by
+ * commas) makes that process close a connection it accepted from process
+ * index PROC the moment the handshake proves it, before the frames that
+ * waited for it go out: as when PROC dies right after confirming.
  * Nothing happens without the variables.
  */
 #include <signal.h>
@@ -122,4 +126,18 @@ mpii_test_corrupt(int data)
     if (!on || (only_data && !data))
         return 0;
     return --left == 0;
+}
+
+int
+mpii_test_accept_cut(int proc)
+{
+    const char *v;
+    int rank, replica, p;
+
+    for (v = getenv("P2P_TEST_ACCEPTCUT"); v != NULL;
+         v = (v = strchr(v, ',')) != NULL ? v + 1 : NULL)
+        if (sscanf(v, "%d.%d:%d", &rank, &replica, &p) == 3 &&
+            is_me(rank, replica) && p == proc)
+            return 1;
+    return 0;
 }

@@ -249,6 +249,27 @@ class TestMpiReplicas(harness.JobTestCase):
                "%.2f s (lease %d ms)" % (time.monotonic() - t0, LEASE_MS))
         self.assert_job_over(self.sn, self.peers, timeout=30)
 
+    def test_accepted_connection_cut(self):
+        """A connection accepted from a process that dies the moment it
+        has confirmed the handshake (P2P_TEST_ACCEPTCUT: the acceptor
+        closes it once proven, before the frames that waited for it go
+        out), between rank 0 replica 0 and rank 1 replica 1, whichever of
+        them accepts: the connection has taken its place in the
+        acceptor's table and stays there, closed, until the view says who
+        is dead; nothing frees it twice.  The job goes on as after any
+        cut, and no process dies of a signal."""
+        self.reference()
+        run = self.p2prun(["-x", "P2P_TEST_ACCEPTCUT=0.0:3,1.1:0"] +
+                          self.args(), timeout=60)
+        self.assert_rc(run, 0)
+        self.assertIn("cut off from other processes for a whole lease",
+                      run.stderr, run.describe())
+        self.assertNotIn("killed by signal", run.stderr, run.describe())
+        self.assertNotIn("AddressSanitizer", run.stderr, run.describe())
+        self.assertEqual(self.per_rank(run.stdout),
+                         self.per_rank(self.reference()), run.describe())
+        self.assert_job_over(self.sn, self.peers, timeout=30)
+
     def test_three_replicas(self):
         """-r 3 on three hosts of three slots: rank 0 loses two replicas
         (its master first, then the next), rank 1 one, rank 2 none; and

@@ -33,6 +33,12 @@ ok)
         echo "run.sh: $name on $np ranks: no 'ok $name' line"
         exit 1
     fi
+    # With replicas a crashed process is carried by its rank's other
+    # replica and the job ends 0: only p2prun's line shows the crash.
+    if grep -q "killed by signal" "$out"; then
+        echo "run.sh: $name on $np ranks: a process died of a signal"
+        exit 1
+    fi
     ;;
 fail)
     if [ $rc -eq 0 ]; then

@@ -1,0 +1,81 @@
+#!/bin/sh
+# mpi_shared_core.sh [BUILD_DIR]: ranks on cores they share without
+# having counted on it (docs/mpi.md, "Transport", Waiting), ours against
+# Open MPI's TCP path, run after run:
+#   one core   both ranks of a 2-rank job allowed one core (taskset -c 0,
+#              inherited through the embedded cluster's peerd): 1-byte
+#              latency, µs one way (ours over TCP between the two peers,
+#              ours through shared memory with -a concentrate, Open MPI)
+#   two jobs   two 2-rank jobs started together on the machine's cores,
+#              each MPI_SHARED_TRIPS 1-byte round trips: seconds until
+#              both are done (each job alone counts a core per rank)
+#   MPI_SHARED_RUNS=N   rounds (3)
+#   MPI_SHARED_TRIPS=N  round trips of each job in "two jobs" (100000)
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/lib.sh"
+build=${1:-$root/build}
+runs=${MPI_SHARED_RUNS:-3}
+trips=${MPI_SHARED_TRIPS:-100000}
+p2prun=$build/bin/p2prun
+p2pcc=$build/bin/p2pcc
+[ -x "$p2prun" ] && [ -x "$p2pcc" ] || {
+    echo "mpi_shared_core.sh: build $build first (p2prun, p2pcc)" >&2
+    exit 1
+}
+work=$(mktemp -d /tmp/mpi_shared.XXXXXX) || exit 1
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/h1" "$work/h2"
+"$p2pcc" -O2 -o "$work/p2p_latency" "$root/bench/mpi_latency.c" || exit 1
+need_openmpi mpi_shared_core.sh
+ompi=no
+mpicc.openmpi -O2 -o "$work/ompi_latency" "$root/bench/mpi_latency.c" \
+    >/dev/null 2>&1 && ompi=yes
+
+# lat1: the 1-byte figure of mpi_latency's output on standard input.
+lat1() { awk '$1 == "lat" && $2 == 1 { print $3 }'; }
+ours() { # HOME ARGS...
+    h=$1
+    shift
+    HOME=$h P2P_CONF= "$p2prun" --no-encrypt --timeout 300 "$@" 2>/dev/null
+}
+theirs() {
+    chrt --idle 0 nice -n 19 mpirun.openmpi --allow-run-as-root \
+        --oversubscribe --mca btl tcp,self "$@" 2>/dev/null
+}
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f\n", b - a }'; }
+
+printf "%-5s | %-32s | %s\n" "" "one core: 1 B latency, us" \
+    "two jobs at once: s"
+printf "%-5s | %10s %10s %10s | %8s %8s\n" round "ours TCP" "ours shm" \
+    "Open MPI" ours "Open MPI"
+i=1
+while [ "$i" -le "$runs" ]; do
+    t=$(taskset -c 0 env HOME="$work/h1" P2P_CONF= "$p2prun" --no-encrypt \
+        --timeout 300 -n 2 "$work/p2p_latency" 2000 1:1 2>/dev/null | lat1)
+    s=$(taskset -c 0 env HOME="$work/h1" P2P_CONF= "$p2prun" --no-encrypt \
+        --timeout 300 -n 2 -a concentrate "$work/p2p_latency" 2000 1:1 \
+        2>/dev/null | lat1)
+    o=-
+    [ $ompi = yes ] && o=$(taskset -c 0 chrt --idle 0 nice -n 19 \
+        mpirun.openmpi --allow-run-as-root --oversubscribe \
+        --mca btl tcp,self -np 2 "$work/ompi_latency" 2000 1:1 \
+        2>/dev/null | lat1)
+    t0=$(now)
+    ours "$work/h1" -n 2 "$work/p2p_latency" "$trips" 1:1 >/dev/null &
+    ours "$work/h2" -n 2 "$work/p2p_latency" "$trips" 1:1 >/dev/null &
+    wait
+    w=$(since "$t0")
+    wo=-
+    if [ $ompi = yes ]; then
+        t0=$(now)
+        theirs -np 2 "$work/ompi_latency" "$trips" 1:1 >/dev/null &
+        theirs -np 2 "$work/ompi_latency" "$trips" 1:1 >/dev/null &
+        wait
+        wo=$(since "$t0")
+    fi
+    printf "%-5s | %10s %10s %10s | %8s %8s\n" "$i" "${t:--}" "${s:--}" \
+        "${o:--}" "$w" "$wo"
+    i=$((i + 1))
+done
