@@ -34,13 +34,18 @@ mpicc.openmpi -O2 -o "$work/ompi_latency" "$root/bench/mpi_latency.c" \
 
 # lat1: the 1-byte figure of mpi_latency's output on standard input.
 lat1() { awk '$1 == "lat" && $2 == 1 { print $3 }'; }
-ours() { # HOME ARGS...
+# ours HOME ARGS..., theirs ARGS...: a run of ours (p2prun on the
+# embedded cluster, HOME its own) or of Open MPI's, held to core 0 when
+# pin is "taskset -c 0".
+pin=""
+ours() {
     h=$1
     shift
-    HOME=$h P2P_CONF= "$p2prun" --no-encrypt --timeout 300 "$@" 2>/dev/null
+    $pin env HOME="$h" P2P_CONF= "$p2prun" --no-encrypt --timeout 300 \
+        "$@" 2>/dev/null
 }
 theirs() {
-    chrt --idle 0 nice -n 19 mpirun.openmpi --allow-run-as-root \
+    $pin chrt --idle 0 nice -n 19 mpirun.openmpi --allow-run-as-root \
         --oversubscribe --mca btl tcp,self "$@" 2>/dev/null
 }
 now() { date +%s.%N; }
@@ -52,16 +57,13 @@ printf "%-5s | %10s %10s %10s | %8s %8s\n" round "ours TCP" "ours shm" \
     "Open MPI" ours "Open MPI"
 i=1
 while [ "$i" -le "$runs" ]; do
-    t=$(taskset -c 0 env HOME="$work/h1" P2P_CONF= "$p2prun" --no-encrypt \
-        --timeout 300 -n 2 "$work/p2p_latency" 2000 1:1 2>/dev/null | lat1)
-    s=$(taskset -c 0 env HOME="$work/h1" P2P_CONF= "$p2prun" --no-encrypt \
-        --timeout 300 -n 2 -a concentrate "$work/p2p_latency" 2000 1:1 \
-        2>/dev/null | lat1)
+    pin="taskset -c 0"
+    t=$(ours "$work/h1" -n 2 "$work/p2p_latency" 2000 1:1 | lat1)
+    s=$(ours "$work/h1" -n 2 -a concentrate "$work/p2p_latency" 2000 1:1 |
+        lat1)
     o=-
-    [ $ompi = yes ] && o=$(taskset -c 0 chrt --idle 0 nice -n 19 \
-        mpirun.openmpi --allow-run-as-root --oversubscribe \
-        --mca btl tcp,self -np 2 "$work/ompi_latency" 2000 1:1 \
-        2>/dev/null | lat1)
+    [ $ompi = yes ] && o=$(theirs -np 2 "$work/ompi_latency" 2000 1:1 | lat1)
+    pin=""
     t0=$(now)
     ours "$work/h1" -n 2 "$work/p2p_latency" "$trips" 1:1 >/dev/null &
     ours "$work/h2" -n 2 "$work/p2p_latency" "$trips" 1:1 >/dev/null &
