@@ -15,8 +15,10 @@
 #   2. per-size tables against Open MPI (OSU style): latency, bandwidth
 #      and bidirectional bandwidth on 2 ranks, then every collective of
 #      mpi_coll.c on 2 and 4 ranks (4 ranks on 2 cores are
-#      oversubscribed), each call timed between barriers (OSU), then the
-#      same calls back to back (IMB).  Each cell is the median of the
+#      oversubscribed), each call timed between barriers (the slowest
+#      rank's median call, then OSU's own figure: the ranks' average of
+#      their mean calls), then the same calls back to back (IMB).
+#      Each cell is the median of the
 #      runs; the ratio is the median of the per-run ratios ours / Open
 #      MPI (each run's pair measured one after the other), with their
 #      range.
@@ -241,7 +243,8 @@ fi
 # sweep_run TAG NP PROGRAM [ARGS...]: one run of PROGRAM (bench/mpi_X.c)
 # with ours, then with Open MPI; every "KEY SIZE VALUE" line it prints
 # ("coll OP SIZE VALUE" for collectives, "b2b OP SIZE VALUE" for them
-# back to back: key OP-b2b) is kept in $work/sweep.dat as
+# back to back: key OP-b2b, "osu OP SIZE VALUE" for OSU's average of the
+# ranks: key OP-osu) is kept in $work/sweep.dat as
 # "IMPL RUN KEY[@NP] SIZE VALUE", with TAG (run number) as RUN.
 sweep_run() {
     tag=$1 np=$2 prog=$3
@@ -252,6 +255,7 @@ sweep_run() {
             awk -v i="$impl" -v r="$tag" -v np="$np" '
                 $1 == "coll" && NF == 4 { print i, r, $2 "@" np, $3, $4 }
                 $1 == "b2b" && NF == 4 { print i, r, $2 "-b2b@" np, $3, $4 }
+                $1 == "osu" && NF == 4 { print i, r, $2 "-osu@" np, $3, $4 }
                 $1 != "coll" && NF == 3 { print i, r, $1, $2, $3 }' \
             >>"$work/sweep.dat"
     done
@@ -355,6 +359,13 @@ if [ "$sweep" != 0 ]; then
         for np in $cnp; do keys="$keys $op@$np"; done
         sweep_table "MPI_$op, $cnp ranks (us; size: a rank's block for
 gather, scatter, allgather, alltoall, the whole buffer otherwise)" $keys
+    done
+    for op in $(echo "$ops" | tr , ' '); do
+        keys=""
+        for np in $cnp; do keys="$keys $op-osu@$np"; done
+        sweep_table "MPI_$op, $cnp ranks, as the OSU benchmarks print it (us:
+the same calls between barriers, each rank's mean call averaged over the
+ranks, OSU's \"Avg Latency\")" $keys
     done
     for op in $(echo "$ops" | tr , ' '); do
         keys=""

@@ -15,6 +15,10 @@
  * The two differ where ranks leave a barrier at different times: timed
  * between barriers, a rank that leaves early counts the wait for the
  * others (the root of a bcast) as its call's time.
+ * From the same calls between barriers, the figure the OSU benchmarks
+ * print by default ("Avg Latency"): each rank's mean call, averaged over
+ * the ranks:
+ *     osu <op> <bytes> <us>
  * Standard MPI only: builds with p2pcc, Open MPI's and MPICH's mpicc.
  * Usage: mpi_coll [ITERATIONS [MIN:MAX[:FACTOR] [OP,OP,...]]]
  *   (200, 1:4194304:4, barrier,bcast,reduce,allreduce,gather,scatter,
@@ -98,11 +102,12 @@ check(enum op op, size_t n)
     return 1;
 }
 
-/* The slowest rank's median call, in us, on rank 0. */
+/* The slowest rank's median call, in us, on rank 0; *osu becomes the
+ * ranks' average of their mean calls, OSU's figure. */
 static double
-measure(enum op op, size_t n, int iters, double *t)
+measure(enum op op, size_t n, int iters, double *t, double *osu)
 {
-    double med, worst;
+    double med, worst, mean = 0, sum = 0;
     int warm = iters / 10 + 1;
 
     fill(op, n);
@@ -120,6 +125,10 @@ measure(enum op op, size_t n, int iters, double *t)
                 rank, names[op], n);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    for (int i = 0; i < iters; i++)
+        mean += t[i] / iters * 1e6;
+    MPI_Reduce(&mean, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    *osu = sum / size;
     med = sweep_median(t, iters) * 1e6;
     MPI_Reduce(&med, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     return worst;
@@ -182,21 +191,23 @@ main(int argc, char **argv)
         if (!want[o])
             continue;
         if (o == BARRIER) {
-            double us = measure(BARRIER, 0, iters, t),
-                   b2b = back_to_back(BARRIER, 0, iters);
+            double osu, us = measure(BARRIER, 0, iters, t, &osu),
+                        b2b = back_to_back(BARRIER, 0, iters);
 
             if (rank == 0)
-                printf("coll barrier 0 %.3f\nb2b barrier 0 %.3f\n", us, b2b);
+                printf("coll barrier 0 %.3f\nosu barrier 0 %.3f\n"
+                       "b2b barrier 0 %.3f\n", us, osu, b2b);
             continue;
         }
         for (size_t n = sw.min; n <= sw.max; n *= sw.factor) {
-            double us;
+            double us, osu;
 
             if ((o == REDUCE || o == ALLREDUCE) && n < sizeof(float))
                 continue;
-            us = measure((enum op)o, n, sweep_iters(iters, n), t);
+            us = measure((enum op)o, n, sweep_iters(iters, n), t, &osu);
             if (rank == 0)
-                printf("coll %s %zu %.3f\n", names[o], n, us);
+                printf("coll %s %zu %.3f\nosu %s %zu %.3f\n", names[o], n,
+                       us, names[o], n, osu);
             us = back_to_back((enum op)o, n, sweep_iters(iters, n));
             if (rank == 0)
                 printf("b2b %s %zu %.3f\n", names[o], n, us);

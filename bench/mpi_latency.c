@@ -6,8 +6,11 @@
  * With a sweep (MIN:MAX[:FACTOR], see mpi_sweep.h), that line for one
  * byte and then one line per size:
  *     lat <bytes> <median us>
+ * WAIT "test" or "probe" receives as programs that poll do: MPI_Irecv
+ * and a loop of MPI_Test, or a loop of MPI_Iprobe and MPI_Recv
+ * (bench/mpi_shared_core.sh); "wait" (the default) is MPI_Recv.
  * Standard MPI only: builds with p2pcc, Open MPI's and MPICH's mpicc.
- * Usage: mpi_latency [ITERATIONS [MIN:MAX[:FACTOR]]]
+ * Usage: mpi_latency [ITERATIONS [MIN:MAX[:FACTOR] [WAIT]]]
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -15,6 +18,27 @@
 #include <string.h>
 
 #include "mpi_sweep.h"
+
+static enum { WAIT, TEST, PROBE } how = WAIT;
+
+/* Receives n bytes from rank from, waiting as how says. */
+static void
+recv(char *buf, size_t n, int from)
+{
+    MPI_Request rq;
+    int flag = 0;
+
+    if (how == TEST) {
+        MPI_Irecv(buf, (int)n, MPI_CHAR, from, 1, MPI_COMM_WORLD, &rq);
+        while (!flag)
+            MPI_Test(&rq, &flag, MPI_STATUS_IGNORE);
+        return;
+    }
+    while (how == PROBE && !flag)
+        MPI_Iprobe(from, 1, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    MPI_Recv(buf, (int)n, MPI_CHAR, from, 1, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+}
 
 /* The median half round trip at n bytes, on rank 0 (0 elsewhere). */
 static double
@@ -27,11 +51,9 @@ pingpong(int rank, char *buf, size_t n, int iters, double *t)
         double t0 = MPI_Wtime();
         if (rank == 0) {
             MPI_Send(buf, (int)n, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
-            MPI_Recv(buf, (int)n, MPI_CHAR, 1, 1, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE);
+            recv(buf, n, 1);
         } else if (rank == 1) {
-            MPI_Recv(buf, (int)n, MPI_CHAR, 0, 1, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE);
+            recv(buf, n, 0);
             MPI_Send(buf, (int)n, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
         }
         if (i >= 0)
@@ -53,10 +75,15 @@ main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     sweeping = sweep_args(argc, argv, &iters, &sw);
+    if (argc > 3)
+        how = strcmp(argv[3], "test") == 0    ? TEST
+              : strcmp(argv[3], "probe") == 0 ? PROBE
+              : strcmp(argv[3], "wait") == 0  ? WAIT
+                                              : (iters = 0, WAIT);
     if (size < 2 || iters < 1) {
         if (rank == 0)
-            fprintf(stderr, "mpi_latency: needs 2 ranks "
-                            "(usage: mpi_latency [ITERS [MIN:MAX[:F]]])\n");
+            fprintf(stderr, "mpi_latency: needs 2 ranks (usage: mpi_latency "
+                            "[ITERS [MIN:MAX[:F] [wait|test|probe]]])\n");
         MPI_Finalize();
         return 2;
     }

@@ -5,7 +5,14 @@
 #   one core   both ranks of a 2-rank job allowed one core (taskset -c 0,
 #              inherited through the embedded cluster's peerd): 1-byte
 #              latency, µs one way (ours over TCP between the two peers,
-#              ours through shared memory with -a concentrate, Open MPI)
+#              ours through shared memory with -a concentrate, Open MPI
+#              as it comes and with mpi_yield_when_idle, its setting for
+#              oversubscription).  Open MPI binds 2 ranks to a core each
+#              by default, over the taskset: its pinned runs say
+#              --bind-to none, so both ranks do share core 0.
+#   polling    the same, each receive waited for in the program's own
+#              loop of MPI_Test (mpi_latency's "test"): ours over TCP,
+#              Open MPI with mpi_yield_when_idle
 #   two jobs   two 2-rank jobs started together on the machine's cores,
 #              each MPI_SHARED_TRIPS 1-byte round trips: seconds until
 #              both are done (each job alone counts a core per rank)
@@ -36,8 +43,9 @@ mpicc.openmpi -O2 -o "$work/ompi_latency" "$root/bench/mpi_latency.c" \
 lat1() { awk '$1 == "lat" && $2 == 1 { print $3 }'; }
 # ours HOME ARGS..., theirs ARGS...: a run of ours (p2prun on the
 # embedded cluster, HOME its own) or of Open MPI's, held to core 0 when
-# pin is "taskset -c 0".
+# pin is "taskset -c 0" (and bind "--bind-to none" for Open MPI).
 pin=""
+bind=""
 ours() {
     h=$1
     shift
@@ -46,24 +54,37 @@ ours() {
 }
 theirs() {
     $pin chrt --idle 0 nice -n 19 mpirun.openmpi --allow-run-as-root \
-        --oversubscribe --mca btl tcp,self "$@" 2>/dev/null
+        --oversubscribe $bind --mca btl tcp,self "$@" 2>/dev/null
 }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f\n", b - a }'; }
 
-printf "%-5s | %-32s | %s\n" "" "one core: 1 B latency, us" \
-    "two jobs at once: s"
-printf "%-5s | %10s %10s %10s | %8s %8s\n" round "ours TCP" "ours shm" \
-    "Open MPI" ours "Open MPI"
+printf "%-5s | %-43s | %-17s | %s\n" "" "one core: 1 B latency, us" \
+    "one core, polling" "two jobs at once: s"
+printf "%-5s | %8s %8s %10s %13s | %8s %8s | %8s %8s\n" round "ours TCP" \
+    "ours shm" "Open MPI" "OMPI yield" ours "OMPI y." ours "Open MPI"
 i=1
 while [ "$i" -le "$runs" ]; do
     pin="taskset -c 0"
+    bind="--bind-to none"
     t=$(ours "$work/h1" -n 2 "$work/p2p_latency" 2000 1:1 | lat1)
     s=$(ours "$work/h1" -n 2 -a concentrate "$work/p2p_latency" 2000 1:1 |
         lat1)
+    tp=$(ours "$work/h1" -n 2 "$work/p2p_latency" 2000 1:1 test | lat1)
     o=-
-    [ $ompi = yes ] && o=$(theirs -np 2 "$work/ompi_latency" 2000 1:1 | lat1)
+    oy=-
+    op=-
+    if [ $ompi = yes ]; then
+        # As it comes, each hop waits for the scheduler's tick (ms): a
+        # few round trips tell.
+        o=$(theirs -np 2 "$work/ompi_latency" 50 1:1 | lat1)
+        oy=$(theirs --mca mpi_yield_when_idle 1 -np 2 \
+            "$work/ompi_latency" 2000 1:1 | lat1)
+        op=$(theirs --mca mpi_yield_when_idle 1 -np 2 \
+            "$work/ompi_latency" 2000 1:1 test | lat1)
+    fi
     pin=""
+    bind=""
     t0=$(now)
     ours "$work/h1" -n 2 "$work/p2p_latency" "$trips" 1:1 >/dev/null &
     ours "$work/h2" -n 2 "$work/p2p_latency" "$trips" 1:1 >/dev/null &
@@ -77,7 +98,7 @@ while [ "$i" -le "$runs" ]; do
         wait
         wo=$(since "$t0")
     fi
-    printf "%-5s | %10s %10s %10s | %8s %8s\n" "$i" "${t:--}" "${s:--}" \
-        "${o:--}" "$w" "$wo"
+    printf "%-5s | %8s %8s %10s %13s | %8s %8s | %8s %8s\n" "$i" "${t:--}" \
+        "${s:--}" "${o:--}" "${oy:--}" "${tp:--}" "${op:--}" "$w" "$wo"
     i=$((i + 1))
 done

@@ -97,6 +97,10 @@ void req_set_oversubscribed(int);
 int req_oversubscribed(void);
 /* Progress until cond(arg) holds; the waiting policy lives here. */
 int req_wait_until(int (*cond)(void *), void *arg);
+/* A nonblocking test or probe found nothing: a polling loop yields. */
+void req_poll_missed(void);
+/* How many times req_poll_missed yielded (P2P_MPI_STATS). */
+unsigned long req_poll_yields(void);
 /* One pass of progress: the transport, then every nonblocking
  * collective's schedule (timeout_ms as transport_progress). */
 int mpii_progress(int timeout_ms);

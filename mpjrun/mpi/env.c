@@ -380,6 +380,10 @@ PMPI_Finalize(void)
         rc = req_wait_until(all_fins, NULL);
     if (rc == MPI_SUCCESS)
         rc = req_wait_until(all_flushed, NULL);
+    if (getenv("P2P_MPI_STATS") != NULL)
+        mpii_log("p2pmpi: rank %d: tests and probes that found nothing "
+                 "yielded the core %lu times", env_int("P2P_RANK", 0),
+                 req_poll_yields());
     transport_fini();
     rep_fini();
     dec_fini();

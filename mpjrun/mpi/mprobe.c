@@ -126,8 +126,12 @@ int
 PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag,
              MPI_Message *message, MPI_Status *status)
 {
-    return mprobe(source, tag, comm, 0, flag, message, status,
-                  "MPI_Improbe");
+    int rc = mprobe(source, tag, comm, 0, flag, message, status,
+                    "MPI_Improbe");
+
+    if (rc == MPI_SUCCESS && flag != NULL && !*flag)
+        req_poll_missed();
+    return rc;
 }
 
 #pragma weak MPI_Imrecv = PMPI_Imrecv

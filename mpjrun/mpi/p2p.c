@@ -878,8 +878,10 @@ PMPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
     if (r->active && (rc = mpii_progress(0)) != MPI_SUCCESS)
         req_complete(r, rc);
     *flag = !r->active;
-    if (!*flag)
+    if (!*flag) {
+        req_poll_missed();
         return MPI_SUCCESS;
+    }
     rc = req_finish(req, r, st);
     return rc == MPI_SUCCESS ? rc : mpii_err(MPI_COMM_WORLD, rc, "MPI_Test");
 }
@@ -905,8 +907,10 @@ PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *st)
     if (r->active)
         (void)mpii_progress(0);
     *flag = !r->active;
-    if (!*flag)
+    if (!*flag) {
+        req_poll_missed();
         return MPI_SUCCESS;
+    }
     if (req_inactive(r))
         status_empty(st);
     else if (r->kind == REQ_GREQ) {
@@ -934,8 +938,10 @@ PMPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
         if (reqs[i] != MPI_REQUEST_NULL && (r = req_get(reqs[i])) != NULL &&
             r->active)
             *flag = 0;
-    if (!*flag)
+    if (!*flag) {
+        req_poll_missed();
         return MPI_SUCCESS;
+    }
     return PMPI_Waitall(n, reqs, sts);
 }
 
@@ -960,6 +966,8 @@ PMPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *st)
         *flag = nv == 2 && v[0];
         *index = *flag ? v[1] : MPI_UNDEFINED;
         if (!*flag || v[1] == MPI_UNDEFINED) {
+            if (!*flag)
+                req_poll_missed();
             status_empty(st);
             return MPI_SUCCESS;
         }
@@ -976,6 +984,7 @@ PMPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *st)
         return mpii_err(MPI_COMM_WORLD, rc, "MPI_Testany");
     if (!*flag) {
         *index = MPI_UNDEFINED;
+        req_poll_missed();
         return MPI_SUCCESS;
     }
     if (a.index == MPI_UNDEFINED) {
@@ -997,7 +1006,10 @@ PMPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[],
     if ((rc = check_reqs(n, reqs)) != MPI_SUCCESS || outcount == NULL)
         return mpii_err(MPI_COMM_WORLD, rc ? rc : MPI_ERR_ARG,
                         "MPI_Testsome");
-    return some(n, reqs, outcount, indices, sts, 0, "MPI_Testsome");
+    rc = some(n, reqs, outcount, indices, sts, 0, "MPI_Testsome");
+    if (rc == MPI_SUCCESS && *outcount == 0)
+        req_poll_missed();
+    return rc;
 }
 
 struct probe_arg {
@@ -1125,6 +1137,8 @@ PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *st)
         return MPI_SUCCESS;
     }
     rc = mpii_probe_agreed(c, source, tag, 0, flag, st, NULL);
+    if (rc == MPI_SUCCESS && !*flag)
+        req_poll_missed();
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, "MPI_Iprobe");
 }
 

@@ -6,7 +6,9 @@
  * far more in the idle CPU class peerd runs guests in, when the owner's
  * work keeps the cores busy), counted from the last time a large
  * payload moved, then sleeps in poll(); when ranks outnumber cores it
- * yields the core between passes for up to 1 ms before it sleeps.
+ * yields the core between passes for up to 1 ms before it sleeps.  A
+ * program's own loop of tests or probes that find nothing yields too
+ * (req_poll_missed).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 #define REQ_MAX 65535
 #define SPIN_NS 10000000   /* spin this long before sleeping (10 ms) */
 #define YIELD_NS 1000000   /* sharing cores: yield this long before sleeping */
+#define POLL_GAP_NS 20000  /* tests closer than this are a polling loop */
 
 /* The handle of every send that completed as it started (an eager
  * message written or copied at once): index 0 of generation 1, never a
@@ -36,6 +39,7 @@ static struct mpii_req done_send;
  * while it has not moved). */
 unsigned long req_completions;
 static int oversubscribed; /* more local ranks than cores */
+static unsigned long poll_yields; /* by req_poll_missed */
 static struct mpii_req **reqs;
 static int nreqs, capreqs;
 static int *freelist, nfree;
@@ -351,6 +355,42 @@ spin_pause(void)
     for (int k = 0; k < spin_pauses; k++)
         __builtin_ia32_pause();
 #endif
+}
+
+/* A nonblocking test or probe found nothing (MPI_Test, Testany,
+ * Testall, Testsome, Request_get_status, Iprobe, Improbe).  A program
+ * that calls them in a loop until something comes is waiting, as
+ * req_wait_until does, without saying so: its misses come less than
+ * POLL_GAP_NS apart, with no request completed in between.  Such a loop yields the core as a wait does: from
+ * the second miss where the job's processes outnumber the cores, after
+ * 64 otherwise (another job's ranks may share the core).  Without it,
+ * two ranks polling on one core handed it over only at the scheduler's
+ * tick (4 ms a message).  A program that computes between its tests is
+ * left alone. */
+void
+req_poll_missed(void)
+{
+    static uint64_t last;
+    static unsigned long completions;
+    static int streak;
+    uint64_t t = now_ns();
+
+    streak = t - last < POLL_GAP_NS && req_completions == completions
+                 ? streak + 1
+                 : 0;
+    last = t;
+    completions = req_completions;
+    if (streak >= (oversubscribed ? 1 : 64)) {
+        sched_yield();
+        poll_yields++;
+        last = now_ns();
+    }
+}
+
+unsigned long
+req_poll_yields(void)
+{
+    return poll_yields;
 }
 
 int

@@ -6,10 +6,14 @@
 # ExecStart lines (and User=) of the installed units, run
 # `p2prun -n 2 hostname`, reinstall over an edited conffile, remove,
 # purge.  Nothing reaches the real system.  Needs root and overlayfs;
-# exits 77 (skipped) without them.
+# exits 77 (skipped) without them, and when P2P_DPKG_SKIP is yes (a
+# sanitizer build's package).
 # Usage: deb_install.sh PACKAGE.deb
 #        deb_install.sh --cpack BUILD_DIR   (package that build first)
 set -eu
+[ "${P2P_DPKG_SKIP:-no}" = yes ] &&
+    { echo "SKIP: a sanitizer build's package (the plain build installs its own)"
+      exit 77; }
 if [ "$1" = --cpack ]; then
     out=$(mktemp -d /tmp/p2p-cpack.XXXXXX)
     trap 'rm -rf "$out"' EXIT

@@ -11,7 +11,12 @@ round a ring 2000 times; P2P_MPI_STATS makes every rank say what it
 counted.  With every core: a core each.  With the peerd's affinity cut to
 one core (its job's processes inherit it): sharing cores.  Whether the
 ring runs fast is bench/'s business; here, that the count and the choice
-follow the affinity, and the job ends well."""
+follow the affinity, and the job ends well.
+
+A program may wait in its own loop of MPI_Test or MPI_Iprobe: such a loop
+yields the core too (req_poll_missed); before, two ranks polling on one
+core handed it over at the scheduler's tick, 4 ms a message.  With the
+peerd on one core, every rank of a polling ring says it yielded."""
 
 import os
 import re
@@ -20,6 +25,8 @@ import sys
 sys.dont_write_bytecode = True
 import harness  # noqa: E402
 
+POLL_YIELDS = re.compile(r"^p2pmpi: rank (\d+): tests and probes that "
+                         r"found nothing yielded the core (\d+) times$", re.M)
 CORES = re.compile(r"^p2pmpi: rank (\d+): (\d+) of the job's processes here, "
                    r"cores to run on (\d+): (sharing cores|a core each)$",
                    re.M)
@@ -32,15 +39,18 @@ class TestMpiCores(harness.JobTestCase):
         self.sn, self.peers = self.start_jobnet(1, slots=4)
         self.prog = self.mpi_program("mpi_ring")
 
-    def ring(self, n=2):
+    def ring(self, n=2, wait=None):
         run = self.p2prun(["-n", str(n), "-x", "P2P_MPI_STATS=1", self.prog,
-                           "2000"], timeout=120)
+                           "2000"] + ([wait] if wait else []), timeout=120)
         self.assert_rc(run, 0)
         for r in range(n):
             self.assertIn("rank %d ring ok" % r, run.stdout, run.describe())
         said = {int(r): (int(p), int(c), how)
                 for r, p, c, how in CORES.findall(run.stderr)}
         self.assertEqual(sorted(said), list(range(n)), run.describe())
+        self.yields = {int(r): int(k)
+                       for r, k in POLL_YIELDS.findall(run.stderr)}
+        self.assertEqual(sorted(self.yields), list(range(n)), run.describe())
         return said
 
     def test_affinity_decides(self):
@@ -55,6 +65,16 @@ class TestMpiCores(harness.JobTestCase):
             self.assertEqual((procs, cores, how), (2, 1, "sharing cores"))
         for procs, cores, how in self.ring(3).values():
             self.assertEqual((procs, cores, how), (3, 1, "sharing cores"))
+
+    def test_polling_loop_yields(self):
+        mine = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(self.peers[0].pid, {mine[0]})
+        for wait in ("test", "probe"):
+            for procs, cores, how in self.ring(2, wait).values():
+                self.assertEqual((procs, cores, how), (2, 1, "sharing cores"))
+            for r, k in self.yields.items():
+                self.assertGreater(k, 0, "rank %d polling with %s on one core "
+                                   "never yielded" % (r, wait))
 
 
 if __name__ == "__main__":
