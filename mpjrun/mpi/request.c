@@ -361,12 +361,12 @@ spin_pause(void)
  * Testall, Testsome, Request_get_status, Iprobe, Improbe).  A program
  * that calls them in a loop until something comes is waiting, as
  * req_wait_until does, without saying so: its misses come less than
- * POLL_GAP_NS apart, with no request completed in between.  Such a loop yields the core as a wait does: from
- * the second miss where the job's processes outnumber the cores, after
- * 64 otherwise (another job's ranks may share the core).  Without it,
- * two ranks polling on one core handed it over only at the scheduler's
- * tick (4 ms a message).  A program that computes between its tests is
- * left alone. */
+ * POLL_GAP_NS apart, with no request completed in between.  Such a loop
+ * yields the core as a wait does: from the second miss where the job's
+ * processes outnumber the cores, after 64 otherwise (another job's
+ * ranks may share the core).  Without it, two ranks polling on one core
+ * handed it over only at the scheduler's tick (4 ms a message).  A
+ * program that computes between its tests is left alone. */
 void
 req_poll_missed(void)
 {
