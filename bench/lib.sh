@@ -102,3 +102,26 @@ need_openmpi() {
         echo "    sudo apt-get install openmpi-bin libopenmpi-dev" >&2
     fi
 }
+
+# The launch lines the MPI benchmarks compare: peerd runs guest ranks in
+# the idle CPU class (SCHED_IDLE, nice 19: owners first), so the other
+# MPIs run in it too, $mpi_idle (MPI_BENCH_IDLE=0: at the caller's
+# priority).  $mpi_pin, empty or a command such as "taskset -c 0", goes
+# before both.
+mpi_idle=""
+[ "${MPI_BENCH_IDLE:-1}" != 0 ] && command -v chrt >/dev/null &&
+    mpi_idle="chrt --idle 0 nice -n 19"
+mpi_pin=""
+# ompi_tcp ARGS...: mpirun.openmpi over Open MPI's TCP path.
+ompi_tcp() {
+    $mpi_pin $mpi_idle mpirun.openmpi --allow-run-as-root --oversubscribe \
+        --mca btl tcp,self "$@" 2>/dev/null
+}
+# p2p_embedded P2PRUN HOME ARGS...: P2PRUN on the embedded cluster (no
+# configuration, HOME its own), unencrypted.
+p2p_embedded() {
+    pe_run=$1 pe_home=$2
+    shift 2
+    $mpi_pin env HOME="$pe_home" P2P_CONF= "$pe_run" --no-encrypt \
+        --timeout 300 "$@" 2>/dev/null
+}

@@ -146,13 +146,9 @@ noenc=""
 "$p2prun" --help 2>&1 | grep -q -- '--no-encrypt' && noenc=--no-encrypt
 # what run_mpi gives p2prun (blocks below may change it)
 p2p_opts="$noenc ${MPI_BENCH_P2P_OPTS:-}"
-# peerd runs guest ranks in the idle CPU class (SCHED_IDLE, nice 19:
-# owners first); the other MPIs run in it too, so that on a machine with
-# other work the comparison stays like with like (MPI_BENCH_IDLE=0: at
-# the caller's priority).
-idle=""
-[ "${MPI_BENCH_IDLE:-1}" != 0 ] && command -v chrt >/dev/null &&
-    idle="chrt --idle 0 nice -n 19"
+# The other MPIs run in the idle CPU class as peerd's guests do
+# ($mpi_idle, bench/lib.sh), so that on a machine with other work the
+# comparison stays like with like.
 
 # run_mpi IMPL NP PROGRAM [ARGS...]: run PROGRAM on NP ranks with
 # implementation IMPL (p2p, ompi, mpich).
@@ -162,10 +158,9 @@ run_mpi() {
     case $impl in
     p2p)   HOME=$work/home P2P_CONF= "$p2prun" -n "$np" $p2p_opts \
                --timeout 300 "$@" 2>/dev/null ;;
-    ompi)  $idle mpirun.openmpi --allow-run-as-root --oversubscribe \
-               --mca btl tcp,self -np "$np" "$@" 2>/dev/null ;;
+    ompi)  ompi_tcp -np "$np" "$@" ;;
     mpich) UCX_TLS=tcp,self MPIR_CVAR_CH4_SHM_ENABLE=0 MPIR_CVAR_NOLOCAL=1 \
-               $idle mpiexec.mpich -n "$np" "$@" 2>/dev/null ;;
+               $mpi_idle mpiexec.mpich -n "$np" "$@" 2>/dev/null ;;
     esac
 }
 

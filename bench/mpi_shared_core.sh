@@ -42,20 +42,12 @@ mpicc.openmpi -O2 -o "$work/ompi_latency" "$root/bench/mpi_latency.c" \
 # lat1: the 1-byte figure of mpi_latency's output on standard input.
 lat1() { awk '$1 == "lat" && $2 == 1 { print $3 }'; }
 # ours HOME ARGS..., theirs ARGS...: a run of ours (p2prun on the
-# embedded cluster, HOME its own) or of Open MPI's, held to core 0 when
-# pin is "taskset -c 0" (and bind "--bind-to none" for Open MPI).
-pin=""
+# embedded cluster, HOME its own) or of Open MPI's (bench/lib.sh), held
+# to core 0 when mpi_pin is "taskset -c 0" (and bind "--bind-to none"
+# for Open MPI).
 bind=""
-ours() {
-    h=$1
-    shift
-    $pin env HOME="$h" P2P_CONF= "$p2prun" --no-encrypt --timeout 300 \
-        "$@" 2>/dev/null
-}
-theirs() {
-    $pin chrt --idle 0 nice -n 19 mpirun.openmpi --allow-run-as-root \
-        --oversubscribe $bind --mca btl tcp,self "$@" 2>/dev/null
-}
+ours() { p2p_embedded "$p2prun" "$@"; }
+theirs() { ompi_tcp $bind "$@"; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f\n", b - a }'; }
 
@@ -65,7 +57,7 @@ printf "%-5s | %8s %8s %10s %13s | %8s %8s | %8s %8s\n" round "ours TCP" \
     "ours shm" "Open MPI" "OMPI yield" ours "OMPI y." ours "Open MPI"
 i=1
 while [ "$i" -le "$runs" ]; do
-    pin="taskset -c 0"
+    mpi_pin="taskset -c 0"
     bind="--bind-to none"
     t=$(ours "$work/h1" -n 2 "$work/p2p_latency" 2000 1:1 | lat1)
     s=$(ours "$work/h1" -n 2 -a concentrate "$work/p2p_latency" 2000 1:1 |
@@ -83,7 +75,7 @@ while [ "$i" -le "$runs" ]; do
         op=$(theirs --mca mpi_yield_when_idle 1 -np 2 \
             "$work/ompi_latency" 2000 1:1 test | lat1)
     fi
-    pin=""
+    mpi_pin=""
     bind=""
     t0=$(now)
     ours "$work/h1" -n 2 "$work/p2p_latency" "$trips" 1:1 >/dev/null &

@@ -92,13 +92,6 @@ main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    sbuf = calloc((size_t)size, (size_t)(n > 0 ? n : 1));
-    rbuf = calloc((size_t)size, (size_t)(n > 0 ? n : 1));
-    mark = malloc(sizeof *mark * NMARKS * (size_t)(iters > 0 ? iters : 1));
-    tmp = malloc(sizeof *tmp * (size_t)(iters > 0 ? iters : 1));
-    if (rank == 0)
-        all = malloc(sizeof *all * NMARKS * (size_t)(iters > 0 ? iters : 1) *
-                     (size_t)size);
     if (iters < 2 || n < 1 || !known(op)) {
         if (rank == 0)
             fprintf(stderr, "usage: mpi_timeline [ITERS>1 "
@@ -106,6 +99,12 @@ main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
+    sbuf = calloc((size_t)size, (size_t)n);
+    rbuf = calloc((size_t)size, (size_t)n);
+    mark = malloc(sizeof *mark * NMARKS * (size_t)iters);
+    tmp = malloc(sizeof *tmp * (size_t)iters);
+    if (rank == 0)
+        all = malloc(sizeof *all * NMARKS * (size_t)iters * (size_t)size);
     if (sbuf == NULL || rbuf == NULL || mark == NULL || tmp == NULL ||
         (rank == 0 && all == NULL))
         MPI_Abort(MPI_COMM_WORLD, 1);

@@ -45,22 +45,15 @@ mkdir -p "$work/home"
 mpicc.openmpi -O2 -I"$root/bench" -o "$work/ompi_timeline" \
     "$root/bench/mpi_timeline.c" || exit 1
 
-# As bench/mpi.sh runs them: ours on the embedded cluster without
-# encryption, Open MPI over TCP, both in the idle CPU class (where peerd
-# runs guest ranks).
-idle=""
-command -v chrt >/dev/null && idle="chrt --idle 0 nice -n 19"
-# run IMPL NP ARGS...: the run's "call latency period" (see above).
+# run IMPL NP ARGS...: the run's "call latency period" (see above),
+# ours on the embedded cluster or Open MPI over TCP (bench/lib.sh).
 run() {
     impl=$1 np=$2
     shift 2
     if [ "$impl" = p2p ]; then
-        HOME=$work/home P2P_CONF= "$p2prun" -n "$np" --no-encrypt \
-            --timeout 300 "$work/p2p_timeline" "$@" 2>/dev/null
+        p2p_embedded "$p2prun" "$work/home" -n "$np" "$work/p2p_timeline" "$@"
     else
-        $idle mpirun.openmpi --allow-run-as-root --oversubscribe \
-            --mca btl tcp,self -np "$np" "$work/ompi_timeline" "$@" \
-            2>/dev/null
+        ompi_tcp -np "$np" "$work/ompi_timeline" "$@"
     fi | awk '
         $3 == "rank" { if (n++ == 0 || $8 > call) call = $8 }
         $3 == "latency" { latency = $4 }
