@@ -482,6 +482,24 @@ group_position(struct mpii_comm *c, int n, const int *world)
     return me;
 }
 
+/* The lowest rank in c of a group's members (all of them in c): what
+ * tells one group from another when the processes of an
+ * intracommunicator give Comm_create disjoint groups (MPI 3.1 6.4.2),
+ * each making a communicator of its own. */
+static int
+group_first(struct mpii_comm *c, int n, const int *world)
+{
+    int first = c->size;
+
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < first; j++)
+            if (c->world[j] == world[i]) {
+                first = j;
+                break;
+            }
+    return first;
+}
+
 #pragma weak MPI_Comm_create = PMPI_Comm_create
 int
 PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
@@ -489,7 +507,7 @@ PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     static const char fn[] = "MPI_Comm_create";
     struct mpii_comm *c;
     const int *world;
-    int n, me;
+    int n, me, color;
 
     MPII_CHECK_INIT(fn);
     if ((c = mpii_comm_get(comm)) == NULL)
@@ -498,8 +516,13 @@ PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
         return mpii_err(comm, MPI_ERR_GROUP, fn);
     if ((me = group_position(c, n, world)) == -1)
         return mpii_err(comm, MPI_ERR_GROUP, fn);
-    return comm_split(c, me == MPI_UNDEFINED ? MPI_UNDEFINED : 0, me, newcomm,
-                      fn);
+    if (me == MPI_UNDEFINED)
+        color = MPI_UNDEFINED;
+    else if (c->inter)
+        color = 0; /* one group on each side */
+    else
+        color = group_first(c, n, world);
+    return comm_split(c, color, me, newcomm, fn);
 }
 
 #pragma weak MPI_Comm_create_group = PMPI_Comm_create_group

@@ -60,6 +60,7 @@ struct long_double_int {
         .size = sizeof(T),                                                     \
         .lb = 0,                                                               \
         .extent = sizeof(T),                                                   \
+        .align = _Alignof(T),                                                  \
         .nblocks = 1,                                                          \
         .blk = (struct mpii_blk[]){{0, sizeof(T)}},                            \
         .basic = (b),                                                          \
@@ -79,6 +80,7 @@ struct long_double_int {
         .committed = 1,                                                        \
         .size = 2 * sizeof(T),                                                 \
         .extent = 2 * sizeof(T),                                               \
+        .align = _Alignof(T),                                                  \
         .nblocks = 1,                                                          \
         .blk = (struct mpii_blk[]){{0, 2 * sizeof(T)}},                        \
         .basic = (b),                                                          \
@@ -99,6 +101,7 @@ struct long_double_int {
         .size = PAIR_VSIZE(S) + sizeof(int),                                   \
         .lb = 0,                                                               \
         .extent = sizeof(S),                                                   \
+        .align = _Alignof(S),                                                  \
         .nblocks = PAIR_ADJ(S) ? 1 : 2,                                        \
         .blk =                                                                 \
             (struct mpii_blk[]){{0, PAIR_ADJ(S) ? PAIR_VSIZE(S) + sizeof(int)  \
@@ -512,7 +515,7 @@ mpii_build_block_at(struct mpii_build *b, MPI_Aint off, long long blocklen)
 {
     const struct mpii_type *old = b->old;
     struct mpii_type *t = b->t;
-    MPI_Aint ext = old->extent, lo, hi, span, a;
+    MPI_Aint ext = old->extent, first, last, lo, hi, span, a;
     size_t bytes, elems, j, k;
     int rc;
 
@@ -520,10 +523,18 @@ mpii_build_block_at(struct mpii_build *b, MPI_Aint off, long long blocklen)
         return MPI_ERR_ARG;
     if (blocklen == 0)
         return MPI_SUCCESS;
-    if (__builtin_add_overflow(off, old->lb, &lo) ||
-        __builtin_mul_overflow((MPI_Aint)blocklen, ext, &span) ||
-        __builtin_add_overflow(lo, span, &hi))
+    /* Element j spans [first + j ext, first + (j + 1) ext]: the block's
+     * bounds are its first and last elements' outer ends, whichever way
+     * a (resized, negative) extent runs. */
+    if (__builtin_add_overflow(off, old->lb, &first) ||
+        __builtin_mul_overflow((MPI_Aint)blocklen - 1, ext, &span) ||
+        __builtin_add_overflow(first, span, &last) ||
+        __builtin_add_overflow(ext < 0 ? first : last, ext, &hi))
         return MPI_ERR_ARG;
+    lo = ext < 0 ? last : first;
+    if (old->align > t->align)
+        t->align = old->align;
+    t->sticky |= old->sticky;
     if (__builtin_mul_overflow((size_t)blocklen, old->size, &bytes) ||
         __builtin_add_overflow(t->size, bytes, &t->size))
         return MPI_ERR_COUNT;
@@ -547,11 +558,11 @@ mpii_build_block_at(struct mpii_build *b, MPI_Aint off, long long blocklen)
     if (old->size == 0)
         return MPI_SUCCESS;
     if (mpii_type_contiguous(old))
-        return build_append(b, lo, bytes);
-    /* Element j starts at lo - old->lb + j * ext; old offsets are taken
-     * relative to old->lb so that every sum stays within [lo, hi]. */
+        return build_append(b, first, bytes);
+    /* Element j starts at first - old->lb + j * ext; old offsets are
+     * taken relative to old->lb so that every sum stays within [lo, hi]. */
     for (j = 0; j < (size_t)blocklen; j++) {
-        a = lo + (MPI_Aint)j * ext;
+        a = first + (MPI_Aint)j * ext;
         for (k = 0; k < old->nblocks; k++) {
             rc = build_append(b, a + (old->blk[k].off - old->lb),
                               old->blk[k].len);
@@ -568,6 +579,21 @@ mpii_build_bounds(struct mpii_build *b, MPI_Aint lb, MPI_Aint extent)
     b->t->lb = lb;
     b->ub = lb + extent;
     b->bounded = 1;
+    b->t->sticky = 1;
+}
+
+void
+mpii_build_pad(struct mpii_build *b)
+{
+    const struct mpii_type *t = b->t;
+    MPI_Aint ext, rest, ub;
+
+    if (!b->bounded || t->sticky || t->align < 2 ||
+        __builtin_sub_overflow(b->ub, t->lb, &ext) || ext <= 0)
+        return;
+    if ((rest = ext % (MPI_Aint)t->align) != 0 &&
+        !__builtin_add_overflow(b->ub, (MPI_Aint)t->align - rest, &ub))
+        b->ub = ub;
 }
 
 int
@@ -633,6 +659,39 @@ mpii_build_finish(struct mpii_build *b, MPI_Datatype *newtype)
 /* --- the MPI calls on any type ---------------------------------------- */
 
 #define TYPE_ERR(rc, fn) mpii_err(MPI_COMM_WORLD, rc, fn)
+
+/* The named type of a class and a size (MPI 3.1 17.1.9): the Fortran
+ * sized types, and the C long double kinds where Fortran has none. */
+#pragma weak MPI_Type_match_size = PMPI_Type_match_size
+int
+PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
+{
+    static const struct {
+        int class, size;
+        MPI_Datatype type;
+    } match[] = {
+        {MPI_TYPECLASS_INTEGER, 1, MPI_INTEGER1},
+        {MPI_TYPECLASS_INTEGER, 2, MPI_INTEGER2},
+        {MPI_TYPECLASS_INTEGER, 4, MPI_INTEGER4},
+        {MPI_TYPECLASS_INTEGER, 8, MPI_INTEGER8},
+        {MPI_TYPECLASS_REAL, 4, MPI_REAL4},
+        {MPI_TYPECLASS_REAL, 8, MPI_REAL8},
+        {MPI_TYPECLASS_REAL, sizeof(long double), MPI_LONG_DOUBLE},
+        {MPI_TYPECLASS_COMPLEX, 8, MPI_COMPLEX},
+        {MPI_TYPECLASS_COMPLEX, 16, MPI_DOUBLE_COMPLEX},
+        {MPI_TYPECLASS_COMPLEX, sizeof(long double _Complex),
+         MPI_C_LONG_DOUBLE_COMPLEX},
+    };
+
+    if (datatype == NULL)
+        return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_match_size");
+    for (size_t i = 0; i < sizeof match / sizeof match[0]; i++)
+        if (match[i].class == typeclass && match[i].size == size) {
+            *datatype = match[i].type;
+            return MPI_SUCCESS;
+        }
+    return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_match_size");
+}
 
 #pragma weak MPI_Type_commit = PMPI_Type_commit
 int

@@ -32,6 +32,10 @@ struct mpii_type {
     size_t size;     /* bytes of data in one element */
     MPI_Aint lb;     /* lower bound (type map or explicit) */
     MPI_Aint extent; /* ub - lb */
+    size_t align;    /* the strictest alignment of its basic types (a
+                      * struct's extent is rounded up to it) */
+    int sticky;      /* bounds set explicitly (resized, subarray, darray)
+                      * here or in a type it is made of: no such rounding */
     size_t nblocks;
     struct mpii_blk *blk;
     MPI_Datatype basic; /* the one builtin type it is made of, or NULL */
@@ -72,6 +76,10 @@ int mpii_build_contents(struct mpii_build *, int combiner, int ni,
                         const MPI_Datatype *types);
 /* Bounds set explicitly (resized, subarray, darray). */
 void mpii_build_bounds(struct mpii_build *, MPI_Aint lb, MPI_Aint extent);
+/* A struct's extent rounded up to its members' strictest alignment, as
+ * C pads a struct (MPI 3.1 4.1.6, "epsilon"), unless a member's bounds
+ * were set explicitly. */
+void mpii_build_pad(struct mpii_build *);
 /* Give the type a handle (then owned by the table), or abort. */
 int mpii_build_finish(struct mpii_build *, MPI_Datatype *newtype);
 void mpii_build_abort(struct mpii_build *);

@@ -254,6 +254,8 @@ PMPI_Type_create_struct(int count, const int blocklengths[],
         b.old = old;
         rc = mpii_build_block_at(&b, displacements[i], blocklengths[i]);
     }
+    if (rc == MPI_SUCCESS)
+        mpii_build_pad(&b);
     if (rc == MPI_SUCCESS &&
         (ints = malloc((size_t)(count + 1) * sizeof *ints)) == NULL)
         rc = MPI_ERR_NO_MEM;
@@ -316,6 +318,7 @@ PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
         return finish(&b, rc, newtype, fn);
     rc = mpii_build_block_at(&b, 0, 1);
     mpii_build_bounds(&b, old->lb, old->extent);
+    b.t->sticky = old->sticky; /* the same bounds, however they were set */
     if (rc == MPI_SUCCESS)
         rc = mpii_build_contents(&b, MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1,
                                  &oldtype);

@@ -148,6 +148,11 @@ mpii_err(MPI_Comm comm, int err, const char *fn)
         return err;
     }
     PMPI_Error_string(err, text, &n);
+    /* MPII_CHECK_INIT's error: say what it is, not MPI_ERR_OTHER's
+     * usual cause. */
+    if (!mpii_initialized() && err == MPI_ERR_OTHER)
+        snprintf(text, sizeof text, "called before MPI_Init or after "
+                                    "MPI_Finalize");
     mpii_log("p2pmpi: %s: %s (error %d): aborting the job", fn, text, err);
     mpii_abort(err);
     return err;

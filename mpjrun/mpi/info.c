@@ -345,8 +345,8 @@ PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 }
 
 /* An info argument is MPI_INFO_NULL or a live object. */
-static int
-info_arg(MPI_Info info)
+int
+mpii_info_arg(MPI_Info info)
 {
     return info == MPI_INFO_NULL || info_get(info) != NULL;
 }
@@ -360,7 +360,7 @@ PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
     MPII_CHECK_INIT(fn);
     if (mpii_comm_get(comm) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
-    if (!info_arg(info))
+    if (!mpii_info_arg(info))
         return mpii_err(comm, MPI_ERR_INFO, fn);
     return MPI_SUCCESS; /* no hints are used */
 }

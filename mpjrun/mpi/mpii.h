@@ -79,6 +79,8 @@ void mpii_errclass_fini(void);
 
 /* Free every info object (MPI_Finalize). */
 void mpii_info_fini(void);
+/* An info argument is MPI_INFO_NULL or a live info object. */
+int mpii_info_arg(MPI_Info);
 
 /* --- mprobe.c ------------------------------------------------------- */
 

@@ -11,8 +11,9 @@
  * data, all nonblocking sends on the window's private context (rma.h);
  * an operation that fetches posts the receive of its reply first.  The
  * origin buffers are the program's (the standard forbids touching them
- * until the epoch ends), so nothing is copied.  Everything completes at
- * the synchronization call that ends the epoch (or at a flush).
+ * until the epoch ends), so nothing is copied but in PSCW access epochs
+ * (send_buf).  Everything completes at the synchronization call that
+ * ends the epoch (or at a flush).
  *
  * A fence exchanges how many requests each rank sent each other rank, so
  * that each target serves exactly those, origin by origin in rank order
@@ -103,16 +104,28 @@ send_hdr(struct mpii_win *w, int t, const struct rma_hdr *h)
     return pend_add(w, req, hp);
 }
 
+/* In a PSCW access epoch the target serves requests only in Win_wait
+ * (or Win_test), and may well be in another call until Win_complete
+ * returns: MPI 3.1 11.7.3 has the target in a receive that the origin
+ * sends to after Win_complete.  So there the data is copied and sent in
+ * the background, as a buffered send is, and Win_complete never waits
+ * for a rendezvous the target cannot answer yet (above the eager limit
+ * it hung).  The target's Win_wait still waits for the data: requests
+ * from one origin are served in order, COMPLETE last. */
 static int
 send_buf(struct mpii_win *w, int t, const void *buf, int count, MPI_Datatype dt,
          int tag, void *owned)
 {
     MPI_Request req;
+    int background = w->access != NULL && tag != RMA_TAG_POST;
     int rc = mpii_isend(buf, count, dt, t, tag, w->c, w->c->ctx,
-                        MPII_SEND_STANDARD, &req);
+                        background ? MPII_SEND_BUFFERED : MPII_SEND_STANDARD,
+                        &req);
 
-    if (rc != MPI_SUCCESS) {
+    if (rc != MPI_SUCCESS || background) {
         free(owned);
+        if (rc == MPI_SUCCESS && req != MPI_REQUEST_NULL)
+            rc = PMPI_Request_free(&req);
         return rc;
     }
     return pend_add(w, req, owned);

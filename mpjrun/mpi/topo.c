@@ -226,24 +226,85 @@ mpii_topo_neighbors(struct mpii_comm *c, int **in, int *nin, int **out,
 
 /* --- Dims_create ---------------------------------------------------- */
 
-static int
-by_desc(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
+/* The search of Dims_create: k factors of n, in non-increasing order,
+ * taken from n's divisors (descending).  The best has the smallest
+ * spread (largest - smallest); of equal spreads, the one whose smallest
+ * factors are larger, compared from the smallest up: "as close to each
+ * other as possible" (MPI 3.1 7.5.2), and MPICH's choice in every case
+ * of its test suite's table (72 ranks in 2 dimensions: 9 x 8, where
+ * handing out prime factors gives 12 x 6). */
+struct dims_search {
+    const int *div;
+    int ndiv, k, found;
+    int *cur, *best;
+};
 
-    return x < y ? 1 : x > y ? -1 : 0;
+static int
+dims_better(const int *a, const int *b, int k)
+{
+    int sa = a[0] - a[k - 1], sb = b[0] - b[k - 1];
+
+    if (sa != sb)
+        return sa < sb;
+    for (int i = k - 1; i >= 0; i--)
+        if (a[i] != b[i])
+            return a[i] > b[i];
+    return 0;
 }
 
-/* The free dimensions (dims[i] == 0) get a balanced factorisation of
- * what the fixed ones leave: prime factors, largest first, each to the
- * free dimension with the smallest product so far; then non-increasing
- * order. */
+/* Non-zero if d to the power left is below m. */
+static int
+dims_short(int d, int left, int m)
+{
+    long long p = 1;
+
+    for (int i = 0; i < left && p < m; i++)
+        p *= d;
+    return p < m;
+}
+
+/* Factor i of what is left, m, from div[from] down. */
+static void
+dims_search(struct dims_search *s, int i, int m, int from)
+{
+    int left = s->k - i;
+
+    if (left == 1) {
+        if (i > 0 && m > s->cur[i - 1])
+            return;
+        s->cur[i] = m;
+        if (!s->found || dims_better(s->cur, s->best, s->k)) {
+            memcpy(s->best, s->cur, (size_t)s->k * sizeof *s->cur);
+            s->found = 1;
+        }
+        return;
+    }
+    for (int j = from; j < s->ndiv; j++) {
+        int d = s->div[j];
+
+        if (m % d != 0)
+            continue;
+        /* d is the largest factor left: smaller ones cannot make m. */
+        if (dims_short(d, left, m))
+            break;
+        /* Factors only shrink from here: the spread only grows. */
+        if (s->found && i > 0 &&
+            s->cur[0] - d > s->best[0] - s->best[s->k - 1])
+            break;
+        s->cur[i] = d;
+        dims_search(s, i + 1, m / d, j);
+    }
+}
+
+/* The free dimensions (dims[i] == 0) get the best factorisation of what
+ * the fixed ones leave, in non-increasing order. */
 #pragma weak MPI_Dims_create = PMPI_Dims_create
 int
 PMPI_Dims_create(int nnodes, int ndims, int dims[])
 {
     static const char fn[] = "MPI_Dims_create";
-    int i, fixed = 1, nfree = 0, n, p, *f, nf = 0, *fr;
+    struct dims_search s = {0};
+    int i, p, fixed = 1, nfree = 0, n, *div;
 
     MPII_CHECK_INIT(fn);
     if (nnodes < 0 || ndims < 0 || (ndims > 0 && dims == NULL))
@@ -265,33 +326,34 @@ PMPI_Dims_create(int nnodes, int ndims, int dims[])
         return fixed == nnodes ? MPI_SUCCESS
                                : mpii_err(MPI_COMM_WORLD, MPI_ERR_DIMS, fn);
     n = nnodes / fixed;
-    if ((f = ints(32)) == NULL || (fr = ints(nfree)) == NULL) {
-        free(f);
+    /* n's divisors, descending: the small ones up to its root, then
+     * their cofactors.  Fewer than 2 * 46341 of them. */
+    for (p = 1; (long long)p * p <= n; p++)
+        ;
+    div = ints(2 * p);
+    s.cur = ints(nfree);
+    s.best = ints(nfree);
+    if (div == NULL || s.cur == NULL || s.best == NULL) {
+        free(div);
+        free(s.cur);
+        free(s.best);
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn);
     }
-    for (p = 2; (long long)p * p <= n; p++)
-        while (n % p == 0) {
-            f[nf++] = p;
-            n /= p;
-        }
-    if (n > 1)
-        f[nf++] = n;
-    for (i = 0; i < nfree; i++)
-        fr[i] = 1;
-    for (i = nf - 1; i >= 0; i--) { /* factors were found smallest first */
-        int k, best = 0;
-
-        for (k = 1; k < nfree; k++)
-            if (fr[k] < fr[best])
-                best = k;
-        fr[best] *= f[i];
-    }
-    qsort(fr, (size_t)nfree, sizeof *fr, by_desc);
+    for (p = 1; (long long)p * p <= n; p++)
+        if (n % p == 0)
+            div[s.ndiv++] = n / p;
+    for (i = s.ndiv - 1; i >= 0; i--)
+        if (n / div[i] != div[i])
+            div[s.ndiv++] = n / div[i];
+    s.div = div;
+    s.k = nfree;
+    dims_search(&s, 0, n, 0);
     for (i = 0, p = 0; i < ndims; i++)
         if (dims[i] == 0)
-            dims[i] = fr[p++];
-    free(f);
-    free(fr);
+            dims[i] = s.best[p++];
+    free(div);
+    free(s.cur);
+    free(s.best);
     return MPI_SUCCESS;
 }
 

@@ -92,8 +92,14 @@ PMPI_Win_create_keyval(MPI_Win_copy_attr_function *copy,
 int
 PMPI_Win_free_keyval(int *keyval)
 {
-    MPII_CHECK_INIT("MPI_Win_free_keyval");
-    return PMPI_Comm_free_keyval(keyval);
+    static const char fn[] = "MPI_Win_free_keyval";
+    int rc;
+
+    MPII_CHECK_INIT(fn);
+    /* A window keyval is a communicator keyval (above); errors are
+     * reported under the call the program made. */
+    rc = mpii_keyval_free(MPII_ATTR_COMM, keyval);
+    return rc == MPI_SUCCESS ? rc : mpii_err(MPI_COMM_WORLD, rc, fn);
 }
 
 #pragma weak MPI_Win_set_attr = PMPI_Win_set_attr

@@ -438,11 +438,91 @@ t_predefined(void)
     CHECK(size == 4, "real size %d", size);
 }
 
+/* Found by MPICH's test suite: a struct's extent is padded as C pads
+ * the struct (MPI 3.1 4.1.6), bounds follow a negative extent, and
+ * Type_match_size names the sized types. */
+struct ic {
+    int i;
+    char c;
+};
+
+static void
+t_padding(void)
+{
+    int bl[2] = {1, 1}, p = t_partner(), size, rc;
+    MPI_Aint d[2] = {offsetof(struct ic, i), offsetof(struct ic, c)}, lb, ext,
+             pext;
+    MPI_Datatype ty[2] = {MPI_INT, MPI_CHAR}, dt[2] = {MPI_DOUBLE, MPI_INT},
+                 st, pair, neg, con, vec, m;
+    struct ic out[4], in[4];
+    struct {
+        double v;
+        int i;
+    } di;
+
+    MPI_OK(MPI_Type_create_struct(2, bl, d, ty, &st));
+    MPI_OK(MPI_Type_commit(&st));
+    MPI_OK(MPI_Type_get_extent(st, &lb, &ext));
+    CHECK(lb == 0 && ext == (MPI_Aint)sizeof(struct ic),
+          "struct {int, char}: extent %ld, sizeof %zu", (long)ext,
+          sizeof(struct ic));
+    memset(in, 0, sizeof in);
+    for (int k = 0; k < 4; k++) {
+        out[k].i = t_rank * 10 + k;
+        out[k].c = (char)('a' + k);
+    }
+    MPI_OK(MPI_Sendrecv(out, 4, st, p, 3, in, 4, st, p, 3, MPI_COMM_WORLD,
+                        MPI_STATUS_IGNORE));
+    for (int k = 0; k < 4; k++)
+        CHECK(in[k].i == p * 10 + k && in[k].c == 'a' + k,
+              "array of structs: element %d is {%d, %d}", k, in[k].i,
+              in[k].c);
+    d[0] = (char *)&di.v - (char *)&di;
+    d[1] = (char *)&di.i - (char *)&di;
+    MPI_OK(MPI_Type_create_struct(2, bl, d, dt, &pair));
+    MPI_OK(MPI_Type_get_extent(pair, &lb, &ext));
+    MPI_OK(MPI_Type_get_extent(MPI_DOUBLE_INT, &lb, &pext));
+    CHECK(ext == (MPI_Aint)sizeof di && pext == ext,
+          "{double, int}: %ld, MPI_DOUBLE_INT %ld, C %zu", (long)ext,
+          (long)pext, sizeof di);
+
+    /* An int whose extent runs backwards: lb 6, extent -9. */
+    MPI_OK(MPI_Type_create_resized(MPI_INT, 6, -9, &neg));
+    MPI_OK(MPI_Type_contiguous(3, neg, &con));
+    MPI_OK(MPI_Type_get_extent(con, &lb, &ext));
+    CHECK(lb == -12 && ext == 9, "contiguous of negative extents: %ld %ld",
+          (long)lb, (long)ext);
+    MPI_OK(MPI_Type_vector(3, 4, 5, neg, &vec));
+    MPI_OK(MPI_Type_get_extent(vec, &lb, &ext));
+    CHECK(lb == -111 && ext == 108, "vector of negative extents: %ld %ld",
+          (long)lb, (long)ext);
+
+    MPI_OK(MPI_Type_match_size(MPI_TYPECLASS_REAL, sizeof(double), &m));
+    MPI_OK(MPI_Type_size(m, &size));
+    CHECK(size == sizeof(double), "match_size real %d", size);
+    MPI_OK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, sizeof(short), &m));
+    MPI_OK(MPI_Type_size(m, &size));
+    CHECK(size == sizeof(short), "match_size integer %d", size);
+    MPI_OK(MPI_Type_match_size(MPI_TYPECLASS_COMPLEX, 2 * sizeof(double), &m));
+    MPI_OK(MPI_Type_size(m, &size));
+    CHECK(size == 2 * sizeof(double), "match_size complex %d", size);
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    rc = MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 3, &m);
+    CHECK(rc != MPI_SUCCESS, "match_size of a 3-byte integer");
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+    MPI_OK(MPI_Type_free(&st));
+    MPI_OK(MPI_Type_free(&pair));
+    MPI_OK(MPI_Type_free(&neg));
+    MPI_OK(MPI_Type_free(&con));
+    MPI_OK(MPI_Type_free(&vec));
+}
+
 int
 main(int argc, char **argv)
 {
     t_init(&argc, &argv);
     t_struct();
+    t_padding();
     t_hforms();
     t_envelopes();
     t_subarray();

@@ -152,6 +152,24 @@ t_groups(void)
         }
         MPI_OK(MPI_Group_free(&erev));
     }
+    /* Comm_create with disjoint groups (MPI 3.1 6.4.2): each rank gives
+     * the group of its own parity and gets a communicator over it. */
+    {
+        MPI_Comm c;
+        int cr, cs;
+        long sum = 0;
+
+        MPI_OK(MPI_Comm_create(MPI_COMM_WORLD, t_rank % 2 ? odd : even, &c));
+        CHECK(c != MPI_COMM_NULL, "disjoint groups: no communicator");
+        MPI_OK(MPI_Comm_rank(c, &cr));
+        MPI_OK(MPI_Comm_size(c, &cs));
+        CHECK(cr == t_rank / 2 && cs == (n + 1 - t_rank % 2) / 2,
+              "disjoint groups: rank %d of %d", cr, cs);
+        for (int i = t_rank % 2; i < n; i += 2)
+            sum += i;
+        check_comm(c, cs, sum, "Comm_create, disjoint groups");
+        MPI_OK(MPI_Comm_free(&c));
+    }
     /* Comm_create_group: only the odd ranks call. */
     if (t_rank % 2 == 1) {
         MPI_Comm c;

@@ -374,6 +374,54 @@ test_shared_self(void)
     MPI_OK(MPI_Win_free(&win));
 }
 
+/* PSCW as MPI 3.1 11.7.3 has it (and MPICH's rma/test3): the target
+ * posts, then waits in a receive that the origin sends only after
+ * MPI_Win_complete, so the origin's puts must complete without the
+ * target's Win_wait.  Puts above the eager limit hung there.  The
+ * window's memory comes from MPI_Alloc_mem. */
+static void
+test_pscw_target_busy(void)
+{
+    enum { N = 40000 }; /* 160 KB: a rendezvous */
+    int *mem, *src = t_malloc(N * sizeof *src), peer = t_rank ^ 1, flag = 0;
+    int bad = 0;
+    MPI_Group world, g;
+    MPI_Win win;
+
+    MPI_OK(MPI_Pcontrol(1));
+    MPI_OK(MPI_Alloc_mem(N * sizeof *mem, MPI_INFO_NULL, &mem));
+    for (int i = 0; i < N; i++) {
+        mem[i] = -1;
+        src[i] = t_rank * N + i;
+    }
+    MPI_OK(MPI_Win_create(mem, N * sizeof *mem, sizeof *mem, MPI_INFO_NULL,
+                          MPI_COMM_WORLD, &win));
+    MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    if (peer < t_size) {
+        MPI_OK(MPI_Group_incl(world, 1, &peer, &g));
+        if (t_rank % 2 == 0) {
+            MPI_OK(MPI_Win_start(g, 0, win));
+            MPI_OK(MPI_Put(src, N, MPI_INT, peer, 0, N, MPI_INT, win));
+            MPI_OK(MPI_Win_complete(win));
+            MPI_OK(MPI_Send(&flag, 1, MPI_INT, peer, 11, MPI_COMM_WORLD));
+        } else {
+            MPI_OK(MPI_Win_post(g, 0, win));
+            MPI_OK(MPI_Recv(&flag, 1, MPI_INT, peer, 11, MPI_COMM_WORLD,
+                            MPI_STATUS_IGNORE));
+            MPI_OK(MPI_Win_wait(win));
+            for (int i = 0; i < N; i++)
+                bad += mem[i] != peer * N + i;
+            CHECK(bad == 0, "PSCW put while the target receives: %d wrong",
+                  bad);
+        }
+        MPI_OK(MPI_Group_free(&g));
+    }
+    MPI_OK(MPI_Group_free(&world));
+    MPI_OK(MPI_Win_free(&win));
+    MPI_OK(MPI_Free_mem(mem));
+    free(src);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -385,6 +433,7 @@ main(int argc, char **argv)
     test_fence();
     test_passive();
     test_pscw();
+    test_pscw_target_busy();
     test_dynamic();
     test_attrs();
     test_shared_self();
