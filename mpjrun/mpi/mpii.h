@@ -61,6 +61,10 @@
  * aborts the job through its coordinator); returns err for
  * "return mpii_err(...)".  fn names the calling MPI function. */
 int mpii_err(MPI_Comm comm, int err, const char *fn);
+/* The library's own test of a request it posted, from inside the
+ * progress engine: no progress pass of its own (the engine is running)
+ * and no polling-loop yield (req_poll_missed); frees it when complete. */
+int mpii_test_quiet(MPI_Request *req, int *flag);
 /* Set comm's error handler: a window's (win) or a communicator's; a
  * handler made for the other kind is MPI_ERR_ARG. */
 int mpii_errh_set(MPI_Comm comm, MPI_Errhandler e, int win, const char *fn);

@@ -468,6 +468,28 @@ test_win_errhandler(void)
     MPI_OK(MPI_Win_free(&win));
 }
 
+/* Many live windows (MPICH's rma/window_allocation makes 1000): every
+ * MPI call's progress pass tested each window's header receive from
+ * each origin with a progress pass and a yield of its own, so creating
+ * 400 windows on 4 ranks took 14 s and Barriers beside them 16 ms each.
+ * Here that overran the run's limit; now it takes well under a second. */
+static void
+test_many_windows(void)
+{
+    enum { NW = 500 };
+    MPI_Win *w = t_malloc(NW * sizeof *w);
+    int *base;
+
+    for (int i = 0; i < NW; i++)
+        MPI_OK(MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL,
+                                MPI_COMM_WORLD, &base, &w[i]));
+    for (int i = 0; i < 300; i++)
+        MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    for (int i = NW - 1; i >= 0; i--)
+        MPI_OK(MPI_Win_free(&w[i]));
+    free(w);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -481,6 +503,7 @@ main(int argc, char **argv)
     test_pscw();
     test_pscw_target_busy();
     test_win_errhandler();
+    test_many_windows();
     test_dynamic();
     test_attrs();
     test_shared_self();
