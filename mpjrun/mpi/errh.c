@@ -17,6 +17,9 @@
 #define ERRH_MAX 64
 
 static MPI_Comm_errhandler_function *user_handlers[ERRH_MAX];
+/* Made by Win_create_errhandler: called with the window, not its
+ * communicator, and set on windows only. */
+static unsigned char user_win[ERRH_MAX];
 /* Handles the program holds (create and every get count one, free
  * gives one back): a slot is reused once none is held and no
  * communicator has the handler. */
@@ -144,7 +147,14 @@ mpii_err(MPI_Comm comm, int err, const char *fn)
     if (e == MPI_ERRORS_RETURN)
         return err;
     if (e != MPI_ERRORS_ARE_FATAL && errh_valid(e)) {
-        user_handlers[e - ERRH_BASE](&comm, &err);
+        if (user_win[e - ERRH_BASE]) {
+            MPI_Win win = mpii_win_of(comm);
+
+            ((MPI_Win_errhandler_function *)(void (*)(void))
+                 user_handlers[e - ERRH_BASE])(&win, &err);
+        } else {
+            user_handlers[e - ERRH_BASE](&comm, &err);
+        }
         return err;
     }
     PMPI_Error_string(err, text, &n);
@@ -168,8 +178,20 @@ PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler e)
     if ((c = mpii_comm_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM,
                         "MPI_Comm_set_errhandler");
-    if (!errh_valid(e))
-        return mpii_err(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler");
+    return mpii_errh_set(comm, e, 0, "MPI_Comm_set_errhandler");
+}
+
+int
+mpii_errh_set(MPI_Comm comm, MPI_Errhandler e, int win, const char *fn)
+{
+    struct mpii_comm *c = mpii_comm_get(comm);
+
+    if (c == NULL)
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
+    /* A handler made for the other kind of object is erroneous. */
+    if (!errh_valid(e) ||
+        (e - ERRH_BASE >= 2 && user_win[e - ERRH_BASE] != (win != 0)))
+        return mpii_err(comm, MPI_ERR_ARG, fn);
     c->errh = e;
     return MPI_SUCCESS;
 }
@@ -190,25 +212,42 @@ PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *e)
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Comm_create_errhandler = PMPI_Comm_create_errhandler
-int
-PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *e)
+/* A user handler of either kind, in a free slot. */
+static int
+errh_create(MPI_Comm_errhandler_function *fn, int win, MPI_Errhandler *e,
+            const char *name)
 {
     int i;
 
     if (fn == NULL || e == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG,
-                        "MPI_Comm_create_errhandler");
+        return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, name);
     for (i = 2; i < ERRH_MAX; i++)
         if (user_handlers[i] == NULL ||
             (user_refs[i] == 0 && !mpii_comm_uses_errh(ERRH_BASE + i))) {
             user_handlers[i] = fn;
+            user_win[i] = (unsigned char)(win != 0);
             user_refs[i] = 1;
             *e = ERRH_BASE + i;
             return MPI_SUCCESS;
         }
-    return mpii_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM,
-                    "MPI_Comm_create_errhandler");
+    return mpii_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, name);
+}
+
+#pragma weak MPI_Comm_create_errhandler = PMPI_Comm_create_errhandler
+int
+PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *e)
+{
+    return errh_create(fn, 0, e, "MPI_Comm_create_errhandler");
+}
+
+/* Kept as a communicator handler's pointer, called as what it is. */
+#pragma weak MPI_Win_create_errhandler = PMPI_Win_create_errhandler
+int
+PMPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *e)
+{
+    return errh_create(
+        (MPI_Comm_errhandler_function *)(void (*)(void))fn, 1, e,
+        "MPI_Win_create_errhandler");
 }
 
 #pragma weak MPI_Errhandler_free = PMPI_Errhandler_free

@@ -43,6 +43,7 @@ typedef struct MPI_Status {
 typedef void(MPI_User_function)(void *invec, void *inoutvec, int *len,
                                  MPI_Datatype *datatype);
 typedef void(MPI_Comm_errhandler_function)(MPI_Comm *, int *, ...);
+typedef void(MPI_Win_errhandler_function)(MPI_Win *, int *, ...);
 
 /* Handle kinds (bits 26..29) and the null handles. */
 #define MPI_COMM_NULL ((MPI_Comm)0x04000000)
@@ -492,6 +493,7 @@ typedef int(MPI_Grequest_query_function)(void *extra_state,
 typedef int(MPI_Grequest_free_function)(void *extra_state);
 typedef int(MPI_Grequest_cancel_function)(void *extra_state, int complete);
 typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
+typedef MPI_Win_errhandler_function MPI_Win_errhandler_fn;
 typedef MPI_Comm_errhandler_function MPI_Handler_function;
 typedef int MPI_Fint;
 typedef int MPI_Message;
@@ -893,6 +895,9 @@ int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used);
 int MPI_Win_set_name(MPI_Win win, const char *name);
 int MPI_Win_get_name(MPI_Win win, char *name, int *resultlen);
 int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn,
+                              MPI_Errhandler *errhandler);
+int MPI_Win_call_errhandler(MPI_Win win, int errorcode);
 int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler);
 int MPI_Put(const void *origin_addr, int origin_count,
          MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
@@ -1458,6 +1463,9 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used);
 int PMPI_Win_set_name(MPI_Win win, const char *name);
 int PMPI_Win_get_name(MPI_Win win, char *name, int *resultlen);
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *fn,
+                               MPI_Errhandler *errhandler);
+int PMPI_Win_call_errhandler(MPI_Win win, int errorcode);
 int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler);
 int PMPI_Put(const void *origin_addr, int origin_count,
          MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,

@@ -61,6 +61,15 @@
  * aborts the job through its coordinator); returns err for
  * "return mpii_err(...)".  fn names the calling MPI function. */
 int mpii_err(MPI_Comm comm, int err, const char *fn);
+/* The library's own test of a request it posted, from inside the
+ * progress engine: no progress pass of its own (the engine is running)
+ * and no polling-loop yield (req_poll_missed); frees it when complete. */
+int mpii_test_quiet(MPI_Request *req, int *flag);
+/* Set comm's error handler: a window's (win) or a communicator's; a
+ * handler made for the other kind is MPI_ERR_ARG. */
+int mpii_errh_set(MPI_Comm comm, MPI_Errhandler e, int win, const char *fn);
+/* The window whose private communicator comm is, or MPI_WIN_NULL. */
+MPI_Win mpii_win_of(MPI_Comm comm);
 /* The log hook: a line for the job's stderr when the library must speak
  * (fatal errors); nothing else is printed. */
 void mpii_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

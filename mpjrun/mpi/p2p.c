@@ -886,6 +886,21 @@ PMPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
     return rc == MPI_SUCCESS ? rc : mpii_err(MPI_COMM_WORLD, rc, "MPI_Test");
 }
 
+int
+mpii_test_quiet(MPI_Request *req, int *flag)
+{
+    struct mpii_req *r;
+
+    *flag = 1;
+    if (*req == MPI_REQUEST_NULL)
+        return MPI_SUCCESS;
+    if ((r = req_get(*req)) == NULL)
+        return MPI_ERR_REQUEST;
+    if ((*flag = !r->active) == 0)
+        return MPI_SUCCESS;
+    return req_finish(req, r, MPI_STATUS_IGNORE);
+}
+
 /* Test without freeing: the status of a complete request, which stays. */
 #pragma weak MPI_Request_get_status = PMPI_Request_get_status
 int

@@ -98,7 +98,7 @@ reap_replies(struct mpii_win *w, int wait)
         flag = 0;
         if (wait)
             (void)mpii_wait(&r->req, MPI_STATUS_IGNORE), flag = 1;
-        else if (PMPI_Test(&r->req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        else if (mpii_test_quiet(&r->req, &flag) != MPI_SUCCESS)
             flag = 1;
         if (!flag) {
             rp = &r->next;
@@ -432,6 +432,19 @@ rma_target_stop(struct mpii_win *w)
     w->serving--;
 }
 
+/* Has origin s's next header come?  The progress engine's poll asks
+ * without a progress pass of its own: a program with many windows paid
+ * one (and a yield) per window and origin in every MPI call (1000
+ * Barriers beside 300 idle windows on 4 ranks: 16.5 s). */
+static int
+hdr_in(struct mpii_win *w, int s, int *rc)
+{
+    int flag = 0;
+
+    *rc = mpii_test_quiet(&w->hreq[s], &flag);
+    return *rc == MPI_SUCCESS && flag;
+}
+
 /* Has origin s's next header come?  Waits for it if block. */
 static int
 have_hdr(struct mpii_win *w, int s, int block, int *rc)
@@ -527,7 +540,7 @@ poll_lead(void)
             reap_replies(w, 0);
             for (k = 0; k < w->size; k++) {
                 s = (tg.next_origin + k) % w->size;
-                if (!have_hdr(w, s, 0, &rc) || !passive_ok(w, s))
+                if (!hdr_in(w, s, &rc) || !passive_ok(w, s))
                     continue;
                 if (dec_on()) {
                     v[0] = (int32_t)w->id;
@@ -577,7 +590,7 @@ poll_follow(void)
          * not sent yet (the master runs ahead); and not while the next
          * one from that origin belongs to a fence or PSCW epoch this
          * replica has still to serve (the master was past it). */
-        if (w->serving || !have_hdr(w, tg.next[1], 0, &rc) ||
+        if (w->serving || !hdr_in(w, tg.next[1], &rc) ||
             !passive_ok(w, tg.next[1]))
             return;
         tg.have = 0;

@@ -555,8 +555,9 @@ PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
     return PMPI_Info_create(info_used);
 }
 
-/* A window's errors go through its communicator's error handler (the
- * duplicate's, which starts as MPI_ERRORS_ARE_FATAL). */
+/* A window's errors go through its private communicator's error handler
+ * (which starts as MPI_ERRORS_ARE_FATAL); one made by
+ * Win_create_errhandler is called with the window (errh.c). */
 #pragma weak MPI_Win_set_errhandler = PMPI_Win_set_errhandler
 int
 PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
@@ -566,7 +567,31 @@ PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 
     if ((rc = rma_win_check(win, &w, "MPI_Win_set_errhandler")) != MPI_SUCCESS)
         return rc;
-    return PMPI_Comm_set_errhandler(w->comm, errhandler);
+    return mpii_errh_set(w->comm, errhandler, 1, "MPI_Win_set_errhandler");
+}
+
+#pragma weak MPI_Win_call_errhandler = PMPI_Win_call_errhandler
+int
+PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
+{
+    struct mpii_win *w;
+    int rc;
+
+    if ((rc = rma_win_check(win, &w, "MPI_Win_call_errhandler")) !=
+        MPI_SUCCESS)
+        return rc;
+    /* The handler runs (or the job ends); the call itself succeeded. */
+    (void)rma_err(w, errorcode, "MPI_Win_call_errhandler");
+    return MPI_SUCCESS;
+}
+
+MPI_Win
+mpii_win_of(MPI_Comm comm)
+{
+    for (int i = 0; i < nlive; i++)
+        if (live[i]->comm == comm)
+            return live[i]->handle;
+    return MPI_WIN_NULL;
 }
 
 #pragma weak MPI_Win_get_errhandler = PMPI_Win_get_errhandler
