@@ -452,7 +452,6 @@ match_probe(uint32_t ctx, int source, int tag, MPI_Status *st)
             if (st != MPI_STATUS_IGNORE) {
                 st->MPI_SOURCE = u->src;
                 st->MPI_TAG = u->tag;
-                st->MPI_ERROR = MPI_SUCCESS;
                 st->p2p_count = (long long)u->total;
                 st->p2p_cancelled = 0;
             }

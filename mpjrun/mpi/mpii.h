@@ -65,6 +65,10 @@ int mpii_err(MPI_Comm comm, int err, const char *fn);
  * progress engine: no progress pass of its own (the engine is running)
  * and no polling-loop yield (req_poll_missed); frees it when complete. */
 int mpii_test_quiet(MPI_Request *req, int *flag);
+/* Give the program one status (st may be MPI_STATUS_IGNORE): all of
+ * from but MPI_ERROR, which only the calls that return several statuses
+ * write (MPI 3.1 3.2.5). */
+void mpii_status_one(MPI_Status *st, const MPI_Status *from);
 /* Set comm's error handler: a window's (win) or a communicator's; a
  * handler made for the other kind is MPI_ERR_ARG. */
 int mpii_errh_set(MPI_Comm comm, MPI_Errhandler e, int win, const char *fn);

@@ -54,7 +54,6 @@ status_proc_null(MPI_Status *st)
         return;
     st->MPI_SOURCE = MPI_PROC_NULL;
     st->MPI_TAG = MPI_ANY_TAG;
-    st->MPI_ERROR = MPI_SUCCESS;
     st->p2p_count = 0;
     st->p2p_cancelled = 0;
 }
@@ -108,8 +107,7 @@ mprobe(int source, int tag, MPI_Comm comm, int wait, int *flag,
     if (flag != NULL)
         *flag = 1;
     *message = (MPI_Message)h;
-    if (st != MPI_STATUS_IGNORE)
-        *st = mine;
+    mpii_status_one(st, &mine);
     return MPI_SUCCESS;
 }
 

@@ -248,11 +248,23 @@ mpii_irecv_claimed(void *buf, int count, MPI_Datatype dt,
 
 /* --- completing ------------------------------------------------------- */
 
+void
+mpii_status_one(MPI_Status *st, const MPI_Status *from)
+{
+    if (st != MPI_STATUS_IGNORE) {
+        int keep = st->MPI_ERROR;
+
+        *st = *from;
+        st->MPI_ERROR = keep;
+    }
+}
+
+/* A request's status to the program; the calls that return several
+ * statuses write MPI_ERROR themselves (req_finish_many). */
 static void
 status_out(const struct mpii_req *r, MPI_Status *st)
 {
-    if (st != MPI_STATUS_IGNORE)
-        *st = r->status;
+    mpii_status_one(st, &r->status);
 }
 
 static void
@@ -288,6 +300,19 @@ req_finish(MPI_Request *handle, struct mpii_req *r, MPI_Status *st)
         status_out(r, st);
     req_release(r);
     *handle = MPI_REQUEST_NULL;
+    return err;
+}
+
+/* req_finish for the calls that return several statuses (Waitall,
+ * Testall, Waitsome, Testsome): each status says how its request
+ * ended. */
+static int
+req_finish_many(MPI_Request *handle, struct mpii_req *r, MPI_Status *st)
+{
+    int err = req_finish(handle, r, st);
+
+    if (st != MPI_STATUS_IGNORE)
+        st->MPI_ERROR = err;
     return err;
 }
 
@@ -388,7 +413,7 @@ mpii_waitall(int n, MPI_Request reqs[], MPI_Status sts[])
         }
         if (r->active)
             req_complete(r, rc != MPI_SUCCESS ? rc : MPI_ERR_INTERN);
-        if (req_finish(&reqs[i], r, st) != MPI_SUCCESS)
+        if (req_finish_many(&reqs[i], r, st) != MPI_SUCCESS)
             any = 1;
     }
     if (rs != stack)
@@ -564,8 +589,7 @@ PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
         return mpii_err(comm, rc, "MPI_Sendrecv");
     }
     rc = mpii_waitall(2, r, sts);
-    if (st != MPI_STATUS_IGNORE)
-        *st = sts[0];
+    mpii_status_one(st, &sts[0]);
     if (rc == MPI_ERR_IN_STATUS)
         rc = sts[0].MPI_ERROR != MPI_SUCCESS ? sts[0].MPI_ERROR
                                              : sts[1].MPI_ERROR;
@@ -833,9 +857,9 @@ some(int n, MPI_Request reqs[], int *outcount, int indices[],
             indices[i] = v[i + 1];
             if (r->err != MPI_SUCCESS)
                 err = 1;
-            req_finish(&reqs[v[i + 1]], r,
-                       sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
-                                                  : &sts[i]);
+            req_finish_many(&reqs[v[i + 1]], r,
+                            sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
+                                                       : &sts[i]);
         }
         free(v);
         *outcount = k;
@@ -848,9 +872,9 @@ some(int n, MPI_Request reqs[], int *outcount, int indices[],
             indices[k] = i;
             if (r->err != MPI_SUCCESS)
                 err = 1;
-            req_finish(&reqs[i], r,
-                       sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
-                                                  : &sts[k]);
+            req_finish_many(&reqs[i], r,
+                            sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
+                                                       : &sts[k]);
             k++;
         }
     *outcount = k;
@@ -1098,8 +1122,7 @@ mpii_probe_agreed(const struct mpii_comm *c, int source, int tag, int wait,
         if (!found)
             return MPI_SUCCESS;
     }
-    if (st != MPI_STATUS_IGNORE)
-        *st = mine;
+    mpii_status_one(st, &mine);
     return MPI_SUCCESS;
 }
 

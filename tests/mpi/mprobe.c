@@ -148,11 +148,62 @@ check_proc_null(void)
     CHECK(!flag, "Improbe found a message nobody sent");
 }
 
+/* Calls that return one status leave its MPI_ERROR field alone (MPI 3.1
+ * 3.2.5; MPICH's pt2pt/mprobe checks it): Recv, Probe, Iprobe, Wait,
+ * Test, Sendrecv, Mprobe, Mrecv, Request_get_status, and receives from
+ * MPI_PROC_NULL. */
+static void
+check_error_field(void)
+{
+    int p = t_partner(), v = t_rank, in = -1, flag = 0;
+    MPI_Status st;
+    MPI_Request r;
+    MPI_Message m;
+
+#define UNTOUCHED(what)                                                        \
+    CHECK(st.MPI_ERROR == 4321, "%s wrote MPI_ERROR: %d", what, st.MPI_ERROR); \
+    st.MPI_ERROR = 4321
+
+    st.MPI_ERROR = 4321;
+    MPI_OK(MPI_Sendrecv(&v, 1, MPI_INT, p, 21, &in, 1, MPI_INT, p, 21,
+                        MPI_COMM_WORLD, &st));
+    UNTOUCHED("Sendrecv");
+    MPI_OK(MPI_Send(&v, 1, MPI_INT, p, 22, MPI_COMM_WORLD));
+    MPI_OK(MPI_Probe(p, 22, MPI_COMM_WORLD, &st));
+    UNTOUCHED("Probe");
+    while (!flag)
+        MPI_OK(MPI_Iprobe(p, 22, MPI_COMM_WORLD, &flag, &st));
+    UNTOUCHED("Iprobe");
+    MPI_OK(MPI_Recv(&in, 1, MPI_INT, p, 22, MPI_COMM_WORLD, &st));
+    UNTOUCHED("Recv");
+    MPI_OK(MPI_Send(&v, 1, MPI_INT, p, 23, MPI_COMM_WORLD));
+    MPI_OK(MPI_Mprobe(p, 23, MPI_COMM_WORLD, &m, &st));
+    UNTOUCHED("Mprobe");
+    MPI_OK(MPI_Mrecv(&in, 1, MPI_INT, &m, &st));
+    UNTOUCHED("Mrecv");
+    MPI_OK(MPI_Irecv(&in, 1, MPI_INT, p, 24, MPI_COMM_WORLD, &r));
+    MPI_OK(MPI_Send(&v, 1, MPI_INT, p, 24, MPI_COMM_WORLD));
+    for (flag = 0; !flag;)
+        MPI_OK(MPI_Request_get_status(r, &flag, &st));
+    UNTOUCHED("Request_get_status");
+    MPI_OK(MPI_Wait(&r, &st));
+    UNTOUCHED("Wait");
+    MPI_OK(MPI_Irecv(&in, 1, MPI_INT, MPI_PROC_NULL, 25, MPI_COMM_WORLD, &r));
+    for (flag = 0; !flag;)
+        MPI_OK(MPI_Test(&r, &flag, &st));
+    UNTOUCHED("Test of a receive from MPI_PROC_NULL");
+    MPI_OK(MPI_Recv(&in, 1, MPI_INT, MPI_PROC_NULL, 26, MPI_COMM_WORLD, &st));
+    UNTOUCHED("Recv from MPI_PROC_NULL");
+#undef UNTOUCHED
+}
+
 int
 main(int argc, char **argv)
 {
     t_init(&argc, &argv);
     check_many();
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    check_error_field();
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     check_claimed();
     check_proc_null();
