@@ -172,12 +172,7 @@ mpii_err(MPI_Comm comm, int err, const char *fn)
 int
 PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler e)
 {
-    struct mpii_comm *c;
-
     MPII_CHECK_INIT("MPI_Comm_set_errhandler");
-    if ((c = mpii_comm_get(comm)) == NULL)
-        return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM,
-                        "MPI_Comm_set_errhandler");
     return mpii_errh_set(comm, e, 0, "MPI_Comm_set_errhandler");
 }
 

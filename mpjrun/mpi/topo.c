@@ -326,8 +326,9 @@ PMPI_Dims_create(int nnodes, int ndims, int dims[])
         return fixed == nnodes ? MPI_SUCCESS
                                : mpii_err(MPI_COMM_WORLD, MPI_ERR_DIMS, fn);
     n = nnodes / fixed;
-    /* n's divisors, descending: the small ones up to its root, then
-     * their cofactors.  Fewer than 2 * 46341 of them. */
+    /* n's divisors, descending: the cofactors n / p of the divisors p
+     * up to its root, then those p from the largest down.  Fewer than
+     * 2 * 46341 of them. */
     for (p = 1; (long long)p * p <= n; p++)
         ;
     div = ints(2 * p);
