@@ -51,6 +51,7 @@ struct logent {
 struct dest {
     uint64_t tx;
     struct logent *head, **tail;
+    size_t nopen; /* entries of the log with a request open */
     uint64_t *acked;  /* [nrep] cumulative acknowledgement per replica */
     uint8_t *feeding; /* [nrep] we feed that replica */
     /* Rendezvous named complete by a replica of b before we sent them
@@ -315,6 +316,7 @@ rep_send(int b, struct wire_hdr *h, const void *data, size_t len,
     if (r != NULL) {
         size_t i;
 
+        d->nopen++;
         r->lseq = h->lseq;
         for (i = 0; i < d->nearly;)
             if (d->early[i].lseq == h->lseq) {
@@ -350,20 +352,28 @@ everyone_has(int b, const struct logent *e)
 }
 
 /* Complete what every live replica of b has; forget what they all
- * acknowledged in order. */
+ * acknowledged in order.  The log holds everything the slowest replica
+ * of b lacks (thousands of messages when replicas of b run apart), and
+ * this runs on every acknowledgement: the search for requests to
+ * complete stops at the last open one. */
 static void
 settle(int b)
 {
     struct dest *d = &rp.dst[b];
     struct logent *e;
     uint64_t low = min_acked(b);
+    size_t left = d->nopen;
 
-    for (e = d->head; e != NULL; e = e->next)
-        if (e->req != NULL && everyone_has(b, e)) {
+    for (e = d->head; e != NULL && left > 0; e = e->next)
+        if (e->req != NULL) {
             struct mpii_req *r = e->req;
 
+            left--;
+            if (!everyone_has(b, e))
+                continue;
             e->req = NULL;
             e->done = 1;
+            d->nopen--;
             rp.io.complete(rp.io.ctx, r, MPI_SUCCESS);
         }
     if (low == UINT64_MAX)
