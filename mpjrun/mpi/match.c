@@ -43,13 +43,13 @@ struct umsg {
     uint32_t ctx;
     int src, tag;
     int rendezvous;
-    int orphan;    /* its sender died: wait for the replay */
-    int wsrc;      /* sender's world rank */
-    uint64_t lseq; /* replicas: its sequence number */
+    int orphan;     /* its sender died: wait for the replay */
+    int wsrc;       /* sender's world rank */
+    uint64_t lseq;  /* replicas: its sequence number */
     size_t total;
-    uint8_t *data;          /* eager payload */
-    int filling;            /* its payload still being read into data */
-    int lost;               /* its sender went before all of it came */
+    uint8_t *data; /* eager payload */
+    int filling;   /* its payload still being read into data */
+    int lost;      /* its sender went before all of it came */
     struct mpii_req *taker; /* taken while filling: completes at the end */
     uint32_t sid;
     struct conn *conn;
