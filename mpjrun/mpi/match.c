@@ -65,6 +65,7 @@ struct ctxq {
 };
 
 static struct ctxq *queues;    /* by ctx */
+static struct ctxq *last;      /* the one found last (most traffic is) */
 static unsigned sweep_at = 64; /* drop the empty ones past this many */
 static int walking; /* in a walk over every queue: none may be dropped */
 /* Messages a matched probe took out of the unexpected queue, waiting
@@ -83,7 +84,11 @@ ctxq_find(uint32_t ctx)
 {
     struct ctxq *q;
 
+    if (last != NULL && last->ctx == ctx)
+        return last;
     HASH_FIND(hh, queues, &ctx, sizeof ctx, q);
+    if (q != NULL)
+        last = q;
     return q;
 }
 
@@ -116,6 +121,7 @@ ctxq_sweep(void)
 
     if (walking || HASH_COUNT(queues) < sweep_at)
         return;
+    last = NULL;
     HASH_ITER(hh, queues, q, tmp)
     {
         if (q->posted == NULL && q->unexpected == NULL) {
@@ -701,6 +707,7 @@ match_fini(void)
     }
     umsg_free_all(claimed);
     claimed = NULL;
+    last = NULL;
     sweep_at = 64;
     fins = 0;
 }
