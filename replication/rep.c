@@ -522,7 +522,8 @@ on_ack(int b, int y, uint64_t upto, uint64_t one)
         if (early_keep(d, y, one) && early_add(d, y, one) == -1)
             return;
     } else if (one != 0)
-        for (e = d->head; e != NULL; e = e->next)
+        /* The log is in number order. */
+        for (e = d->head; e != NULL && e->h.lseq <= one; e = e->next)
             if (e->h.lseq == one) {
                 e->have |= 1u << y;
                 break;
