@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/replicas.sh: what replication costs when nothing fails.
 #
-# Runs bench/mpi_{latency,bandwidth,stencil,iprobe}.c through p2prun on the
+# Runs bench/mpi_{latency,bandwidth,stencil,iprobe,burst}.c through p2prun on the
 # embedded local cluster with -r 1 and with -r 2 (encryption off, so that
 # the protocol and not the cipher is measured), keeps the median of
 # REPLICAS_BENCH_RUNS runs (3), and prints R=1, R=2 and the ratio R2/R1
@@ -35,6 +35,17 @@ mkdir -p "$work/home"
 for b in latency bandwidth stencil iprobe; do
     "$p2pcc" -O2 -o "$work/$b" "$root/bench/mpi_$b.c" ||
         die "cannot build mpi_$b"
+done
+# Many requests open at once, at two counts: the cost per message must
+# not grow with the count (mpi_burst.c).
+for v in "burst_1k -DBURST_N=1000" "burst_16k -DBURST_N=16000" \
+         "get_1k -DBURST_N=1000 -DBURST_GET=1" \
+         "get_16k -DBURST_N=16000 -DBURST_GET=1"; do
+    set -- $v
+    b=$1
+    shift
+    "$p2pcc" -O2 "$@" -o "$work/$b" "$root/bench/mpi_burst.c" ||
+        die "cannot build mpi_burst ($b)"
 done
 
 # figure R NP BENCH KEY: median over $runs runs of the value after KEY.
@@ -103,6 +114,10 @@ row "1 MiB bandwidth, 2 ranks (GB/s)" 2 bandwidth bandwidth_gbs
 row "stencil 1024x1024x200, 1 rank (s)" 1 stencil stencil_s
 row "stencil 1024x1024x200, 2 ranks (s)" 2 stencil stencil_s
 row "MPI_Iprobe finding nothing, 2 ranks (us)" 2 iprobe iprobe_us
+row "1,000 Isends of 100 KB at once (us each)" 2 burst_1k burst_us
+row "16,000 Isends of 100 KB at once (us each)" 2 burst_16k burst_us
+row "1,000 Gets in one epoch, 2 ranks (us each)" 2 get_1k get_us
+row "16,000 Gets in one epoch, 2 ranks (us each)" 2 get_16k get_us
 
 echo
 echo "The protocol alone, a core per process: R=2 whose replicas 1 died at"

@@ -4,6 +4,10 @@
  *   master -> backup   FR_DECIDE      total = number, payload n x int32
  *   backup -> master   FR_DECIDE_ACK  total = number
  *   backup -> others   FR_DECIDE_ACK  ctx 2, total = its position
+ *   new master -> backup  FR_DECIDE_ACK  ctx 3, total = first number it
+ *                                        lacks (a take-over's question)
+ *   backup -> new master  FR_DECIDE      ctx 4, a decision it has from there
+ *                         FR_DECIDE_ACK  ctx 5, total 1: that was all
  *
  * The master keeps each decision until every live backup acknowledged
  * it; a wildcard receive it matched is held incomplete until then.  A
@@ -24,6 +28,20 @@
  * further ahead than that waits (its wildcard receives stay held) until
  * the backup catches up.
  *
+ * Take-over: the old master may have died with a decision that reached
+ * some backups and not others (it went to one first, or one's window
+ * held it back, or one read the view before the frame).  A backup that
+ * becomes master asks every other live backup for the decisions it
+ * lacks and adopts them before it decides anything itself: until they
+ * all answered it is no master (dec_master), and waits for decisions as
+ * a backup does.  A backup answers only once its own view shows the
+ * asker as master, and from then on drops program-order decisions from
+ * a replica its view has dead, so that nothing of the old master's
+ * comes in after its answer.  Without this, with three replicas, the
+ * two survivors could follow different sources for one receive (seen
+ * once in CI: a third replica's choices disagreed with its second
+ * master's after both earlier masters were killed).
+ *
  * The state is part of rep.c's instance (dc names the selected one's),
  * and frames, requests and matching go through its struct rep_io.
  */
@@ -40,6 +58,9 @@
 /* How often a backup reports its position (see above). */
 #define DEC_REPORT (DEC_WINDOW / 4)
 #define DEC_POSITION 2 /* FR_DECIDE_ACK ctx: a position report */
+#define DEC_SYNC_ASK 3  /* FR_DECIDE_ACK ctx: a new master's question */
+#define DEC_SYNC_GIVE 4 /* FR_DECIDE ctx: a backup's answer, one decision */
+#define DEC_SYNC_DONE 5 /* FR_DECIDE_ACK ctx: the end of its answer */
 
 struct decision {
     struct decision *next;
@@ -59,9 +80,13 @@ struct dec_state {
     uint32_t gotcap;
     struct decision *async; /* backup: out-of-order decisions not taken */
     uint32_t async_taken;   /* the highest taken */
-    int was_master;
+    int leads; /* master from the start, or since its take-over ended */
     uint32_t pos[32];     /* each replica's highest reported position */
     uint32_t refused_max; /* backup: the highest number refused */
+    int sync_started;     /* new master: the backups were asked */
+    uint32_t syncing;     /* ... those whose answer is still to come */
+    uint32_t sync_asked;  /* backup: askers our view does not see lead yet */
+    uint32_t sync_floor;  /* ... and the first number each lacks (one) */
 };
 
 struct dec_state dec_builtin;
@@ -86,10 +111,30 @@ dec_on(void)
     return rep_active();
 }
 
+/* We are our rank's lowest live replica (master, or about to be). */
+static int
+lowest(void)
+{
+    return rep_lowest_live(rep_rank()) == rep_replica();
+}
+
 int
 dec_master(void)
 {
-    return rep_lowest_live(rep_rank()) == rep_replica();
+    return lowest() && dc.leads;
+}
+
+/* The other live replicas of our rank, as a mask. */
+static uint32_t
+others_live(void)
+{
+    uint32_t m = 0;
+    int y, me = rep_replica();
+
+    for (y = 0; y < rep_nrep(); y++)
+        if (y != me && !rep_dead(rep_rank() * rep_nrep() + y))
+            m |= 1u << y;
+    return m;
 }
 
 static void send_to_ctx(int replica, uint8_t type, uint32_t ctx, uint32_t dn,
@@ -390,6 +435,113 @@ dec_hold(struct mpii_req *r, int err)
     return 1;
 }
 
+/* Take decision dn (n values at payload) from process p, unless we
+ * have it: 0, or -1 when refused (beyond the window, or no memory; no
+ * acknowledgement then: it comes again). */
+static int
+keep(int p, uint32_t dn, const void *payload, int n)
+{
+    int32_t v[DEC_MAX_VALUES];
+
+    if (dn > (uint64_t)dc.next + DEC_WINDOW) {
+        rep_log("p2pmpi: rank %d: decision %u from process %d beyond the "
+                "window (we are at %u): dropped",
+                rep_rank(), dn, p, dc.next);
+        if (dn > dc.refused_max)
+            dc.refused_max = dn;
+        return -1;
+    }
+    if (got(dn) != NULL)
+        return 0;
+    if (n > 0)
+        memcpy(v, payload, (size_t)n * sizeof *v);
+    if (got_add(dn, v, n) == -1)
+        return -1; /* the master waits, we cannot follow */
+    if (n >= 1)
+        rep_io()->decided(rep_io()->ctx, dn, v[0]);
+    return 0;
+}
+
+/* Backup: tell new master y every decision we have from number floor
+ * on, then that this was all. */
+static void
+sync_answer(int y, uint32_t floor)
+{
+    uint32_t dn;
+
+    for (dn = floor; dn < dc.gotcap; dn++)
+        if (dc.got[dn] != NULL)
+            send_to_ctx(y, FR_DECIDE, DEC_SYNC_GIVE, dn, dc.got[dn]->v,
+                        dc.got[dn]->n);
+    send_to_ctx(y, FR_DECIDE_ACK, DEC_SYNC_DONE, 1, NULL, 0);
+}
+
+/* New master: the backups all answered; lead.  The backups left may lack
+ * what the old master decided (and what they told us); wildcard receives
+ * waiting for a decision are ours now. */
+static void
+take_over(void)
+{
+    struct decision *d;
+    uint32_t i;
+
+    dc.leads = 1;
+    for (i = 0; i < dc.gotcap; i++)
+        if ((d = dc.got[i]) != NULL && find(dc.sent, d->dn) == NULL)
+            (void)publish(d->dn, d->v, d->n);
+    rep_io()->rematch(rep_io()->ctx);
+}
+
+/* New master: ask the other live backups what they have that we lack. */
+static void
+sync_start(void)
+{
+    uint32_t floor = 1;
+    int y;
+
+    while (got(floor) != NULL)
+        floor++;
+    dc.sync_started = 1;
+    dc.syncing = others_live();
+    for (y = 0; y < rep_nrep(); y++)
+        if (dc.syncing & (1u << y))
+            send_to_ctx(y, FR_DECIDE_ACK, DEC_SYNC_ASK, floor, NULL, 0);
+}
+
+static void
+sync_incoming(int y, const struct wire_hdr *h, const void *payload, int n)
+{
+    uint32_t dn = (uint32_t)h->total;
+
+    switch (h->ctx) {
+    case DEC_SYNC_ASK:
+        /* Not before our view has y lead: the old master's decisions may
+         * still be coming. */
+        if (rep_lowest_live(rep_rank()) == y)
+            sync_answer(y, dn);
+        else {
+            dc.sync_asked = 1u << y;
+            dc.sync_floor = dn;
+        }
+        return;
+    case DEC_SYNC_GIVE:
+        if (!(dc.syncing & (1u << y)))
+            break;
+        (void)keep(rep_rank() * rep_nrep() + y, dn, payload, n);
+        return;
+    default: /* DEC_SYNC_DONE */
+        if (!(dc.syncing & (1u << y)))
+            break;
+        dc.syncing &= ~(1u << y);
+        if (dc.syncing == 0 && lowest())
+            take_over();
+        return;
+    }
+    rep_log("p2pmpi: rank %d: take-over answer from replica %d, not asked: "
+            "dropped",
+            rep_rank(), y);
+}
+
 void
 dec_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
 {
@@ -402,8 +554,10 @@ dec_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
      * passive-target order (async_incoming), and position reports;
      * anything else is malformed. */
     if (p / rep_nrep() != rep_rank() || h->total == 0 ||
-        (h->ctx > 1 &&
-         !(h->ctx == DEC_POSITION && h->type == FR_DECIDE_ACK)) ||
+        (h->ctx > 1 && !(h->type == FR_DECIDE_ACK &&
+                         (h->ctx == DEC_POSITION || h->ctx == DEC_SYNC_ASK ||
+                          h->ctx == DEC_SYNC_DONE)) &&
+         !(h->type == FR_DECIDE && h->ctx == DEC_SYNC_GIVE)) ||
         h->total > UINT32_MAX || h->len % sizeof(int32_t) != 0 ||
         n > DEC_MAX_VALUES) {
         rep_log("p2pmpi: rank %d: malformed decision from process %d: "
@@ -413,6 +567,10 @@ dec_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
     }
     if (h->ctx == 1 && h->type == FR_DECIDE) {
         async_incoming(h, payload, n);
+        return;
+    }
+    if (h->ctx >= DEC_SYNC_ASK) {
+        sync_incoming(y, h, payload, n);
         return;
     }
     if (h->ctx == DEC_POSITION) {
@@ -436,49 +594,41 @@ dec_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
         }
         return;
     }
-    if (dn > (uint64_t)dc.next + DEC_WINDOW) {
-        rep_log("p2pmpi: rank %d: decision %u from process %d beyond the "
-                "window (we are at %u): dropped",
-                rep_rank(), dn, p, dc.next);
-        if (dn > dc.refused_max)
-            dc.refused_max = dn;
+    if (rep_dead(p)) {
+        /* An old master's, read after the view that has it dead: we may
+         * have told its successor all we had already. */
+        rep_log("p2pmpi: rank %d: decision %u from dead replica %d: dropped",
+                rep_rank(), dn, y);
         return;
     }
-    if (got(dn) == NULL) {
-        int32_t v[DEC_MAX_VALUES];
-
-        if (n > 0)
-            memcpy(v, payload, (size_t)n * sizeof *v);
-        if (got_add(dn, v, n) == -1)
-            return; /* no ack: the master waits, we cannot follow */
-        if (n >= 1)
-            rep_io()->decided(rep_io()->ctx, dn, v[0]);
-    }
-    send_to(y, FR_DECIDE_ACK, dn, NULL, 0);
+    if (keep(p, dn, payload, n) == 0)
+        send_to(y, FR_DECIDE_ACK, dn, NULL, 0);
 }
 
 void
 dec_start(void)
 {
-    dc.was_master = dec_master();
+    dc.leads = lowest();
 }
 
 void
 dec_view_changed(void)
 {
-    struct decision *d;
-    uint32_t i;
+    int lead;
 
     if (!rep_active())
         return;
-    if (dec_master() && !dc.was_master) {
-        /* We lead now: the backups left may lack what the old master
-         * decided; and wildcard receives waiting for it are ours. */
-        dc.was_master = 1;
-        for (i = 0; i < dc.gotcap; i++)
-            if ((d = dc.got[i]) != NULL && find(dc.sent, d->dn) == NULL)
-                (void)publish(d->dn, d->v, d->n);
-        rep_io()->rematch(rep_io()->ctx);
+    lead = rep_lowest_live(rep_rank());
+    if (lowest() && !dc.leads) {
+        if (!dc.sync_started)
+            sync_start();
+        dc.syncing &= others_live(); /* the dead answer nothing */
+        if (dc.syncing == 0)
+            take_over();
+    }
+    if (lead >= 0 && (dc.sync_asked & (1u << lead))) {
+        dc.sync_asked = 0;
+        sync_answer(lead, dc.sync_floor);
     }
     settle_all();
 }

@@ -12,8 +12,10 @@
  * once they all acknowledged it: no message that depends on a decision
  * leaves a master that could die before its backups know the decision.
  * A backup reaching a decision point waits for the master's decision; if
- * it becomes master meanwhile (a view), it decides itself, and re-sends
- * the decisions it knows to the remaining backups.
+ * it becomes master meanwhile (a view), it first asks the other backups
+ * for the decisions it lacks (the old master may have told only some),
+ * then decides itself, and re-sends the decisions it knows to the
+ * remaining backups (decide.c, "Take-over").
  */
 #ifndef P2PMPI_DECIDE_H
 #define P2PMPI_DECIDE_H
@@ -31,7 +33,7 @@ struct mpii_req;
 #define DEC_WINDOW (1u << 16)
 
 int dec_on(void);     /* replicated job */
-int dec_master(void); /* we are our rank's acting master */
+int dec_master(void); /* we are our rank's acting master (take-over done) */
 /* The next decision number (program order); 0 when not replicated. */
 uint32_t dec_next(void);
 

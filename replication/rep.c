@@ -51,6 +51,12 @@ struct logent {
 struct dest {
     uint64_t tx;
     struct logent *head, **tail;
+    /* The log's entries by number: it holds head's number and the ones
+     * after it up to tx, each once (sent in order, forgotten from the
+     * front), so entry n is ix[(ixstart + n - head's) % ixcap]. */
+    struct logent **ix;
+    size_t ixcap, ixstart, ixlen;
+    size_t nopen; /* entries of the log with a request open */
     uint64_t *acked;  /* [nrep] cumulative acknowledgement per replica */
     uint8_t *feeding; /* [nrep] we feed that replica */
     /* Rendezvous named complete by a replica of b before we sent them
@@ -278,6 +284,8 @@ feed(int b, const struct logent *e, int y)
 }
 
 static void settle(int b);
+static void forget(int b);
+static int everyone_has(int b, const struct logent *e);
 
 /* The lowest acknowledgement among the live replicas of b. */
 static uint64_t
@@ -292,15 +300,64 @@ min_acked(int b)
     return low;
 }
 
+/* Room in d's index for one more entry; -1 when out of memory. */
+static int
+ix_reserve(struct dest *d)
+{
+    struct logent **nx;
+    size_t ncap, k;
+
+    if (d->ixlen < d->ixcap)
+        return 0;
+    ncap = d->ixcap ? d->ixcap * 2 : 64;
+    if ((nx = malloc(ncap * sizeof *nx)) == NULL)
+        return -1;
+    for (k = 0; k < d->ixlen; k++)
+        nx[k] = d->ix[(d->ixstart + k) % d->ixcap];
+    free(d->ix);
+    d->ix = nx;
+    d->ixcap = ncap;
+    d->ixstart = 0;
+    return 0;
+}
+
+/* The entry of d's log numbered lseq, or NULL. */
+static struct logent *
+ix_at(const struct dest *d, uint64_t lseq)
+{
+    uint64_t first;
+
+    if (d->head == NULL)
+        return NULL;
+    first = d->head->h.lseq;
+    if (lseq < first || lseq - first >= d->ixlen)
+        return NULL;
+    return d->ix[(d->ixstart + (size_t)(lseq - first)) % d->ixcap];
+}
+
+/* Complete e's request if every live replica of b has e. */
+static void
+settle_one(int b, struct logent *e)
+{
+    struct mpii_req *r = e->req;
+
+    if (r == NULL || !everyone_has(b, e))
+        return;
+    e->req = NULL;
+    e->done = 1;
+    rp.dst[b].nopen--;
+    rp.io.complete(rp.io.ctx, r, MPI_SUCCESS);
+}
+
 int
 rep_send(int b, struct wire_hdr *h, const void *data, size_t len,
          struct mpii_req *r)
 {
     struct dest *d = &rp.dst[b];
-    struct logent *e;
+    struct logent *e = NULL;
     int y;
 
-    if ((e = calloc(1, sizeof *e)) == NULL ||
+    if (ix_reserve(d) == -1 || (e = calloc(1, sizeof *e)) == NULL ||
         (len > 0 && (e->data = malloc(len)) == NULL)) {
         free(e);
         return MPI_ERR_NO_MEM;
@@ -315,6 +372,7 @@ rep_send(int b, struct wire_hdr *h, const void *data, size_t len,
     if (r != NULL) {
         size_t i;
 
+        d->nopen++;
         r->lseq = h->lseq;
         for (i = 0; i < d->nearly;)
             if (d->early[i].lseq == h->lseq) {
@@ -325,13 +383,16 @@ rep_send(int b, struct wire_hdr *h, const void *data, size_t len,
     }
     *d->tail = e;
     d->tail = &e->next;
+    d->ix[(d->ixstart + d->ixlen++) % d->ixcap] = e;
     for (y = 0; y < rp.nrep; y++)
         if (d->feeding[y] && !rp.dead[b * rp.nrep + y])
             feed(b, e, y);
     /* Replicas of b fed by a replica of ours that is ahead may have
      * acknowledged this one already. */
-    if (r != NULL || e->h.lseq <= min_acked(b))
-        settle(b);
+    if (r != NULL || e->h.lseq <= min_acked(b)) {
+        settle_one(b, e);
+        forget(b);
+    }
     return MPI_SUCCESS;
 }
 
@@ -349,32 +410,57 @@ everyone_has(int b, const struct logent *e)
     return 1;
 }
 
-/* Complete what every live replica of b has; forget what they all
- * acknowledged in order. */
+/* Forget the front of b's log that every live replica of b
+ * acknowledged in order (and whose requests are complete). */
 static void
-settle(int b)
+forget(int b)
 {
     struct dest *d = &rp.dst[b];
     struct logent *e;
     uint64_t low = min_acked(b);
 
-    for (e = d->head; e != NULL; e = e->next)
-        if (e->req != NULL && everyone_has(b, e)) {
-            struct mpii_req *r = e->req;
-
-            e->req = NULL;
-            e->done = 1;
-            rp.io.complete(rp.io.ctx, r, MPI_SUCCESS);
-        }
     if (low == UINT64_MAX)
         low = d->tx; /* nobody left to feed: the job is failing */
     while ((e = d->head) != NULL && e->h.lseq <= low && e->req == NULL) {
         d->head = e->next;
         if (d->head == NULL)
             d->tail = &d->head;
+        d->ixstart = (d->ixstart + 1) % d->ixcap;
+        d->ixlen--;
         free(e->data);
         free(e);
     }
+}
+
+/* Complete what every live replica of b has among the messages numbered
+ * lo + 1 .. hi, then forget what they all acknowledged.  The log holds
+ * everything the slowest replica of b lacks (thousands of messages when
+ * replicas of b run apart): an acknowledgement looks only at what it
+ * newly covers (on_ack), where before every one walked the whole log. */
+static void
+settle_range(int b, uint64_t lo, uint64_t hi)
+{
+    struct dest *d = &rp.dst[b];
+    struct logent *e;
+    uint64_t n;
+
+    if (d->head != NULL && d->nopen > 0) {
+        if (lo < d->head->h.lseq - 1)
+            lo = d->head->h.lseq - 1;
+        if (hi > d->tx)
+            hi = d->tx;
+        for (n = lo + 1; n <= hi && d->nopen > 0; n++)
+            if ((e = ix_at(d, n)) != NULL)
+                settle_one(b, e);
+    }
+    forget(b);
+}
+
+/* All of b's log: after a replica of b died or took over. */
+static void
+settle(int b)
+{
+    settle_range(b, 0, UINT64_MAX);
 }
 
 /* --- acknowledging ---------------------------------------------------- */
@@ -503,6 +589,7 @@ on_ack(int b, int y, uint64_t upto, uint64_t one)
 {
     struct dest *d = &rp.dst[b];
     struct logent *e;
+    uint64_t before = d->acked[y];
 
     /* Replicas run at their own pace: the replica of b that another
      * replica of ours feeds may acknowledge what we have not sent yet. */
@@ -511,13 +598,13 @@ on_ack(int b, int y, uint64_t upto, uint64_t one)
     if (one > d->tx && one > d->acked[y]) {
         if (early_keep(d, y, one) && early_add(d, y, one) == -1)
             return;
-    } else if (one != 0)
-        for (e = d->head; e != NULL; e = e->next)
-            if (e->h.lseq == one) {
-                e->have |= 1u << y;
-                break;
-            }
-    settle(b);
+    } else if (one != 0 && (e = ix_at(d, one)) != NULL) {
+        e->have |= 1u << y;
+        settle_one(b, e);
+    }
+    /* What y's acknowledgement newly covers is all that may be complete
+     * now (and the rest waits for another replica's). */
+    settle_range(b, before, d->acked[y]);
 }
 
 /* Replica y of rank b asks us to feed it from number from on. */
@@ -826,6 +913,7 @@ rep_fini(void)
             free(e->data);
             free(e);
         }
+        free(rp.dst[b].ix);
         free(rp.dst[b].acked);
         free(rp.dst[b].early);
         free(rp.dst[b].feeding);

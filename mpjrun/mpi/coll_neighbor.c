@@ -6,9 +6,15 @@
  * communicator's collective context with a tag of their own.  A
  * Cartesian process's neighbours are, per dimension, the source then the
  * destination of Cart_shift(d, 1) (MPI_PROC_NULL off a non-periodic edge:
- * that block is left alone); a neighbour named twice gets two messages,
- * matched in list order (the transport does not overtake), as Open MPI
- * does.  Nothing here depends on arrival order, so replicas need no
+ * that block is left alone).  A neighbour named twice gets two messages,
+ * matched in order (the transport does not overtake).  That happens on a
+ * periodic dimension of 1 or 2 processes, where both neighbours are one
+ * process: what goes in the + direction must land in the receiver's -
+ * block and the other way round (MPI 4.0 8.6 says so where 3.1 was
+ * silent; MPICH's coll/ring_neighbor_alltoall checks it).  Receives are
+ * posted -, + for each dimension, so the sends go +, - (pairs_swapped):
+ * the first message from a process fills the first block that waits for
+ * it.  Nothing here depends on arrival order, so replicas need no
  * agreement.
  *
  * The nonblocking forms (MPI_Ineighbor_*) write the same round as a
@@ -52,11 +58,14 @@ sched_round_of(struct mpii_comm *c, const int *in, int nin,
                 MPI_SUCCESS &&
             in[i] != MPI_PROC_NULL)
             sched_recv(s, addr, count, type, in[i]);
-    for (i = 0; s != NULL && rc == MPI_SUCCESS && i < nout; i++)
-        if ((rc = mpii_blocks_at(snd, i, &addr, &count, &type)) ==
+    for (i = 0; s != NULL && rc == MPI_SUCCESS && i < nout; i++) {
+        int j = mpii_blocks_nth(snd, i, nout);
+
+        if ((rc = mpii_blocks_at(snd, j, &addr, &count, &type)) ==
                 MPI_SUCCESS &&
-            out[i] != MPI_PROC_NULL)
-            sched_send(s, addr, count, type, out[i]);
+            out[j] != MPI_PROC_NULL)
+            sched_send(s, addr, count, type, out[j]);
+    }
     return sched_go(s, rc, req, c->handle, fn);
 }
 
@@ -65,7 +74,8 @@ nb_round(MPI_Comm comm, const struct mpii_blocks *snd,
          const struct mpii_blocks *rcv, const struct how *how, const char *fn)
 {
     struct mpii_comm *c;
-    int *in = NULL, *out = NULL, nin = 0, nout = 0, rc;
+    struct mpii_blocks sent = *snd;
+    int *in = NULL, *out = NULL, nin = 0, nout = 0, rc, kind;
 
     MPII_CHECK_INIT(fn);
     if ((c = mpii_intra_get(comm)) == NULL)
@@ -76,9 +86,11 @@ nb_round(MPI_Comm comm, const struct mpii_blocks *snd,
         return mpii_err(comm, MPI_ERR_BUFFER, fn);
     if ((rc = mpii_topo_neighbors(c, &in, &nin, &out, &nout)) != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
+    sent.pairs_swapped =
+        PMPI_Topo_test(comm, &kind) == MPI_SUCCESS && kind == MPI_CART;
     if (how->nonblocking)
-        rc = sched_round_of(c, in, nin, rcv, out, nout, snd, how->req, fn);
-    else if ((rc = mpii_blocks_round(c, in, nin, rcv, out, nout, snd,
+        rc = sched_round_of(c, in, nin, rcv, out, nout, &sent, how->req, fn);
+    else if ((rc = mpii_blocks_round(c, in, nin, rcv, out, nout, &sent,
                                      how->tag)) != MPI_SUCCESS)
         rc = mpii_err(comm, rc, fn);
     free(in);

@@ -56,6 +56,12 @@ mpii_blocks_at(const struct mpii_blocks *s, int i, char **addr, int *count,
 }
 
 int
+mpii_blocks_nth(const struct mpii_blocks *s, int i, int n)
+{
+    return s->pairs_swapped && (i ^ 1) < n ? i ^ 1 : i;
+}
+
+int
 mpii_blocks_round(struct mpii_comm *c, const int *in, int nin,
                   const struct mpii_blocks *rcv, const int *out, int nout,
                   const struct mpii_blocks *snd, int tag)
@@ -76,9 +82,11 @@ mpii_blocks_round(struct mpii_comm *c, const int *in, int nin,
             n++;
     }
     for (i = 0; i < nout && rc == MPI_SUCCESS; i++) {
-        rc = mpii_blocks_at(snd, i, &addr, &count, &type);
+        int j = mpii_blocks_nth(snd, i, nout);
+
+        rc = mpii_blocks_at(snd, j, &addr, &count, &type);
         if (rc == MPI_SUCCESS)
-            rc = mpii_isend(addr, count, type, out != NULL ? out[i] : i, tag, c,
+            rc = mpii_isend(addr, count, type, out != NULL ? out[j] : j, tag, c,
                             c->ctx + MPII_CTX_COLL, MPII_SEND_STANDARD,
                             &reqs[n]);
         if (rc == MPI_SUCCESS)

@@ -18,6 +18,14 @@
  * limit); an unexpected rendezvous keeps only its announcement, so large
  * messages are never buffered.
  *
+ * A receive and a message of different contexts never match, so each
+ * context has its queues of its own (struct ctxq, in a hash by context):
+ * a receive looks only at its context's messages and a message only at
+ * its context's receives.  Thousands of one-sided replies posted on a
+ * window no longer lengthen the search of every request header, nor the
+ * messages of every other communicator.  Queues left empty are dropped
+ * now and then (ctxq_sweep).
+ *
  * A long eager message may be matched by its header alone, its payload
  * still on the way (transport.c reads it straight into place:
  * match_eager_begin).  Kept unexpected, it is "filling" until
@@ -25,6 +33,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include <uthash.h>
 
 #include "core.h"
 #include "decide.h"
@@ -46,8 +56,18 @@ struct umsg {
     struct umsg *next;
 };
 
-static struct mpii_req *posted, **posted_tail = &posted;
-static struct umsg *unexpected, **unexpected_tail = &unexpected;
+/* One context's receives and messages, each in the order they came. */
+struct ctxq {
+    uint32_t ctx;
+    struct mpii_req *posted, **posted_tail;
+    struct umsg *unexpected, **unexpected_tail;
+    UT_hash_handle hh;
+};
+
+static struct ctxq *queues;    /* by ctx */
+static struct ctxq *last;      /* the one found last (most traffic is) */
+static unsigned sweep_at = 64; /* drop the empty ones past this many */
+static int walking; /* in a walk over every queue: none may be dropped */
 /* Messages a matched probe took out of the unexpected queue, waiting
  * for their MPI_Mrecv (mprobe.c). */
 static struct umsg *claimed;
@@ -57,6 +77,60 @@ int
 match_fins(void)
 {
     return fins;
+}
+
+static struct ctxq *
+ctxq_find(uint32_t ctx)
+{
+    struct ctxq *q;
+
+    if (last != NULL && last->ctx == ctx)
+        return last;
+    HASH_FIND(hh, queues, &ctx, sizeof ctx, q);
+    if (q != NULL)
+        last = q;
+    return q;
+}
+
+/* ctx's queues, made if need be; NULL when out of memory. */
+static struct ctxq *
+ctxq_get(uint32_t ctx)
+{
+    struct ctxq *q = ctxq_find(ctx);
+
+    if (q != NULL)
+        return q;
+    if ((q = calloc(1, sizeof *q)) == NULL)
+        return NULL;
+    q->ctx = ctx;
+    q->posted_tail = &q->posted;
+    q->unexpected_tail = &q->unexpected;
+    HASH_ADD(hh, queues, ctx, sizeof q->ctx, q);
+    return q;
+}
+
+/* Drop the queues of contexts with nothing waiting (communicators and
+ * windows come and go), once there are twice as many as were kept last
+ * time.  Only where no caller holds a queue: the start of match_post,
+ * outside a walk over them all. */
+static void
+ctxq_sweep(void)
+{
+    struct ctxq *q, *tmp;
+    unsigned kept = 0;
+
+    if (walking || HASH_COUNT(queues) < sweep_at)
+        return;
+    last = NULL;
+    HASH_ITER(hh, queues, q, tmp)
+    {
+        if (q->posted == NULL && q->unexpected == NULL) {
+            HASH_DEL(queues, q);
+            free(q);
+        } else
+            kept++;
+    }
+    sweep_at = kept * 2 > 64 ? kept * 2 : 64;
 }
 
 static int
@@ -85,13 +159,13 @@ decided_here(struct mpii_req *r, int src)
 /* May a message go to a receive posted after every current one?  Not
  * if an undecided wildcard receive before it could take it. */
 static int
-held_back(const struct umsg *u)
+held_back(const struct ctxq *q, const struct umsg *u)
 {
     const struct mpii_req *w;
 
-    for (w = posted; w != NULL; w = w->next)
-        if (undecided(w) && matches(u->ctx, u->src, u->tag, w->ctx, w->peer,
-                                    w->tag))
+    for (w = q->posted; w != NULL; w = w->next)
+        if (undecided(w) &&
+            matches(u->ctx, u->src, u->tag, w->ctx, w->peer, w->tag))
             return 1;
     return 0;
 }
@@ -205,29 +279,45 @@ match_orphan_rendezvous(struct mpii_req *r, size_t total)
 }
 
 /* The link to the oldest posted receive a message (ctx, src, tag)
- * matches, or NULL. */
+ * matches, or NULL; *qp is ctx's queues (NULL when it has none). */
 static struct mpii_req **
-posted_find(uint32_t ctx, int src, int tag)
+posted_find(uint32_t ctx, int src, int tag, struct ctxq **qp)
 {
+    struct ctxq *q = *qp = ctxq_find(ctx);
     struct mpii_req **rp;
 
-    for (rp = &posted; *rp != NULL; rp = &(*rp)->next)
+    if (q == NULL)
+        return NULL;
+    for (rp = &q->posted; *rp != NULL; rp = &(*rp)->next)
         if (matches(ctx, src, tag, (*rp)->ctx, (*rp)->peer, (*rp)->tag))
             return rp;
     return NULL;
 }
 
-/* Take the receive *rp off the queue. */
+/* Take the receive *rp off q. */
 static struct mpii_req *
-posted_unlink(struct mpii_req **rp)
+posted_unlink(struct ctxq *q, struct mpii_req **rp)
 {
     struct mpii_req *r = *rp;
 
     *rp = r->next;
-    if (posted_tail == &r->next)
-        posted_tail = rp;
+    if (q->posted_tail == &r->next)
+        q->posted_tail = rp;
     r->next = NULL;
     return r;
+}
+
+/* Take the message *up off q. */
+static struct umsg *
+unexpected_unlink(struct ctxq *q, struct umsg **up)
+{
+    struct umsg *u = *up;
+
+    *up = u->next;
+    if (q->unexpected_tail == &u->next)
+        q->unexpected_tail = up;
+    u->next = NULL;
+    return u;
 }
 
 /* Keep the message h starts for a receive to come, with room for an
@@ -236,9 +326,10 @@ posted_unlink(struct mpii_req **rp)
 static struct umsg *
 keep_unexpected(struct conn *c, const struct wire_hdr *h)
 {
+    struct ctxq *q = ctxq_get(h->ctx);
     struct umsg *u;
 
-    if ((u = calloc(1, sizeof *u)) == NULL)
+    if (q == NULL || (u = calloc(1, sizeof *u)) == NULL)
         return NULL;
     u->ctx = h->ctx;
     u->src = h->src;
@@ -253,8 +344,8 @@ keep_unexpected(struct conn *c, const struct wire_hdr *h)
         free(u);
         return NULL;
     }
-    *unexpected_tail = u;
-    unexpected_tail = &u->next;
+    *q->unexpected_tail = u;
+    q->unexpected_tail = &u->next;
     return u;
 }
 
@@ -262,6 +353,7 @@ void
 match_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
 {
     struct mpii_req **rp, *r;
+    struct ctxq *q;
     struct umsg *u;
 
     if (h->type == FR_FIN) {
@@ -269,8 +361,9 @@ match_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
         return;
     }
     /* An undecided receive may be this one's: keep it until we know. */
-    if ((rp = posted_find(h->ctx, h->src, h->tag)) != NULL && !undecided(*rp)) {
-        r = posted_unlink(rp);
+    if ((rp = posted_find(h->ctx, h->src, h->tag, &q)) != NULL &&
+        !undecided(*rp)) {
+        r = posted_unlink(q, rp);
         decided_here(r, h->src);
         if (h->type == FR_EAGER)
             deliver_eager(r, h->src, h->tag, payload, h->len);
@@ -297,19 +390,20 @@ match_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
  * or must wait for a decision, or no memory): it is matched whole, by
  * match_incoming, once its payload is here. */
 uint8_t *
-match_eager_begin(struct conn *c, const struct wire_hdr *h,
-                  struct mpii_req **r, struct umsg **u)
+match_eager_begin(struct conn *c, const struct wire_hdr *h, struct mpii_req **r,
+                  struct umsg **u)
 {
     struct mpii_req **rp;
+    struct ctxq *q;
 
     *r = NULL;
     *u = NULL;
-    if ((rp = posted_find(h->ctx, h->src, h->tag)) != NULL) {
+    if ((rp = posted_find(h->ctx, h->src, h->tag, &q)) != NULL) {
         /* In place only where the receive's bytes lie as they come
          * (deliver_eager's first case). */
         if (undecided(*rp) || (*rp)->rbuf == NULL || (*rp)->owned != NULL)
             return NULL;
-        *r = posted_unlink(rp);
+        *r = posted_unlink(q, rp);
         decided_here(*r, h->src);
         (*r)->status.MPI_SOURCE = h->src;
         (*r)->status.MPI_TAG = h->tag;
@@ -372,71 +466,83 @@ void
 match_post(struct mpii_req *r)
 {
     struct umsg **up, *u = NULL;
+    struct ctxq *q;
 
+    ctxq_sweep();
+    if ((q = ctxq_get(r->ctx)) == NULL) {
+        req_complete(r, MPI_ERR_NO_MEM);
+        return;
+    }
     if (!undecided(r))
-        for (up = &unexpected; (u = *up) != NULL; up = &u->next)
+        for (up = &q->unexpected; (u = *up) != NULL; up = &u->next)
             if (matches(u->ctx, u->src, u->tag, r->ctx, r->peer, r->tag) &&
-                !held_back(u))
+                !held_back(q, u))
                 break;
     if (u == NULL) {
         r->next = NULL;
-        *posted_tail = r;
-        posted_tail = &r->next;
+        *q->posted_tail = r;
+        q->posted_tail = &r->next;
         return;
     }
-    *up = u->next;
-    if (unexpected_tail == &u->next)
-        unexpected_tail = up;
-    take(r, u);
+    take(r, unexpected_unlink(q, up));
 }
 
 void
 match_rematch(void)
 {
+    struct ctxq *q, *tmp, *same;
     struct umsg **up, *u;
     struct mpii_req **rp, *r;
 
-    for (up = &unexpected; (u = *up) != NULL;) {
-        if ((rp = posted_find(u->ctx, u->src, u->tag)) == NULL ||
-            undecided(*rp)) {
-            up = &u->next;
-            continue;
+    walking++; /* take() may post receives: no queue is dropped */
+    HASH_ITER(hh, queues, q, tmp)
+    {
+        for (up = &q->unexpected; (u = *up) != NULL;) {
+            if ((rp = posted_find(u->ctx, u->src, u->tag, &same)) == NULL ||
+                undecided(*rp)) {
+                up = &u->next;
+                continue;
+            }
+            r = posted_unlink(q, rp);
+            take(r, unexpected_unlink(q, up));
         }
-        r = posted_unlink(rp);
-        *up = u->next;
-        if (unexpected_tail == &u->next)
-            unexpected_tail = up;
-        take(r, u);
     }
+    walking--;
 }
 
 void
 match_decided(uint32_t dn, int src)
 {
+    struct ctxq *q, *tmp;
     struct mpii_req *r;
 
-    for (r = posted; r != NULL; r = r->next)
-        if (r->dn == dn && r->peer == MPI_ANY_SOURCE) {
-            if (src < 0 || r->comm == NULL || src >= r->comm->size) {
-                mpii_log("p2pmpi: decision %u names source %d, outside the "
-                         "communicator: ignored",
-                         dn, src);
+    HASH_ITER(hh, queues, q, tmp)
+    {
+        for (r = q->posted; r != NULL; r = r->next)
+            if (r->dn == dn && r->peer == MPI_ANY_SOURCE) {
+                if (src < 0 || r->comm == NULL || src >= r->comm->size) {
+                    mpii_log("p2pmpi: decision %u names source %d, outside "
+                             "the communicator: ignored",
+                             dn, src);
+                    return;
+                }
+                r->peer = src;
+                match_rematch();
                 return;
             }
-            r->peer = src;
-            match_rematch();
-            return;
-        }
+    }
 }
 
 int
 match_unpost(struct mpii_req *r)
 {
+    struct ctxq *q = ctxq_find(r->ctx);
     struct mpii_req **rp;
 
-    for (rp = &posted; *rp != NULL; rp = &(*rp)->next)
+    for (rp = q != NULL ? &q->posted : NULL; rp != NULL && *rp != NULL;
+         rp = &(*rp)->next)
         if (*rp == r) {
-            posted_unlink(rp);
+            posted_unlink(q, rp);
             return 1;
         }
     return 0;
@@ -445,9 +551,10 @@ match_unpost(struct mpii_req *r)
 int
 match_probe(uint32_t ctx, int source, int tag, MPI_Status *st)
 {
+    struct ctxq *q = ctxq_find(ctx);
     struct umsg *u;
 
-    for (u = unexpected; u != NULL; u = u->next)
+    for (u = q != NULL ? q->unexpected : NULL; u != NULL; u = u->next)
         if (matches(u->ctx, u->src, u->tag, ctx, source, tag)) {
             if (st != MPI_STATUS_IGNORE) {
                 st->MPI_SOURCE = u->src;
@@ -463,13 +570,13 @@ match_probe(uint32_t ctx, int source, int tag, MPI_Status *st)
 struct umsg *
 match_claim(uint32_t ctx, int source, int tag)
 {
+    struct ctxq *q = ctxq_find(ctx);
     struct umsg **up, *u;
 
-    for (up = &unexpected; (u = *up) != NULL; up = &u->next)
+    for (up = q != NULL ? &q->unexpected : NULL;
+         up != NULL && (u = *up) != NULL; up = &u->next)
         if (matches(u->ctx, u->src, u->tag, ctx, source, tag)) {
-            *up = u->next;
-            if (unexpected_tail == &u->next)
-                unexpected_tail = up;
+            unexpected_unlink(q, up);
             u->next = claimed;
             claimed = u;
             return u;
@@ -492,63 +599,115 @@ match_take_claimed(struct mpii_req *r, struct umsg *u)
     req_complete(r, MPI_ERR_INTERN); /* not a claimed message: a bug */
 }
 
+/* Call fn on every message kept (each context's unexpected ones, then
+ * those claimed by a matched probe) until it returns nonzero. */
+static int
+each_kept(int (*fn)(struct umsg *, void *), void *arg)
+{
+    struct ctxq *q, *tmp;
+    struct umsg *u;
+
+    HASH_ITER(hh, queues, q, tmp)
+    {
+        for (u = q->unexpected; u != NULL; u = u->next)
+            if (fn(u, arg))
+                return 1;
+    }
+    for (u = claimed; u != NULL; u = u->next)
+        if (fn(u, arg))
+            return 1;
+    return 0;
+}
+
+struct resumed {
+    int wsrc;
+    uint64_t lseq;
+    struct conn *c;
+    uint32_t sid;
+};
+
+static int
+resume_one(struct umsg *u, void *arg)
+{
+    const struct resumed *a = arg;
+
+    if (!u->rendezvous || u->wsrc != a->wsrc || u->lseq != a->lseq)
+        return 0;
+    u->conn = a->c;
+    u->sid = a->sid;
+    u->orphan = 0;
+    return 1;
+}
+
 int
 match_resume(int wsrc, uint64_t lseq, struct conn *c, uint32_t sid)
 {
     struct mpii_req *r = req_find_rendezvous(wsrc, lseq);
-    struct umsg *u, *lists[2] = {unexpected, claimed};
+    struct resumed a = {wsrc, lseq, c, sid};
 
     if (r != NULL) {
         if (r->conn == NULL)
             send_cts(r, c, sid);
         return 1;
     }
-    for (int k = 0; k < 2; k++)
-        for (u = lists[k]; u != NULL; u = u->next)
-            if (u->rendezvous && u->wsrc == wsrc && u->lseq == lseq) {
-                u->conn = c;
-                u->sid = sid;
-                u->orphan = 0;
-                return 1;
-            }
+    return each_kept(resume_one, &a);
+}
+
+struct orphaned {
+    int wsrc;
+    uint64_t low;
+};
+
+static int
+orphan_one(struct umsg *u, void *arg)
+{
+    struct orphaned *a = arg;
+
+    if (u->rendezvous && u->wsrc == a->wsrc && u->lseq != 0 &&
+        !conn_ready(u->conn)) {
+        u->orphan = 1;
+        u->conn = NULL;
+        if (a->low == 0 || u->lseq < a->low)
+            a->low = u->lseq;
+    }
     return 0;
 }
 
 uint64_t
 match_orphan(int wsrc)
 {
-    struct umsg *u, *lists[2] = {unexpected, claimed};
-    uint64_t low = req_orphan(wsrc);
+    struct orphaned a = {wsrc, req_orphan(wsrc)};
 
-    for (int k = 0; k < 2; k++)
-        for (u = lists[k]; u != NULL; u = u->next)
-            if (u->rendezvous && u->wsrc == wsrc && u->lseq != 0 &&
-                !conn_ready(u->conn)) {
-                u->orphan = 1;
-                u->conn = NULL;
-                if (low == 0 || u->lseq < low)
-                    low = u->lseq;
-            }
-    return low;
+    (void)each_kept(orphan_one, &a);
+    return a.low;
+}
+
+static void
+umsg_free_all(struct umsg *u)
+{
+    struct umsg *next;
+
+    for (; u != NULL; u = next) {
+        next = u->next;
+        free(u->data);
+        free(u);
+    }
 }
 
 void
 match_fini(void)
 {
-    struct umsg *u;
+    struct ctxq *q, *tmp;
 
-    while ((u = unexpected) != NULL) {
-        unexpected = u->next;
-        free(u->data);
-        free(u);
+    HASH_ITER(hh, queues, q, tmp)
+    {
+        HASH_DEL(queues, q);
+        umsg_free_all(q->unexpected);
+        free(q);
     }
-    while ((u = claimed) != NULL) {
-        claimed = u->next;
-        free(u->data);
-        free(u);
-    }
-    unexpected_tail = &unexpected;
-    posted = NULL;
-    posted_tail = &posted;
+    umsg_free_all(claimed);
+    claimed = NULL;
+    last = NULL;
+    sweep_at = 64;
     fins = 0;
 }

@@ -282,10 +282,15 @@ struct mpii_blocks {
     const MPI_Datatype *types; /* NULL: type for every block */
     MPI_Datatype type;
     int same; /* every block is the start of buf (one send to all) */
+    /* Sent blocks 1, 0, 3, 2 ...: a Cartesian process's two neighbours of
+     * a dimension, + before - (coll_neighbor.c says why). */
+    int pairs_swapped;
 };
 /* Block i's address, count and type; MPI_ERR_COUNT/TYPE if bad. */
 int mpii_blocks_at(const struct mpii_blocks *, int i, char **addr,
                    int *count, MPI_Datatype *type);
+/* The block that goes i-th of n. */
+int mpii_blocks_nth(const struct mpii_blocks *, int i, int n);
 /* Receive block i of rcv from rank in[i] (i < nin) and send block j of
  * snd to out[j] (j < nout), on c's collective context with tag, and wait
  * for all.  in or out NULL: ranks 0, 1, ... .  An MPI error code. */

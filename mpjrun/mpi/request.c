@@ -19,8 +19,17 @@
 #include "decide.h"
 #include "rep.h"
 
+/* A handle is
+ *     0x2c000000 | generation (10 bits) << 16 | (index + 1)
+ * for the first 65,535 slots, and beyond them (a program with that many
+ * requests live: MPICH's rma/manyget starts 100,000 Gets in an epoch)
+ *     0x6c000000 | generation (6 bits) << 20 | (index - 65,535)
+ * so a stale handle of the common slots is caught unless its slot came
+ * round 1,024 times since, of the others 64 times. */
 #define REQ_HANDLE_BASE 0x2c000000
-#define REQ_MAX 65535
+#define REQ_HANDLE_HIGH 0x6c000000
+#define REQ_LOW 65535
+#define REQ_MAX (REQ_LOW + (1 << 20))
 #define SPIN_NS 10000000   /* spin this long before sleeping (10 ms) */
 #define YIELD_NS 1000000   /* sharing cores: yield this long before sleeping */
 #define POLL_GAP_NS 20000  /* tests closer than this are a polling loop */
@@ -47,7 +56,22 @@ static int *freelist, nfree;
 static MPI_Request
 req_handle(const struct mpii_req *r)
 {
-    return REQ_HANDLE_BASE | ((int)(r->gen & 0x3ff) << 16) | (r->index + 1);
+    if (r->index < REQ_LOW)
+        return REQ_HANDLE_BASE | ((int)(r->gen & 0x3ff) << 16) |
+               (r->index + 1);
+    return REQ_HANDLE_HIGH | ((int)(r->gen & 0x3f) << 20) |
+           (r->index - REQ_LOW);
+}
+
+/* The slot h names (live or not, checked by the caller), or -1. */
+static int
+req_index(MPI_Request h)
+{
+    if ((h & ~0x03ffffff) == REQ_HANDLE_BASE)
+        return (h & 0xffff) - 1;
+    if ((h & ~0x03ffffff) == REQ_HANDLE_HIGH)
+        return REQ_LOW + (h & 0xfffff);
+    return -1;
 }
 
 struct mpii_req *
@@ -106,7 +130,7 @@ req_done_handle(void)
 struct mpii_req *
 req_get(MPI_Request h)
 {
-    int i = (h & 0xffff) - 1;
+    int i = req_index(h);
     struct mpii_req *r;
 
     if (h == REQ_HANDLE_DONE) {
@@ -122,7 +146,7 @@ req_get(MPI_Request h)
         done_send.status.MPI_ERROR = MPI_SUCCESS;
         return &done_send;
     }
-    if ((h & ~0x03ffffff) != REQ_HANDLE_BASE || i < 0 || i >= nreqs)
+    if (i < 0 || i >= nreqs)
         return NULL;
     r = reqs[i];
     if (r == NULL || r->kind == REQ_FREE || req_handle(r) != h)

@@ -135,8 +135,8 @@ static int
 recv_reply(struct mpii_win *w, int t, void *buf, int count, MPI_Datatype dt)
 {
     MPI_Request req;
-    int rc =
-        mpii_irecv(buf, count, dt, t, RMA_TAG_REPLY, w->c, w->c->ctx, &req);
+    int rc = mpii_irecv(buf, count, dt, t, RMA_TAG_REPLY, w->c,
+                        RMA_REPLY_CTX(w), &req);
 
     return rc == MPI_SUCCESS ? pend_add(w, req, NULL) : rc;
 }
@@ -481,7 +481,8 @@ ask(struct mpii_win *w, int t, enum rma_op op, int type)
 
     if (ack == NULL)
         return MPI_ERR_NO_MEM;
-    rc = mpii_irecv(ack, 1, MPI_INT, t, RMA_TAG_REPLY, w->c, w->c->ctx, &req);
+    rc = mpii_irecv(ack, 1, MPI_INT, t, RMA_TAG_REPLY, w->c, RMA_REPLY_CTX(w),
+                    &req);
     if (rc != MPI_SUCCESS) {
         free(ack);
         return rc;

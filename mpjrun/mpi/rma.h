@@ -12,6 +12,13 @@
  * values, lock grants, flush and unlock acknowledgements).  A target
  * keeps one header receive posted per origin, so requests from one
  * origin are served in the order it issued them.
+ *
+ * The replies travel on a context of their own (RMA_REPLY_CTX), apart
+ * from the requests: a fence epoch of 100,000 Gets keeps as many reply
+ * receives posted and as many headers waiting at the target, and on one
+ * context each would be searched past all the others (match.c keeps a
+ * context's queues apart).  The window's communicator is private and
+ * nothing is ever built from it, so its build context is free for that.
  */
 #ifndef P2PMPI_RMA_H
 #define P2PMPI_RMA_H
@@ -27,6 +34,8 @@ enum {
     RMA_TAG_REPLY,
     RMA_TAG_POST, /* PSCW: a target's exposure epoch is open */
 };
+
+#define RMA_REPLY_CTX(w) MPII_CTX_BUILD((w)->c->ctx)
 
 enum rma_op {
     RMA_PUT = 1,
@@ -113,6 +122,8 @@ struct mpii_win {
     int shared;                 /* shared locks held */
     struct rma_waiter *waiters; /* lock requests not granted yet */
     struct rma_reply *replies;  /* replies being sent */
+    size_t reply_bytes;         /* ... their bytes */
+    int nreplies;               /* ... how many */
     int *exposed;               /* PSCW: the origins of the exposure epoch */
     int nexposed, nwaited;
     int serving; /* in rma_serve: the poll leaves it alone */

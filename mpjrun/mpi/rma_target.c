@@ -39,8 +39,16 @@ struct rma_waiter {
 struct rma_reply {
     MPI_Request req;
     void *buf;
+    size_t len;
     struct rma_reply *next;
 };
+
+/* Replies are copies (the window may change once they are made), sent
+ * in the background.  A target that serves many Gets at once (a fence
+ * closing 100,000 of 128 KiB, as MPICH's rma/manyget does) waits for
+ * them to go past these, rather than hold 12 GiB of copies. */
+#define RMA_REPLY_BYTES_MAX (64u << 20)
+#define RMA_REPLIES_MAX 4096
 
 static struct {
     int busy;        /* inside mpii_rma_poll */
@@ -51,6 +59,8 @@ static struct {
 } tg;
 
 /* --- replies -------------------------------------------------------- */
+
+static void reap_replies(struct mpii_win *w, int wait);
 
 /* Send n bytes of buf (ours: freed when sent) to origin s. */
 static int
@@ -63,16 +73,21 @@ reply(struct mpii_win *w, int s, void *buf, size_t n)
         free(buf);
         return MPI_ERR_NO_MEM;
     }
-    rc = mpii_isend(buf, (int)n, MPI_BYTE, s, RMA_TAG_REPLY, w->c, w->c->ctx,
-                    MPII_SEND_STANDARD, &r->req);
+    rc = mpii_isend(buf, (int)n, MPI_BYTE, s, RMA_TAG_REPLY, w->c,
+                    RMA_REPLY_CTX(w), MPII_SEND_STANDARD, &r->req);
     if (rc != MPI_SUCCESS) {
         free(buf);
         free(r);
         return rc;
     }
     r->buf = buf;
+    r->len = n;
     r->next = w->replies;
     w->replies = r;
+    w->reply_bytes += n;
+    w->nreplies++;
+    if (w->reply_bytes > RMA_REPLY_BYTES_MAX || w->nreplies > RMA_REPLIES_MAX)
+        reap_replies(w, 1);
     return MPI_SUCCESS;
 }
 
@@ -105,6 +120,8 @@ reap_replies(struct mpii_win *w, int wait)
             continue;
         }
         *rp = r->next;
+        w->reply_bytes -= r->len;
+        w->nreplies--;
         free(r->buf);
         free(r);
     }

@@ -11,7 +11,8 @@
  *  - dynamic windows (attach, addresses exchanged), Win_allocate,
  *    Win_allocate_shared on MPI_COMM_SELF with Win_shared_query;
  *  - attributes (base, size, disp unit, flavor, and the program's own
- *    with a delete callback), group and name.
+ *    with a delete callback), group and name;
+ *  - many windows live, and 70,000 Gets in one epoch.
  * Open MPI 4.1 cannot create a window on a single process on a machine
  * without an RDMA network (no one-sided component takes it), so there
  * one rank only says ok.
@@ -491,6 +492,34 @@ test_many_windows(void)
     free(w);
 }
 
+/* More requests live than 16 bits count: every Get of a fence epoch
+ * waits for its reply until the closing fence, and MPICH's rma/manyget
+ * starts 100,000.  They stopped at 65,535 with "out of memory". */
+static void
+test_many_gets(void)
+{
+    enum { NG = 70000 };
+    MPI_Win win;
+    int *base, *got = t_malloc(NG * sizeof *got), from = (t_rank + 1) % t_size;
+
+    MPI_OK(MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL,
+                            MPI_COMM_WORLD, &base, &win));
+    *base = t_rank * 7 + 1;
+    MPI_OK(MPI_Win_fence(0, win));
+    for (int i = 0; i < NG; i++) {
+        got[i] = -1;
+        MPI_OK(MPI_Get(&got[i], 1, MPI_INT, from, 0, 1, MPI_INT, win));
+    }
+    MPI_OK(MPI_Win_fence(0, win));
+    for (int i = 0; i < NG; i++)
+        if (got[i] != from * 7 + 1) {
+            CHECK(0, "Get %d of %d: %d, not %d", i, NG, got[i], from * 7 + 1);
+            break;
+        }
+    MPI_OK(MPI_Win_free(&win));
+    free(got);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -505,6 +534,7 @@ main(int argc, char **argv)
     test_pscw_target_busy();
     test_win_errhandler();
     test_many_windows();
+    test_many_gets();
     test_dynamic();
     test_attrs();
     test_shared_self();

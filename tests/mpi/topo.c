@@ -6,7 +6,8 @@
  * grid smaller than the communicator; a graph (a ring) with its queries;
  * distributed graphs made adjacent and by Dist_graph_create, with their
  * weights; and Neighbor_allgather(v), Neighbor_alltoall(v/w) over each,
- * every received block checked against the neighbour it came from.
+ * every received block checked against the neighbour it came from, also
+ * on periodic grids of 1 and 2 processes, where both neighbours are one.
  */
 #include "mpitest.h"
 
@@ -172,17 +173,50 @@ cart_cases(void)
             MPI_OK(MPI_Comm_free(&cart));
         }
     }
-    /* A periodic ring of 3 or more: every neighbour distinct. */
-    if (t_size >= 3) {
-        int n = t_size, per = 1, sb[2], rb[2], l = (t_rank + n - 1) % n,
-            rr = (t_rank + 1) % n;
+}
 
-        MPI_OK(MPI_Cart_create(MPI_COMM_WORLD, 1, &n, &per, 0, &cart));
-        sb[0] = t_rank * 10;
-        sb[1] = t_rank * 10 + 1;
+/* Periodic grids of every size, as a 1-D ring and as a 2-D torus: block
+ * 2d goes to (and comes from) the - neighbour of dimension d, block 2d+1
+ * the + one.  On a dimension of 1 or 2 processes both neighbours are one
+ * process, and what one sends towards + still lands in the other's -
+ * block (MPI 4.0 8.6, which MPICH's coll/ring_neighbor_alltoall checks).
+ * Each block carries its sender and direction: rank * 100 + block. */
+static void
+ring_cases(void)
+{
+    for (int ndims = 1; ndims <= 2; ndims++) {
+        int dims[2] = {0, 0}, per[2] = {1, 1}, sb[4], rb[4], rbn[4], src,
+            dst, nb = 2 * ndims;
+        MPI_Comm cart;
+        MPI_Request req;
+
+        MPI_OK(MPI_Dims_create(t_size, ndims, dims));
+        MPI_OK(MPI_Cart_create(MPI_COMM_WORLD, ndims, dims, per, 0, &cart));
+        for (int k = 0; k < nb; k++) {
+            sb[k] = t_rank * 100 + k;
+            rb[k] = rbn[k] = -1;
+        }
         MPI_OK(MPI_Neighbor_alltoall(sb, 1, MPI_INT, rb, 1, MPI_INT, cart));
-        CHECK(rb[0] == l * 10 + 1 && rb[1] == rr * 10, "ring %d %d", rb[0],
-              rb[1]);
+#ifndef OPEN_MPI
+        /* Open MPI 4.1's nonblocking form matches in list order. */
+        MPI_OK(MPI_Ineighbor_alltoall(sb, 1, MPI_INT, rbn, 1, MPI_INT, cart,
+                                      &req));
+        MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+#else
+        (void)req;
+        for (int k = 0; k < nb; k++)
+            rbn[k] = rb[k];
+#endif
+        for (int d = 0; d < ndims; d++) {
+            MPI_OK(MPI_Cart_shift(cart, d, 1, &src, &dst));
+            CHECK(rb[2 * d] == src * 100 + 2 * d + 1 &&
+                      rb[2 * d + 1] == dst * 100 + 2 * d,
+                  "%d-D torus of %d, dimension %d: got %d %d from %d %d",
+                  ndims, t_size, d, rb[2 * d], rb[2 * d + 1], src, dst);
+            CHECK(rbn[2 * d] == rb[2 * d] && rbn[2 * d + 1] == rb[2 * d + 1],
+                  "%d-D torus of %d, dimension %d, nonblocking: got %d %d",
+                  ndims, t_size, d, rbn[2 * d], rbn[2 * d + 1]);
+        }
         MPI_OK(MPI_Comm_free(&cart));
     }
 }
@@ -347,6 +381,7 @@ main(int argc, char **argv)
     t_init(&argc, &argv);
     dims_cases();
     cart_cases();
+    ring_cases();
     graph_cases();
     dist_cases();
     return t_finish("topo");
