@@ -54,6 +54,7 @@ struct hold {
     uint8_t job[WIRE_JOB_ID_LEN];
     uint32_t slots;
     uint64_t expires_ms; /* 0 once confirmed by a launch */
+    uint32_t lease_ms;   /* as granted: what a renewal adds */
     struct svc_conn *owner;
     struct hold *next;
 };
@@ -231,6 +232,9 @@ void reserve_return_one(struct peerd *, const uint8_t job[WIRE_JOB_ID_LEN]);
 void reserve_release(struct peerd *, const uint8_t job[WIRE_JOB_ID_LEN]);
 /* Release every unconfirmed hold of a connection that went away. */
 void reserve_drop_owner(struct peerd *, struct svc_conn *);
+/* The connection is still at work towards its launch (it stages files):
+ * its unconfirmed holds run for at least their lease from now. */
+void reserve_renew(struct peerd *, struct svc_conn *, uint64_t now_ms);
 /* Leases that ran out go back. */
 void reserve_cron(struct peerd *, uint64_t now_ms);
 uint32_t reserve_free(const struct peerd *);

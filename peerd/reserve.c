@@ -1,6 +1,11 @@
 /*
  * The peer's slots and the holds on them.  A reservation is a lease: it
- * goes back by itself unless a launch confirms it in time.  Everything
+ * goes back by itself unless a launch confirms it in time.  Staging
+ * renews it (reserve_renew): a requester sending the job's files is at
+ * work towards its launch, and a large file on a slow or loaded link
+ * took longer than the lease (a 100 MB file under the sanitizers in CI:
+ * "reservation of 1 slot expired without a launch", then "no
+ * reservation for this job here").  Everything
  * runs on the one event loop, so a check and a take are one step and two
  * coordinators racing for the last slots can never both get them.
  */
@@ -71,6 +76,7 @@ reserve_take(struct peerd *pd, const uint8_t job[WIRE_JOB_ID_LEN], uint32_t n,
         pd->holds = h;
     }
     h->slots += n;
+    h->lease_ms = lease_ms;
     h->expires_ms = monotime_ms() + lease_ms;
     *free_now = reserve_free(pd);
     link_announce(pd);
@@ -141,6 +147,17 @@ reserve_drop_owner(struct peerd *pd, struct svc_conn *owner)
         } else if (h->owner == owner)
             h->owner = NULL; /* the job's processes still hold them */
     }
+}
+
+void
+reserve_renew(struct peerd *pd, struct svc_conn *owner, uint64_t now_ms)
+{
+    struct hold *h;
+
+    for (h = pd->holds; h != NULL; h = h->next)
+        if (h->owner == owner && h->expires_ms != 0 &&
+            h->expires_ms < now_ms + h->lease_ms)
+            h->expires_ms = now_ms + h->lease_ms;
 }
 
 void

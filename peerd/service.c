@@ -18,6 +18,7 @@
 #include "channel.h"
 #include "listener.h"
 #include "log.h"
+#include "monotime.h"
 #include "nodeproof.h"
 #include "peerd.h"
 #include "xmalloc.h"
@@ -275,6 +276,7 @@ svc_file_chunk(struct svc_conn *c, const struct msg_data *d)
         return;
     }
     rc = cache_in_write(in->in, d->data, d->len, err, sizeof err);
+    reserve_renew(c->svc->pd, c, monotime_ms());
     if (rc == 0 && cache_in_received(in->in) < in->size)
         return;
     *ip = in->next;

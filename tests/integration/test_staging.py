@@ -207,5 +207,42 @@ class TestStaging(harness.JobTestCase):
         self.assertEqual(self.reservations(), 0, "nothing may happen")
 
 
+class TestStagingOutlastsLease(harness.JobTestCase):
+    """Staging takes longer than the reservation's lease (the shortest a
+    run may ask, 500 ms, against 3 x 100 MB).  Regression: in CI, under
+    the sanitizers, the 100 MB file took over the default 5 s and every
+    peer let its reservation go ("expired without a launch"), so the
+    launch found "no reservation for this job here".  Each file chunk
+    renews the requester's unconfirmed holds on that peer."""
+
+    def setUp(self):
+        super().setUp()
+        self.sn, self.peers = self.start_jobnet(3, slots=2, expire=3,
+                                                lease_ms=500)
+
+    def test_staging_renews_the_lease(self):
+        big = self.c.path("big.bin")
+        md5 = write_random(big, BIG_MB)
+        run = self.p2prun(["-n", "3", "-l", big, "sh", "-c",
+                           'echo "$P2P_HOST $(md5sum < big.bin | '
+                           'cut -d" " -f1)"'], timeout=120)
+        t_start = min(min(log_times(p, r"reserved for ") or [1e9])
+                      for p in self.peers)
+        t_end = max(max(log_times(p, r"received file ") or [0])
+                    for p in self.peers)
+        figure("staging 3 x %d MB against a 500 ms lease: %.2f s"
+               % (BIG_MB, t_end - t_start))
+        if t_end - t_start < 0.6:
+            self.skipTest("staging took %.2f s, under the lease: nothing "
+                          "to check" % (t_end - t_start))
+        self.assert_rc(run, 0)
+        self.assertEqual(sorted(run.stdout.splitlines()),
+                         sorted("%s %s" % (p.label, md5)
+                                for p in self.peers), run.describe())
+        for p in self.peers:
+            self.assertNotIn("expired without a launch", p.log())
+        self.assert_job_over(self.sn, self.peers)
+
+
 if __name__ == "__main__":
     harness.main()

@@ -1,6 +1,6 @@
 /*
  * peerd's slot ledger: holds never exceed the slots, leases expire unless
- * confirmed, a launch trims the hold to what it uses, returned slots come
+ * confirmed or renewed by staging, a launch trims the hold to what it uses, returned slots come
  * back one by one, a vanished requester's unconfirmed holds go, and a peer
  * that is not sharing refuses.
  */
@@ -109,6 +109,37 @@ t_lease_expires(void)
     teardown();
 }
 
+/* Staging renews a requester's unconfirmed holds: each for its own lease
+ * from now (never shorter than it was), the confirmed and the other
+ * requesters' left alone. */
+static void
+t_staging_renews(void)
+{
+    uint8_t j[WIRE_JOB_ID_LEN], k[WIRE_JOB_ID_LEN];
+    uint32_t free_now;
+    char why[128];
+    uint64_t now = monotime_ms();
+
+    setup(4);
+    make_job_id(j, 5);
+    make_job_id(k, 6);
+    CHECK_EQ_INT(reserve_take(&pd, j, 2, 500, A, &free_now, why, sizeof why),
+                 0);
+    CHECK_EQ_INT(reserve_take(&pd, k, 1, 500, B, &free_now, why, sizeof why),
+                 0);
+    reserve_renew(&pd, A, now + 400);
+    reserve_cron(&pd, now + 700);
+    CHECK(reserve_find(&pd, j) != NULL); /* renewed till now + 900 */
+    CHECK(reserve_find(&pd, k) == NULL); /* B's went */
+    reserve_renew(&pd, A, now + 100); /* an older clock: no shorter */
+    reserve_cron(&pd, now + 800);
+    CHECK(reserve_find(&pd, j) != NULL);
+    reserve_cron(&pd, now + 1000);
+    CHECK(reserve_find(&pd, j) == NULL);
+    CHECK_EQ_INT(reserve_free(&pd), 4);
+    teardown();
+}
+
 static void
 t_confirm_trims_and_stops_lease(void)
 {
@@ -199,6 +230,7 @@ static const struct test_case cases[] = {
     {"holds never exceed the slots", t_take_within_slots},
     {"holds add up, and belong to their requester", t_additive_and_owned},
     {"an unconfirmed lease expires", t_lease_expires},
+    {"staging renews the requester's leases", t_staging_renews},
     {"a launch trims the hold; exits return slots", t_confirm_trims_and_stops_lease},
     {"a vanished requester loses unconfirmed holds", t_drop_owner},
     {"not sharing refuses", t_not_sharing},
