@@ -39,7 +39,6 @@
 #define REP_BEAT_MS 250
 
 struct logent {
-    struct logent *next;
     struct wire_hdr h; /* as first sent: type, ctx, ranks, tag, lseq */
     uint8_t *data;     /* eager payload (our copy) */
     size_t len;
@@ -50,12 +49,12 @@ struct logent {
 
 struct dest {
     uint64_t tx;
-    struct logent *head, **tail;
-    /* The log's entries by number: it holds head's number and the ones
-     * after it up to tx, each once (sent in order, forgotten from the
-     * front), so entry n is ix[(ixstart + n - head's) % ixcap]. */
-    struct logent **ix;
-    size_t ixcap, ixstart, ixlen;
+    /* The log: what some live replica of b may still lack, a ring of the
+     * messages numbered tx - len + 1 .. tx in order (sent in order,
+     * forgotten from the front), so message n is
+     * log[(start + n - first) % cap] (log_at). */
+    struct logent **log;
+    size_t cap, start, len;
     size_t nopen; /* entries of the log with a request open */
     uint64_t *acked;  /* [nrep] cumulative acknowledgement per replica */
     uint8_t *feeding; /* [nrep] we feed that replica */
@@ -258,7 +257,6 @@ rep_init(int rank, int replica, int size, int nrep, const uint8_t *dead,
         return MPI_ERR_NO_MEM;
     memcpy(rp.dead, dead, (size_t)n);
     for (b = 0; b < size; b++) {
-        rp.dst[b].tail = &rp.dst[b].head;
         if ((rp.dst[b].acked = calloc((size_t)nrep, sizeof(uint64_t))) ==
                 NULL ||
             (rp.dst[b].feeding = calloc((size_t)nrep, 1)) == NULL)
@@ -300,39 +298,41 @@ min_acked(int b)
     return low;
 }
 
-/* Room in d's index for one more entry; -1 when out of memory. */
+/* Room in d's log for one more message; -1 when out of memory. */
 static int
-ix_reserve(struct dest *d)
+log_reserve(struct dest *d)
 {
-    struct logent **nx;
+    struct logent **nl;
     size_t ncap, k;
 
-    if (d->ixlen < d->ixcap)
+    if (d->len < d->cap)
         return 0;
-    ncap = d->ixcap ? d->ixcap * 2 : 64;
-    if ((nx = malloc(ncap * sizeof *nx)) == NULL)
+    ncap = d->cap ? d->cap * 2 : 64;
+    if ((nl = malloc(ncap * sizeof *nl)) == NULL)
         return -1;
-    for (k = 0; k < d->ixlen; k++)
-        nx[k] = d->ix[(d->ixstart + k) % d->ixcap];
-    free(d->ix);
-    d->ix = nx;
-    d->ixcap = ncap;
-    d->ixstart = 0;
+    for (k = 0; k < d->len; k++)
+        nl[k] = d->log[(d->start + k) % d->cap];
+    free(d->log);
+    d->log = nl;
+    d->cap = ncap;
+    d->start = 0;
     return 0;
 }
 
-/* The entry of d's log numbered lseq, or NULL. */
-static struct logent *
-ix_at(const struct dest *d, uint64_t lseq)
+/* The number of the oldest message in d's log (tx + 1 when empty). */
+static uint64_t
+log_first(const struct dest *d)
 {
-    uint64_t first;
+    return d->tx - d->len + 1;
+}
 
-    if (d->head == NULL)
+/* Message lseq of d's log, or NULL. */
+static struct logent *
+log_at(const struct dest *d, uint64_t lseq)
+{
+    if (lseq < log_first(d) || lseq > d->tx)
         return NULL;
-    first = d->head->h.lseq;
-    if (lseq < first || lseq - first >= d->ixlen)
-        return NULL;
-    return d->ix[(d->ixstart + (size_t)(lseq - first)) % d->ixcap];
+    return d->log[(d->start + (size_t)(lseq - log_first(d))) % d->cap];
 }
 
 /* Complete e's request if every live replica of b has e. */
@@ -357,7 +357,7 @@ rep_send(int b, struct wire_hdr *h, const void *data, size_t len,
     struct logent *e = NULL;
     int y;
 
-    if (ix_reserve(d) == -1 || (e = calloc(1, sizeof *e)) == NULL ||
+    if (log_reserve(d) == -1 || (e = calloc(1, sizeof *e)) == NULL ||
         (len > 0 && (e->data = malloc(len)) == NULL)) {
         free(e);
         return MPI_ERR_NO_MEM;
@@ -381,9 +381,7 @@ rep_send(int b, struct wire_hdr *h, const void *data, size_t len,
             } else
                 i++;
     }
-    *d->tail = e;
-    d->tail = &e->next;
-    d->ix[(d->ixstart + d->ixlen++) % d->ixcap] = e;
+    d->log[(d->start + d->len++) % d->cap] = e;
     for (y = 0; y < rp.nrep; y++)
         if (d->feeding[y] && !rp.dead[b * rp.nrep + y])
             feed(b, e, y);
@@ -421,12 +419,10 @@ forget(int b)
 
     if (low == UINT64_MAX)
         low = d->tx; /* nobody left to feed: the job is failing */
-    while ((e = d->head) != NULL && e->h.lseq <= low && e->req == NULL) {
-        d->head = e->next;
-        if (d->head == NULL)
-            d->tail = &d->head;
-        d->ixstart = (d->ixstart + 1) % d->ixcap;
-        d->ixlen--;
+    while ((e = log_at(d, log_first(d))) != NULL && e->h.lseq <= low &&
+           e->req == NULL) {
+        d->start = (d->start + 1) % d->cap;
+        d->len--;
         free(e->data);
         free(e);
     }
@@ -444,15 +440,13 @@ settle_range(int b, uint64_t lo, uint64_t hi)
     struct logent *e;
     uint64_t n;
 
-    if (d->head != NULL && d->nopen > 0) {
-        if (lo < d->head->h.lseq - 1)
-            lo = d->head->h.lseq - 1;
-        if (hi > d->tx)
-            hi = d->tx;
-        for (n = lo + 1; n <= hi && d->nopen > 0; n++)
-            if ((e = ix_at(d, n)) != NULL)
-                settle_one(b, e);
-    }
+    if (lo < log_first(d) - 1)
+        lo = log_first(d) - 1;
+    if (hi > d->tx)
+        hi = d->tx;
+    for (n = lo + 1; n <= hi && d->nopen > 0; n++)
+        if ((e = log_at(d, n)) != NULL)
+            settle_one(b, e);
     forget(b);
 }
 
@@ -598,7 +592,7 @@ on_ack(int b, int y, uint64_t upto, uint64_t one)
     if (one > d->tx && one > d->acked[y]) {
         if (early_keep(d, y, one) && early_add(d, y, one) == -1)
             return;
-    } else if (one != 0 && (e = ix_at(d, one)) != NULL) {
+    } else if (one != 0 && (e = log_at(d, one)) != NULL) {
         e->have |= 1u << y;
         settle_one(b, e);
     }
@@ -613,6 +607,7 @@ on_takeover(int b, int y, uint64_t from)
 {
     struct dest *d = &rp.dst[b];
     struct logent *e;
+    uint64_t n;
 
     /* from may lie beyond what we sent: that replica of b is ahead of
      * us; what we send below from, it drops as duplicates. */
@@ -630,8 +625,8 @@ on_takeover(int b, int y, uint64_t from)
                 "from message %llu (sent %llu)",
                 rp.rank, rp.replica, b, y, (unsigned long long)from,
                 (unsigned long long)d->tx);
-    for (e = d->head; e != NULL; e = e->next)
-        if (e->h.lseq >= from && !e->done)
+    for (n = from > log_first(d) ? from : log_first(d); n <= d->tx; n++)
+        if (!(e = log_at(d, n))->done)
             feed(b, e, y);
     settle(b);
 }
@@ -885,7 +880,7 @@ rep_quiet(void)
     int b, y;
 
     for (b = 0; b < rp.size; b++)
-        if (b != rp.rank && rp.dst[b].head != NULL) {
+        if (b != rp.rank && rp.dst[b].len > 0) {
             if (rp.debug && (++calls & 0xff) == 0)
                 for (y = 0; y < rp.nrep; y++)
                     rep_log("p2pmpi: rank %d replica %d: waiting for rank %d "
@@ -893,7 +888,7 @@ rep_quiet(void)
                             "acknowledged %llu, fins %d",
                             rp.rank, rp.replica, b, y,
                             rp.dead[b * rp.nrep + y] ? " (dead)" : "",
-                            (unsigned long long)rp.dst[b].head->h.lseq,
+                            (unsigned long long)log_first(&rp.dst[b]),
                             (unsigned long long)rp.dst[b].acked[y], rep_fins());
             return 0;
         }
@@ -905,15 +900,16 @@ rep_fini(void)
 {
     struct logent *e;
     struct dec_state *dec = rp.dec;
+    uint64_t n;
     int b;
 
     for (b = 0; rp.dst != NULL && b < rp.size; b++) {
-        while ((e = rp.dst[b].head) != NULL) {
-            rp.dst[b].head = e->next;
+        for (n = log_first(&rp.dst[b]); n <= rp.dst[b].tx; n++) {
+            e = log_at(&rp.dst[b], n);
             free(e->data);
             free(e);
         }
-        free(rp.dst[b].ix);
+        free(rp.dst[b].log);
         free(rp.dst[b].acked);
         free(rp.dst[b].early);
         free(rp.dst[b].feeding);
