@@ -55,7 +55,7 @@ struct dest {
      * log[(start + n - first) % cap] (log_at). */
     struct logent **log;
     size_t cap, start, len;
-    size_t nopen; /* entries of the log with a request open */
+    size_t nopen;     /* entries of the log with a request open */
     uint64_t *acked;  /* [nrep] cumulative acknowledgement per replica */
     uint8_t *feeding; /* [nrep] we feed that replica */
     /* Rendezvous named complete by a replica of b before we sent them
