@@ -44,6 +44,7 @@ PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy,
                         MPI_Comm_delete_attr_function *del, int *keyval,
                         void *extra)
 {
+    MPII_ENTER;
     struct mpii_keyval_fns f = {
         .kind = MPII_ATTR_COMM, .comm_copy = copy, .comm_del = del};
     int rc = mpii_keyval_new(&f, extra, keyval);
@@ -57,6 +58,7 @@ PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy,
 int
 PMPI_Comm_free_keyval(int *keyval)
 {
+    MPII_ENTER;
     int rc = mpii_keyval_free(MPII_ATTR_COMM, keyval);
 
     return rc == MPI_SUCCESS
@@ -76,6 +78,7 @@ predefined(int key)
 int
 PMPI_Comm_set_attr(MPI_Comm comm, int key, void *val)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Comm_set_attr";
     struct mpii_comm *c;
     int rc;
@@ -93,6 +96,7 @@ PMPI_Comm_set_attr(MPI_Comm comm, int key, void *val)
 int
 PMPI_Comm_get_attr(MPI_Comm comm, int key, void *val, int *flag)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Comm_get_attr";
     static int tag_ub = MPI_TAG_UB_VALUE, host = MPI_PROC_NULL,
                io = MPI_ANY_SOURCE, wtime_global = 0, universe, appnum = 0,
@@ -142,6 +146,7 @@ PMPI_Comm_get_attr(MPI_Comm comm, int key, void *val, int *flag)
 int
 PMPI_Comm_delete_attr(MPI_Comm comm, int key)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Comm_delete_attr";
     struct mpii_comm *c;
     int rc;
@@ -192,6 +197,7 @@ int
 PMPI_Keyval_create(MPI_Copy_function *copy, MPI_Delete_function *del,
                    int *keyval, void *extra)
 {
+    MPII_ENTER;
     return PMPI_Comm_create_keyval(copy, del, keyval, extra);
 }
 
@@ -199,6 +205,7 @@ PMPI_Keyval_create(MPI_Copy_function *copy, MPI_Delete_function *del,
 int
 PMPI_Keyval_free(int *keyval)
 {
+    MPII_ENTER;
     return PMPI_Comm_free_keyval(keyval);
 }
 
@@ -206,6 +213,7 @@ PMPI_Keyval_free(int *keyval)
 int
 PMPI_Attr_put(MPI_Comm comm, int key, void *val)
 {
+    MPII_ENTER;
     return PMPI_Comm_set_attr(comm, key, val);
 }
 
@@ -213,6 +221,7 @@ PMPI_Attr_put(MPI_Comm comm, int key, void *val)
 int
 PMPI_Attr_get(MPI_Comm comm, int key, void *val, int *flag)
 {
+    MPII_ENTER;
     return PMPI_Comm_get_attr(comm, key, val, flag);
 }
 
@@ -220,5 +229,6 @@ PMPI_Attr_get(MPI_Comm comm, int key, void *val, int *flag)
 int
 PMPI_Attr_delete(MPI_Comm comm, int key)
 {
+    MPII_ENTER;
     return PMPI_Comm_delete_attr(comm, key);
 }

@@ -64,6 +64,7 @@ int
 PMPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
            MPI_Comm comm)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Bsend";
     struct mpii_comm *c;
     int rc;
@@ -81,6 +82,7 @@ int
 PMPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
             MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Ibsend";
     struct mpii_comm *c;
     struct mpii_req *r;
@@ -104,6 +106,7 @@ PMPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
 int
 PMPI_Buffer_attach(void *buffer, int size)
 {
+    MPII_ENTER;
     if (size < 0 || (buffer == NULL && size > 0))
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_attach");
     if (attached != NULL)
@@ -124,6 +127,7 @@ drained(void *arg)
 int
 PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
+    MPII_ENTER;
     int rc = MPI_SUCCESS;
 
     if (buffer_addr == NULL || size == NULL)

@@ -184,6 +184,7 @@ coll_barrier(struct mpii_comm *c)
 int
 PMPI_Barrier(MPI_Comm comm)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
     int err;
 
@@ -369,6 +370,7 @@ error:
 int
 PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
+    MPII_ENTER;
     const struct mpii_type *t;
     struct mpii_comm *c;
     size_t n;
@@ -521,6 +523,7 @@ int
 PMPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
             int rcount, MPI_Datatype rt, int root, MPI_Comm comm)
 {
+    MPII_ENTER;
     const struct mpii_type *stt, *rtt = NULL;
     struct mpii_comm *c;
     struct vec rv = {0};
@@ -563,6 +566,7 @@ PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
              const int rcounts[], const int displs[], MPI_Datatype rt, int root,
              MPI_Comm comm)
 {
+    MPII_ENTER;
     const struct mpii_type *stt, *rtt = NULL;
     struct mpii_comm *c;
     struct vec rv = {0};
@@ -695,6 +699,7 @@ int
 PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
              int rcount, MPI_Datatype rt, int root, MPI_Comm comm)
 {
+    MPII_ENTER;
     const struct mpii_type *stt = NULL;
     struct mpii_comm *c;
     struct vec sv = {0};
@@ -737,6 +742,7 @@ PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[],
               MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt,
               int root, MPI_Comm comm)
 {
+    MPII_ENTER;
     const struct mpii_type *stt = NULL;
     struct mpii_comm *c;
     struct vec sv = {0};
@@ -854,6 +860,7 @@ int
 PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
                int rcount, MPI_Datatype rt, MPI_Comm comm)
 {
+    MPII_ENTER;
     const struct mpii_type *rtt;
     struct mpii_comm *c;
     struct vec rv;
@@ -892,6 +899,7 @@ PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
                 const int rcounts[], const int displs[], MPI_Datatype rt,
                 MPI_Comm comm)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
     struct vec rv;
     int err;
@@ -998,6 +1006,7 @@ int
 PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
               int rcount, MPI_Datatype rt, MPI_Comm comm)
 {
+    MPII_ENTER;
     const struct mpii_type *stt = NULL, *rtt;
     struct mpii_comm *c;
     struct vec sv, rv;
@@ -1038,6 +1047,7 @@ PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
                MPI_Datatype st, void *rbuf, const int rcounts[],
                const int rdispls[], MPI_Datatype rt, MPI_Comm comm)
 {
+    MPII_ENTER;
     const struct mpii_type *stt = NULL, *rtt = NULL;
     struct mpii_comm *c;
     struct vec sv, rv;

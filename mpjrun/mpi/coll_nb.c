@@ -256,6 +256,7 @@ inter_reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
 int
 PMPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Ibarrier";
     struct mpii_comm *c;
     struct mpii_sched *s;
@@ -278,6 +279,7 @@ int
 PMPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
             MPI_Request *req)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Ibcast";
     struct mpii_comm *c;
     struct mpii_sched *s;
@@ -341,6 +343,7 @@ PMPI_Igather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
              int rcount, MPI_Datatype rt, int root, MPI_Comm comm,
              MPI_Request *req)
 {
+    MPII_ENTER;
     return igather(sbuf, scount, st, rbuf, rcount, NULL, NULL, rt, root, comm,
                    req, "MPI_Igather");
 }
@@ -351,6 +354,7 @@ PMPI_Igatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
               const int rcounts[], const int displs[], MPI_Datatype rt,
               int root, MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     return igather(sbuf, scount, st, rbuf, 0, rcounts, displs, rt, root, comm,
                    req, "MPI_Igatherv");
 }
@@ -404,6 +408,7 @@ PMPI_Iscatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
               int rcount, MPI_Datatype rt, int root, MPI_Comm comm,
               MPI_Request *req)
 {
+    MPII_ENTER;
     return iscatter(sbuf, scount, NULL, NULL, st, rbuf, rcount, rt, root,
                     comm, req, "MPI_Iscatter");
 }
@@ -414,6 +419,7 @@ PMPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[],
                MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt,
                int root, MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     return iscatter(sbuf, 0, scounts, displs, st, rbuf, rcount, rt, root,
                     comm, req, "MPI_Iscatterv");
 }
@@ -465,6 +471,7 @@ int
 PMPI_Iallgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
                 int rcount, MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     return iallgather(sbuf, scount, st, rbuf, rcount, NULL, NULL, rt, comm,
                       req, "MPI_Iallgather");
 }
@@ -475,6 +482,7 @@ PMPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
                  const int rcounts[], const int displs[], MPI_Datatype rt,
                  MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     return iallgather(sbuf, scount, st, rbuf, 0, rcounts, displs, rt, comm,
                       req, "MPI_Iallgatherv");
 }
@@ -619,6 +627,7 @@ int
 PMPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
                int rcount, MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     return ialltoall(sbuf, scount, NULL, NULL, st, rbuf, rcount, NULL, NULL,
                      rt, comm, req, "MPI_Ialltoall");
 }
@@ -630,6 +639,7 @@ PMPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[],
                 const int rdispls[], MPI_Datatype rt, MPI_Comm comm,
                 MPI_Request *req)
 {
+    MPII_ENTER;
     return ialltoall(sbuf, 0, scounts, sdispls, st, rbuf, 0, rcounts,
                      rdispls, rt, comm, req, "MPI_Ialltoallv");
 }
@@ -700,6 +710,7 @@ PMPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
                 const int rdispls[], const MPI_Datatype rtypes[],
                 MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Ialltoallw";
     struct mpii_comm *c;
     struct mpii_sched *s;
@@ -734,6 +745,7 @@ PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
                const int rdispls[], const MPI_Datatype rtypes[],
                MPI_Comm comm)
 {
+    MPII_ENTER;
     MPI_Request r;
     int rc;
 
@@ -766,6 +778,7 @@ int
 PMPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
              MPI_Op op, int root, MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Ireduce";
     struct mpii_comm *c;
     struct mpii_sched *s;
@@ -822,6 +835,7 @@ int
 PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
                 MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Iallreduce";
     struct mpii_comm *c;
     struct mpii_sched *s;
@@ -883,6 +897,7 @@ PMPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
                      MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
                      MPI_Request *req)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Ireduce_scatter";
     struct mpii_comm *c;
     struct mpii_sched *s;
@@ -908,6 +923,7 @@ PMPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
                            MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
                            MPI_Request *req)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Ireduce_scatter_block";
     struct mpii_comm *c;
     struct mpii_sched *s;
@@ -973,6 +989,7 @@ int
 PMPI_Iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
            MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     return iscan(sbuf, rbuf, count, dt, op, comm, req, 0, "MPI_Iscan");
 }
 
@@ -981,6 +998,7 @@ int
 PMPI_Iexscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
              MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     return iscan(sbuf, rbuf, count, dt, op, comm, req, 1, "MPI_Iexscan");
 }
 
@@ -989,6 +1007,7 @@ int
 PMPI_Reduce_local(const void *in, void *inout, int count, MPI_Datatype dt,
                   MPI_Op op)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Reduce_local";
     int rc;
 
@@ -1004,6 +1023,7 @@ PMPI_Reduce_local(const void *in, void *inout, int count, MPI_Datatype dt,
 int
 PMPI_Op_commutative(MPI_Op op, int *commute)
 {
+    MPII_ENTER;
     int c = mpii_op_commutative(op);
 
     if (commute == NULL)

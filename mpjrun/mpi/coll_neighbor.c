@@ -198,6 +198,7 @@ PMPI_Neighbor_allgather(const void *sendbuf, int sendcount,
                         MPI_Datatype sendtype, void *recvbuf, int recvcount,
                         MPI_Datatype recvtype, MPI_Comm comm)
 {
+    MPII_ENTER;
     return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                      recvtype, comm, BLOCKING(TAG_NB_ALLGATHER),
                      "MPI_Neighbor_allgather");
@@ -210,6 +211,7 @@ PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount,
                          MPI_Datatype recvtype, MPI_Comm comm,
                          MPI_Request *req)
 {
+    MPII_ENTER;
     return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                      recvtype, comm, NONBLOCKING(req),
                      "MPI_Ineighbor_allgather");
@@ -222,6 +224,7 @@ PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount,
                          const int recvcounts[], const int displs[],
                          MPI_Datatype recvtype, MPI_Comm comm)
 {
+    MPII_ENTER;
     return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                       displs, recvtype, comm, BLOCKING(TAG_NB_ALLGATHER),
                       "MPI_Neighbor_allgatherv");
@@ -235,6 +238,7 @@ PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount,
                           MPI_Datatype recvtype, MPI_Comm comm,
                           MPI_Request *req)
 {
+    MPII_ENTER;
     return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                       displs, recvtype, comm, NONBLOCKING(req),
                       "MPI_Ineighbor_allgatherv");
@@ -246,6 +250,7 @@ PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount,
                        MPI_Datatype sendtype, void *recvbuf, int recvcount,
                        MPI_Datatype recvtype, MPI_Comm comm)
 {
+    MPII_ENTER;
     return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                     recvtype, comm, BLOCKING(TAG_NB_ALLTOALL),
                     "MPI_Neighbor_alltoall");
@@ -257,6 +262,7 @@ PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount,
                         MPI_Datatype sendtype, void *recvbuf, int recvcount,
                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                     recvtype, comm, NONBLOCKING(req),
                     "MPI_Ineighbor_alltoall");
@@ -270,6 +276,7 @@ PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
                         const int rdispls[], MPI_Datatype recvtype,
                         MPI_Comm comm)
 {
+    MPII_ENTER;
     return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                      recvcounts, rdispls, recvtype, comm,
                      BLOCKING(TAG_NB_ALLTOALL), "MPI_Neighbor_alltoallv");
@@ -283,6 +290,7 @@ PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
                          const int rdispls[], MPI_Datatype recvtype,
                          MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                      recvcounts, rdispls, recvtype, comm, NONBLOCKING(req),
                      "MPI_Ineighbor_alltoallv");
@@ -296,6 +304,7 @@ PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                         const int recvcounts[], const MPI_Aint rdispls[],
                         const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    MPII_ENTER;
     return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                      recvcounts, rdispls, recvtypes, comm,
                      BLOCKING(TAG_NB_ALLTOALL), "MPI_Neighbor_alltoallw");
@@ -310,6 +319,7 @@ PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                          const MPI_Datatype recvtypes[], MPI_Comm comm,
                          MPI_Request *req)
 {
+    MPII_ENTER;
     return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                      recvcounts, rdispls, recvtypes, comm, NONBLOCKING(req),
                      "MPI_Ineighbor_alltoallw");

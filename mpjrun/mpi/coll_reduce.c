@@ -135,7 +135,8 @@ red_alloc(const struct red *rd, size_t n, char **mem)
  * cost more than the reduction (4 ranks on 2 cores, 1 MiB Reduce:
  * ~500 us of ~2250).  Each is kept up to KEEP_MAX bytes and freed by
  * MPI_Finalize; blocking reductions do not nest, so a role has one user
- * at a time. */
+ * at a time.  Under MPI_THREAD_MULTIPLE they may run in several threads
+ * at once (each on a communicator of its own): nothing is kept then. */
 #define KEEP_MAX (16u << 20)
 enum { KEEP_ACC, KEEP_TMP, KEEP_N };
 static struct {
@@ -150,7 +151,7 @@ red_keep(const struct red *rd, size_t n, int k, char **mem)
 {
     size_t bytes = n * rd->wext + 1;
 
-    if (bytes > KEEP_MAX)
+    if (bytes > KEEP_MAX || mpii_mt)
         return red_alloc(rd, n, mem);
     *mem = NULL;
     if (kept[k].cap < bytes) {
@@ -483,6 +484,7 @@ int
 PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
             int root, MPI_Comm comm)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
     struct red rd;
     char *m1 = NULL, *m2 = NULL, *acc, *tmp;
@@ -595,6 +597,7 @@ int
 PMPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
                MPI_Op op, MPI_Comm comm)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
     struct red rd;
     char *m1 = NULL, *m2 = NULL, *acc, *tmp;
@@ -728,6 +731,7 @@ int
 PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[],
                     MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
     int err;
 
@@ -746,6 +750,7 @@ int
 PMPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
                           MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Reduce_scatter_block";
     struct mpii_comm *c;
     int err, *counts;
@@ -847,6 +852,7 @@ int
 PMPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
           MPI_Comm comm)
 {
+    MPII_ENTER;
     MPII_CHECK_INIT("MPI_Scan");
     return scan(sbuf, rbuf, count, dt, op, comm, 0, "MPI_Scan");
 }
@@ -856,6 +862,7 @@ int
 PMPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
             MPI_Comm comm)
 {
+    MPII_ENTER;
     MPII_CHECK_INIT("MPI_Exscan");
     return scan(sbuf, rbuf, count, dt, op, comm, 1, "MPI_Exscan");
 }

@@ -131,15 +131,19 @@ mpii_comm_drop(struct mpii_comm *c)
 }
 
 uint32_t
-mpii_comm_next_ctx(void)
+mpii_comm_propose_ctx(void)
 {
+    uint32_t id;
+
+    if (mpii_mt && (id = mpii_ctx_unique()) != 0)
+        return id;
     return next_ctx;
 }
 
 void
 mpii_comm_ctx_used(uint32_t ctx)
 {
-    if (ctx + 2 > next_ctx)
+    if ((ctx & MPII_CTX_UNIQUE) == 0 && ctx + 2 > next_ctx)
         next_ctx = ctx + 2;
 }
 
@@ -217,6 +221,7 @@ mpii_comm_exchange(struct mpii_comm *c, const int *mine, int k, int *all,
 int
 PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
 
     MPII_CHECK_INIT("MPI_Comm_rank");
@@ -232,6 +237,7 @@ PMPI_Comm_rank(MPI_Comm comm, int *rank)
 int
 PMPI_Comm_size(MPI_Comm comm, int *size)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
 
     MPII_CHECK_INIT("MPI_Comm_size");
@@ -280,7 +286,7 @@ comm_split(struct mpii_comm *c, int color, int key, MPI_Comm *out,
     }
     mine[0] = color;
     mine[1] = key;
-    mine[2] = (int)next_ctx;
+    mine[2] = (int)mpii_comm_propose_ctx();
     if ((rc = comm_exchange(c, mine, 3, all)) != MPI_SUCCESS) {
         free(all);
         free(m);
@@ -289,7 +295,7 @@ comm_split(struct mpii_comm *c, int color, int key, MPI_Comm *out,
     for (i = 0; i < c->size; i++)
         if ((uint32_t)all[3 * i + 2] > ctx)
             ctx = (uint32_t)all[3 * i + 2];
-    next_ctx = ctx + 2; /* every member moves past it, used or not */
+    mpii_comm_ctx_used(ctx); /* every member moves past it, used or not */
     *out = MPI_COMM_NULL;
     if (color != MPI_UNDEFINED) {
         for (i = 0; i < c->size; i++)
@@ -347,6 +353,7 @@ comm_dup(struct mpii_comm *c, MPI_Comm *newcomm, const char *fn)
 int
 PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
 
     MPII_CHECK_INIT("MPI_Comm_split");
@@ -359,6 +366,7 @@ PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 int
 PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
 
     MPII_CHECK_INIT("MPI_Comm_dup");
@@ -371,6 +379,7 @@ PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 int
 PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
 
     (void)info; /* no hints are used */
@@ -384,6 +393,7 @@ PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 int
 PMPI_Comm_free(MPI_Comm *comm)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
     int rc;
 
@@ -409,6 +419,7 @@ by_int(const void *a, const void *b)
 int
 PMPI_Comm_compare(MPI_Comm a, MPI_Comm b, int *result)
 {
+    MPII_ENTER;
     struct mpii_comm *x, *y;
     int *sx, *sy, i, same_order = 1;
 
@@ -504,6 +515,7 @@ group_first(struct mpii_comm *c, int n, const int *world)
 int
 PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Comm_create";
     struct mpii_comm *c;
     const int *world;
@@ -530,6 +542,7 @@ int
 PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                        MPI_Comm *newcomm)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Comm_create_group";
     struct mpii_comm *c, tmp, *n;
     const int *world;
@@ -560,7 +573,7 @@ PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
     tmp.refs = 1; /* ours, never released: requests' holds leave it be */
     if ((all = malloc((size_t)size * sizeof *all)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
-    mine = (int)next_ctx;
+    mine = (int)mpii_comm_propose_ctx();
     if ((rc = comm_exchange_tag(&tmp, &mine, 1, all, tag)) != MPI_SUCCESS) {
         free(all);
         return mpii_err(comm, rc, fn);
@@ -569,7 +582,7 @@ PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
         if ((uint32_t)all[i] > ctx)
             ctx = (uint32_t)all[i];
     free(all);
-    next_ctx = ctx + 2;
+    mpii_comm_ctx_used(ctx);
     if ((n = comm_new(size, -1)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
     memcpy(n->world, world, (size_t)size * sizeof *world);
@@ -653,6 +666,7 @@ int
 PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                      MPI_Comm *newcomm)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Comm_split_type";
     struct mpii_comm *c;
     int color, rc;
@@ -677,6 +691,7 @@ PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
 int
 PMPI_Comm_set_name(MPI_Comm comm, const char *name)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
 
     MPII_CHECK_INIT("MPI_Comm_set_name");
@@ -693,6 +708,7 @@ PMPI_Comm_set_name(MPI_Comm comm, const char *name)
 int
 PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
 
     MPII_CHECK_INIT("MPI_Comm_get_name");

@@ -22,9 +22,8 @@
 #include "coll_sched.h"
 #include "core.h"
 
-#define IDUP_BIT 0x40000000u /* idup ids: bit 30, multiples of 4 */
 
-static uint32_t idups; /* Comm_idup calls made by this process */
+static uint32_t idups; /* unique proposals made by this process */
 
 /* What the schedule's last step needs to make the communicator. */
 struct idup {
@@ -34,10 +33,11 @@ struct idup {
     int id;
 };
 
-/* This process's next proposal: world rank and idup count, bits
- * 2 .. 29; 0 when the idups of a process outgrow the range. */
-static int
-idup_proposal(void)
+/* This process's next proposal: world rank and count, bits 2 .. 29,
+ * with MPII_CTX_UNIQUE; 0 when a process's proposals outgrow the range
+ * (also the blocking agreements' under MPI_THREAD_MULTIPLE, comm.c). */
+uint32_t
+mpii_ctx_unique(void)
 {
     struct mpii_comm *w = mpii_comm_get(MPI_COMM_WORLD);
     unsigned rbits = 0, room;
@@ -49,8 +49,8 @@ idup_proposal(void)
     room = 28 - rbits; /* bits left for the count */
     if (rbits > 28 || (room < 32 && idups >= (1u << room)))
         return 0;
-    return (int)(IDUP_BIT | (idups++ << (2 + rbits)) |
-                 ((uint32_t)w->rank << 2));
+    return MPII_CTX_UNIQUE | (idups++ << (2 + rbits)) |
+           ((uint32_t)w->rank << 2);
 }
 
 /* The last step: the communicator, with the agreed id. */
@@ -125,6 +125,7 @@ agree_inter(struct mpii_sched *s, struct mpii_comm *ic, struct idup *d)
 int
 PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Comm_idup";
     struct mpii_comm *c;
     struct mpii_sched *s;
@@ -143,7 +144,7 @@ PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
     memset(d, 0, sizeof *d);
     d->parent = c;
     d->newcomm = newcomm;
-    if ((d->mine = idup_proposal()) == 0) /* the ids of one process ran out */
+    if ((d->mine = (int)mpii_ctx_unique()) == 0) /* the ids of one process ran out */
         return sched_go(s, MPI_ERR_INTERN, req, comm, fn);
     *newcomm = MPI_COMM_NULL; /* until the request completes */
     rc = c->inter ? agree_inter(s, c, d) : agree_intra(s, c, d);

@@ -166,6 +166,7 @@ struct transport {
     int ctl;    /* views arrive here (R > 1), or -1 */
     unsigned ticks;
     uint64_t moved_ns; /* when payload bytes last moved (CLOCK_MONOTONIC) */
+    unsigned long frames; /* frames taken in, from every connection */
 };
 
 extern struct transport tp;

@@ -784,7 +784,10 @@ tp_poll_handshakes(int *n)
         }
 }
 
-/* Wait up to ms for a handshake or the listener to move. */
+/* Wait up to ms for a handshake or the listener to move.  Under
+ * MPI_THREAD_MULTIPLE the library's lock is kept (plain poll, not
+ * mpii_poll): a connection may be opened from inside the progress
+ * engine, which another thread must not enter meanwhile. */
 static void
 tp_wait_handshakes(int ms)
 {

@@ -187,6 +187,9 @@ int transport_progress(int timeout_ms);
 /* When a large payload last moved (CLOCK_MONOTONIC ns, 0: never): a wait
  * that sees it move keeps spinning (req_wait_until). */
 uint64_t transport_moved_ns(void);
+/* Frames taken in so far, from every connection (thread.c: has another
+ * thread moved the library on). */
+unsigned long transport_frames(void);
 struct ctl_entry;
 /* Listen on host (an IP), port chosen by the kernel. */
 int transport_listen(const char *host, uint16_t *port);

@@ -666,6 +666,7 @@ mpii_build_finish(struct mpii_build *b, MPI_Datatype *newtype)
 int
 PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
+    MPII_ENTER;
     static const struct {
         int class, size;
         MPI_Datatype type;
@@ -697,6 +698,7 @@ PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 int
 PMPI_Type_commit(MPI_Datatype *datatype)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Type_commit";
     struct mpii_type *t;
 
@@ -714,6 +716,7 @@ PMPI_Type_commit(MPI_Datatype *datatype)
 int
 PMPI_Type_free(MPI_Datatype *datatype)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Type_free";
     struct mpii_type *t;
     int rc;
@@ -737,6 +740,7 @@ PMPI_Type_free(MPI_Datatype *datatype)
 int
 PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Type_size";
     const struct mpii_type *t;
 
@@ -752,6 +756,7 @@ PMPI_Type_size(MPI_Datatype datatype, int *size)
 int
 PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Type_size_x";
     const struct mpii_type *t;
 
@@ -767,6 +772,7 @@ PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 int
 PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Type_get_extent";
     const struct mpii_type *t;
 
@@ -783,6 +789,7 @@ PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 int
 PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
+    MPII_ENTER;
     MPI_Aint l = 0, e = 0;
     int rc;
 
@@ -800,6 +807,7 @@ PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 int
 PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Type_get_true_extent";
     const struct mpii_type *t;
     MPI_Aint lo = 0, hi = 0;
@@ -825,6 +833,7 @@ int
 PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *lb,
                             MPI_Count *extent)
 {
+    MPII_ENTER;
     MPI_Aint l = 0, e = 0;
     int rc;
 
@@ -842,6 +851,7 @@ int
 PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers,
                        int *num_addresses, int *num_datatypes, int *combiner)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Type_get_envelope";
     const struct mpii_type *t;
 
@@ -863,6 +873,7 @@ PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
                        int max_addresses, int max_datatypes, int integers[],
                        MPI_Aint addresses[], MPI_Datatype datatypes[])
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Type_get_contents";
     const struct mpii_type *t;
     int i, rc;
@@ -894,6 +905,7 @@ PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
 int
 PMPI_Type_set_name(MPI_Datatype datatype, const char *name)
 {
+    MPII_ENTER;
     struct mpii_type *t;
 
     if (name == NULL)
@@ -909,6 +921,7 @@ PMPI_Type_set_name(MPI_Datatype datatype, const char *name)
 int
 PMPI_Type_get_name(MPI_Datatype datatype, char *name, int *resultlen)
 {
+    MPII_ENTER;
     const struct mpii_type *t;
 
     if (name == NULL || resultlen == NULL)
@@ -924,6 +937,7 @@ PMPI_Type_get_name(MPI_Datatype datatype, char *name, int *resultlen)
 int
 PMPI_Get_address(const void *location, MPI_Aint *address)
 {
+    MPII_ENTER;
     if (address == NULL)
         return TYPE_ERR(MPI_ERR_ARG, "MPI_Get_address");
     *address = (MPI_Aint)(uintptr_t)location;
@@ -934,6 +948,7 @@ PMPI_Get_address(const void *location, MPI_Aint *address)
 int
 PMPI_Address(void *location, MPI_Aint *address)
 {
+    MPII_ENTER;
     return PMPI_Get_address(location, address);
 }
 
@@ -941,6 +956,7 @@ PMPI_Address(void *location, MPI_Aint *address)
 MPI_Aint
 PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
 {
+    MPII_ENTER;
     return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp);
 }
 
@@ -948,6 +964,7 @@ PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
 MPI_Aint
 PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
 {
+    MPII_ENTER;
     return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
 }
 

@@ -42,6 +42,7 @@ check(int count, MPI_Datatype oldtype, const MPI_Datatype *newtype,
 int
 PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Type_contiguous";
     const struct mpii_type *old;
     struct mpii_build b;
@@ -100,6 +101,7 @@ int
 PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
                  MPI_Datatype *newtype)
 {
+    MPII_ENTER;
     return vector(count, blocklength, stride, 0, oldtype, newtype,
                   "MPI_Type_vector");
 }
@@ -109,6 +111,7 @@ int
 PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
                          MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    MPII_ENTER;
     return vector(count, blocklength, stride, 1, oldtype, newtype,
                   "MPI_Type_create_hvector");
 }
@@ -118,6 +121,7 @@ int
 PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride,
                   MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    MPII_ENTER;
     return vector(count, blocklength, stride, 1, oldtype, newtype,
                   "MPI_Type_hvector");
 }
@@ -174,6 +178,7 @@ PMPI_Type_indexed(int count, const int blocklengths[],
                   const int displacements[], MPI_Datatype oldtype,
                   MPI_Datatype *newtype)
 {
+    MPII_ENTER;
     return indexed(count, blocklengths, -1, displacements, NULL, oldtype,
                    newtype, MPI_COMBINER_INDEXED, "MPI_Type_indexed");
 }
@@ -184,6 +189,7 @@ PMPI_Type_create_hindexed(int count, const int blocklengths[],
                           const MPI_Aint displacements[], MPI_Datatype oldtype,
                           MPI_Datatype *newtype)
 {
+    MPII_ENTER;
     return indexed(count, blocklengths, -1, NULL, displacements, oldtype,
                    newtype, MPI_COMBINER_HINDEXED, "MPI_Type_create_hindexed");
 }
@@ -193,6 +199,7 @@ int
 PMPI_Type_hindexed(int count, int blocklengths[], MPI_Aint displacements[],
                    MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    MPII_ENTER;
     return indexed(count, blocklengths, -1, NULL, displacements, oldtype,
                    newtype, MPI_COMBINER_HINDEXED, "MPI_Type_hindexed");
 }
@@ -203,6 +210,7 @@ PMPI_Type_create_indexed_block(int count, int blocklength,
                                const int displacements[], MPI_Datatype oldtype,
                                MPI_Datatype *newtype)
 {
+    MPII_ENTER;
     if (blocklength < 0)
         return ERR(MPI_ERR_ARG, "MPI_Type_create_indexed_block");
     return indexed(count, NULL, blocklength, displacements, NULL, oldtype,
@@ -216,6 +224,7 @@ PMPI_Type_create_hindexed_block(int count, int blocklength,
                                 const MPI_Aint displacements[],
                                 MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    MPII_ENTER;
     if (blocklength < 0)
         return ERR(MPI_ERR_ARG, "MPI_Type_create_hindexed_block");
     return indexed(count, NULL, blocklength, NULL, displacements, oldtype,
@@ -229,6 +238,7 @@ PMPI_Type_create_struct(int count, const int blocklengths[],
                         const MPI_Aint displacements[],
                         const MPI_Datatype types[], MPI_Datatype *newtype)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Type_create_struct";
     const struct mpii_type *old;
     struct mpii_build b;
@@ -275,6 +285,7 @@ int
 PMPI_Type_struct(int count, int blocklengths[], MPI_Aint displacements[],
                  MPI_Datatype types[], MPI_Datatype *newtype)
 {
+    MPII_ENTER;
     return PMPI_Type_create_struct(count, blocklengths, displacements, types,
                                    newtype);
 }
@@ -284,6 +295,7 @@ int
 PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                          MPI_Datatype *newtype)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Type_create_resized";
     const struct mpii_type *old;
     struct mpii_build b;
@@ -307,6 +319,7 @@ PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
 int
 PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Type_dup";
     const struct mpii_type *old;
     struct mpii_build b;
@@ -443,6 +456,7 @@ PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[],
                           const int starts[], int order, MPI_Datatype oldtype,
                           MPI_Datatype *newtype)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Type_create_subarray";
     const struct mpii_type *old;
     struct mpii_build b;
@@ -535,6 +549,7 @@ PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[],
                         const int psizes[], int order, MPI_Datatype oldtype,
                         MPI_Datatype *newtype)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Type_create_darray";
     const struct mpii_type *old;
     struct mpii_build b;

@@ -255,6 +255,7 @@ env_wireup(int rank, int size)
 int
 PMPI_Init(int *argc, char ***argv)
 {
+    MPII_ENTER;
     int rank, size, rc;
 
     (void)argc;
@@ -287,6 +288,7 @@ PMPI_Init(int *argc, char ***argv)
     env_note_cores(1);
     if ((rc = mpii_comm_init(rank, size)) != MPI_SUCCESS)
         return rc;
+    mpii_thread_init(0);
     initialized = 1;
     return MPI_SUCCESS;
 }
@@ -295,11 +297,21 @@ PMPI_Init(int *argc, char ***argv)
 int
 PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    MPII_ENTER;
     int rc = PMPI_Init(argc, argv);
 
-    /* No threads inside; calls serialised by the program are safe. */
-    thread_level = required < MPI_THREAD_SERIALIZED ? required
-                                                     : MPI_THREAD_SERIALIZED;
+    /* MPI_THREAD_MULTIPLE: a lock around the library (thread.c).  Not
+     * under replication: the replicas of a rank must make the same calls
+     * in the same order, and threads would interleave theirs differently
+     * in each.  SERIALIZED is given there: threads that take turns in an
+     * order of the program's own run alike in every replica. */
+    thread_level = required < MPI_THREAD_SINGLE     ? MPI_THREAD_SINGLE
+                   : required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
+                                                    : required;
+    if (thread_level == MPI_THREAD_MULTIPLE && mpii_replicated())
+        thread_level = MPI_THREAD_SERIALIZED;
+    if (rc == MPI_SUCCESS)
+        mpii_thread_init(thread_level == MPI_THREAD_MULTIPLE);
     if (provided != NULL)
         *provided = thread_level;
     return rc;
@@ -309,6 +321,7 @@ PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 int
 PMPI_Query_thread(int *provided)
 {
+    MPII_ENTER;
     if (provided == NULL)
         return MPI_ERR_ARG;
     *provided = thread_level;
@@ -319,9 +332,10 @@ PMPI_Query_thread(int *provided)
 int
 PMPI_Is_thread_main(int *flag)
 {
+    MPII_ENTER;
     if (flag == NULL)
         return MPI_ERR_ARG;
-    *flag = 1;
+    *flag = mpii_thread_is_main();
     return MPI_SUCCESS;
 }
 
@@ -329,6 +343,7 @@ PMPI_Is_thread_main(int *flag)
 int
 PMPI_Initialized(int *flag)
 {
+    MPII_ENTER;
     if (flag == NULL)
         return MPI_ERR_ARG;
     *flag = initialized;
@@ -339,6 +354,7 @@ PMPI_Initialized(int *flag)
 int
 PMPI_Finalized(int *flag)
 {
+    MPII_ENTER;
     if (flag == NULL)
         return MPI_ERR_ARG;
     *flag = finalized;
@@ -365,6 +381,7 @@ all_fins(void *arg)
 int
 PMPI_Finalize(void)
 {
+    MPII_ENTER;
     int rc;
 
     MPII_CHECK_INIT("MPI_Finalize");
@@ -427,6 +444,7 @@ mpii_abort(int status)
 int
 PMPI_Abort(MPI_Comm comm, int errorcode)
 {
+    MPII_ENTER;
     (void)comm;
     mpii_abort(errorcode);
     return MPI_ERR_OTHER;
@@ -453,6 +471,7 @@ PMPI_Wtick(void)
 int
 PMPI_Get_processor_name(char *name, int *len)
 {
+    MPII_ENTER;
     const char *host = getenv("P2P_HOST");
     char buf[MPI_MAX_PROCESSOR_NAME];
     int n;
@@ -477,6 +496,7 @@ PMPI_Get_processor_name(char *name, int *len)
 int
 PMPI_Pcontrol(const int level, ...)
 {
+    MPII_ENTER;
     (void)level;
     return MPI_SUCCESS;
 }
@@ -485,6 +505,7 @@ PMPI_Pcontrol(const int level, ...)
 int
 PMPI_Get_version(int *version, int *subversion)
 {
+    MPII_ENTER;
     if (version == NULL || subversion == NULL)
         return MPI_ERR_ARG;
     *version = MPI_VERSION;
@@ -496,6 +517,7 @@ PMPI_Get_version(int *version, int *subversion)
 int
 PMPI_Get_library_version(char *version, int *len)
 {
+    MPII_ENTER;
     int n;
 
     if (version == NULL || len == NULL)

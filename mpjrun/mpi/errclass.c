@@ -91,6 +91,7 @@ mpii_errclass_fini(void)
 int
 PMPI_Add_error_class(int *errorclass)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Add_error_class";
     int rc;
 
@@ -105,6 +106,7 @@ PMPI_Add_error_class(int *errorclass)
 int
 PMPI_Add_error_code(int errorclass, int *errorcode)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Add_error_code";
     const struct errcode *e = code_get(errorclass);
     int rc;
@@ -126,6 +128,7 @@ PMPI_Add_error_code(int errorclass, int *errorcode)
 int
 PMPI_Add_error_string(int errorcode, const char *string)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Add_error_string";
     struct errcode *e = code_get(errorcode);
 
@@ -142,6 +145,7 @@ PMPI_Add_error_string(int errorcode, const char *string)
 int
 PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Comm_call_errhandler";
 
     MPII_CHECK_INIT(fn);
@@ -157,6 +161,7 @@ int
 PMPI_Errhandler_create(MPI_Handler_function *function,
                        MPI_Errhandler *errhandler)
 {
+    MPII_ENTER;
     return PMPI_Comm_create_errhandler(function, errhandler);
 }
 
@@ -164,6 +169,7 @@ PMPI_Errhandler_create(MPI_Handler_function *function,
 int
 PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
 {
+    MPII_ENTER;
     return PMPI_Comm_set_errhandler(comm, errhandler);
 }
 
@@ -171,5 +177,6 @@ PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
 int
 PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
+    MPII_ENTER;
     return PMPI_Comm_get_errhandler(comm, errhandler);
 }

@@ -78,6 +78,7 @@ err_text(int code)
 int
 PMPI_Error_string(int code, char *string, int *len)
 {
+    MPII_ENTER;
     const char *t = err_text(code);
     int n;
 
@@ -95,6 +96,7 @@ PMPI_Error_string(int code, char *string, int *len)
 int
 PMPI_Error_class(int code, int *cls)
 {
+    MPII_ENTER;
     if (cls == NULL)
         return MPI_ERR_ARG;
     if (err_text(code) != NULL)
@@ -172,6 +174,7 @@ mpii_err(MPI_Comm comm, int err, const char *fn)
 int
 PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler e)
 {
+    MPII_ENTER;
     MPII_CHECK_INIT("MPI_Comm_set_errhandler");
     return mpii_errh_set(comm, e, 0, "MPI_Comm_set_errhandler");
 }
@@ -195,6 +198,7 @@ mpii_errh_set(MPI_Comm comm, MPI_Errhandler e, int win, const char *fn)
 int
 PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *e)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
 
     MPII_CHECK_INIT("MPI_Comm_get_errhandler");
@@ -232,6 +236,7 @@ errh_create(MPI_Comm_errhandler_function *fn, int win, MPI_Errhandler *e,
 int
 PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *e)
 {
+    MPII_ENTER;
     return errh_create(fn, 0, e, "MPI_Comm_create_errhandler");
 }
 
@@ -240,6 +245,7 @@ PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *e)
 int
 PMPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *e)
 {
+    MPII_ENTER;
     return errh_create(
         (MPI_Comm_errhandler_function *)(void (*)(void))fn, 1, e,
         "MPI_Win_create_errhandler");
@@ -249,6 +255,7 @@ PMPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *e)
 int
 PMPI_Errhandler_free(MPI_Errhandler *e)
 {
+    MPII_ENTER;
     if (e == NULL || !errh_valid(*e) ||
         (*e - ERRH_BASE >= 2 && user_refs[*e - ERRH_BASE] == 0))
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free");

@@ -14,6 +14,7 @@
 MPI_Fint
 PMPI_Comm_c2f(MPI_Comm comm)
 {
+    MPII_ENTER;
     return (MPI_Fint)comm;
 }
 
@@ -21,6 +22,7 @@ PMPI_Comm_c2f(MPI_Comm comm)
 MPI_Comm
 PMPI_Comm_f2c(MPI_Fint comm)
 {
+    MPII_ENTER;
     return (MPI_Comm)comm;
 }
 
@@ -28,6 +30,7 @@ PMPI_Comm_f2c(MPI_Fint comm)
 MPI_Fint
 PMPI_Type_c2f(MPI_Datatype datatype)
 {
+    MPII_ENTER;
     return (MPI_Fint)datatype;
 }
 
@@ -35,6 +38,7 @@ PMPI_Type_c2f(MPI_Datatype datatype)
 MPI_Datatype
 PMPI_Type_f2c(MPI_Fint datatype)
 {
+    MPII_ENTER;
     return (MPI_Datatype)datatype;
 }
 
@@ -42,6 +46,7 @@ PMPI_Type_f2c(MPI_Fint datatype)
 MPI_Fint
 PMPI_Group_c2f(MPI_Group group)
 {
+    MPII_ENTER;
     return (MPI_Fint)group;
 }
 
@@ -49,6 +54,7 @@ PMPI_Group_c2f(MPI_Group group)
 MPI_Group
 PMPI_Group_f2c(MPI_Fint group)
 {
+    MPII_ENTER;
     return (MPI_Group)group;
 }
 
@@ -56,6 +62,7 @@ PMPI_Group_f2c(MPI_Fint group)
 MPI_Fint
 PMPI_Request_c2f(MPI_Request request)
 {
+    MPII_ENTER;
     return (MPI_Fint)request;
 }
 
@@ -63,6 +70,7 @@ PMPI_Request_c2f(MPI_Request request)
 MPI_Request
 PMPI_Request_f2c(MPI_Fint request)
 {
+    MPII_ENTER;
     return (MPI_Request)request;
 }
 
@@ -70,6 +78,7 @@ PMPI_Request_f2c(MPI_Fint request)
 MPI_Fint
 PMPI_Op_c2f(MPI_Op op)
 {
+    MPII_ENTER;
     return (MPI_Fint)op;
 }
 
@@ -77,6 +86,7 @@ PMPI_Op_c2f(MPI_Op op)
 MPI_Op
 PMPI_Op_f2c(MPI_Fint op)
 {
+    MPII_ENTER;
     return (MPI_Op)op;
 }
 
@@ -84,6 +94,7 @@ PMPI_Op_f2c(MPI_Fint op)
 MPI_Fint
 PMPI_Info_c2f(MPI_Info info)
 {
+    MPII_ENTER;
     return (MPI_Fint)info;
 }
 
@@ -91,6 +102,7 @@ PMPI_Info_c2f(MPI_Info info)
 MPI_Info
 PMPI_Info_f2c(MPI_Fint info)
 {
+    MPII_ENTER;
     return (MPI_Info)info;
 }
 
@@ -98,6 +110,7 @@ PMPI_Info_f2c(MPI_Fint info)
 MPI_Fint
 PMPI_Errhandler_c2f(MPI_Errhandler errhandler)
 {
+    MPII_ENTER;
     return (MPI_Fint)errhandler;
 }
 
@@ -105,6 +118,7 @@ PMPI_Errhandler_c2f(MPI_Errhandler errhandler)
 MPI_Errhandler
 PMPI_Errhandler_f2c(MPI_Fint errhandler)
 {
+    MPII_ENTER;
     return (MPI_Errhandler)errhandler;
 }
 
@@ -112,6 +126,7 @@ PMPI_Errhandler_f2c(MPI_Fint errhandler)
 MPI_Fint
 PMPI_Win_c2f(MPI_Win win)
 {
+    MPII_ENTER;
     return (MPI_Fint)win;
 }
 
@@ -119,6 +134,7 @@ PMPI_Win_c2f(MPI_Win win)
 MPI_Win
 PMPI_Win_f2c(MPI_Fint win)
 {
+    MPII_ENTER;
     return (MPI_Win)win;
 }
 
@@ -126,6 +142,7 @@ PMPI_Win_f2c(MPI_Fint win)
 MPI_Fint
 PMPI_Message_c2f(MPI_Message message)
 {
+    MPII_ENTER;
     return (MPI_Fint)message;
 }
 
@@ -133,6 +150,7 @@ PMPI_Message_c2f(MPI_Message message)
 MPI_Message
 PMPI_Message_f2c(MPI_Fint message)
 {
+    MPII_ENTER;
     return (MPI_Message)message;
 }
 
@@ -140,6 +158,7 @@ PMPI_Message_f2c(MPI_Fint message)
 int
 PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
 {
+    MPII_ENTER;
     if (c_status == MPI_STATUS_IGNORE || f_status == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Status_c2f");
     memcpy(f_status, c_status, sizeof *c_status);
@@ -150,6 +169,7 @@ PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
 int
 PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
 {
+    MPII_ENTER;
     if (f_status == NULL || c_status == MPI_STATUS_IGNORE)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Status_f2c");
     memcpy(c_status, f_status, sizeof *c_status);

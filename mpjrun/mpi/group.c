@@ -113,6 +113,7 @@ group_find(const struct mpii_group *g, int w)
 int
 PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
     int rc;
 
@@ -132,6 +133,7 @@ PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 int
 PMPI_Group_size(MPI_Group group, int *size)
 {
+    MPII_ENTER;
     const struct mpii_group *g;
 
     if ((g = group_get(group)) == NULL)
@@ -146,6 +148,7 @@ PMPI_Group_size(MPI_Group group, int *size)
 int
 PMPI_Group_rank(MPI_Group group, int *rank)
 {
+    MPII_ENTER;
     const struct mpii_group *g;
     struct mpii_comm *w = mpii_comm_get(MPI_COMM_WORLD);
 
@@ -162,6 +165,7 @@ int
 PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[],
                            MPI_Group group2, int ranks2[])
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Group_translate_ranks";
     const struct mpii_group *a, *b;
     int i;
@@ -185,6 +189,7 @@ PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[],
 int
 PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
+    MPII_ENTER;
     const struct mpii_group *a, *b;
     int i, same_order = 1;
 
@@ -212,6 +217,7 @@ PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 int
 PMPI_Group_free(MPI_Group *group)
 {
+    MPII_ENTER;
     struct mpii_group *g;
 
     if (group == NULL)
@@ -234,6 +240,7 @@ PMPI_Group_free(MPI_Group *group)
 int
 PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *out)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Group_incl";
     const struct mpii_group *g;
     struct mpii_group *ng;
@@ -266,6 +273,7 @@ PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *out)
 int
 PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *out)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Group_excl";
     const struct mpii_group *g;
     struct mpii_group *ng;
@@ -367,6 +375,7 @@ int
 PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3],
                       MPI_Group *newgroup)
 {
+    MPII_ENTER;
     return range(group, n, ranges, newgroup, 0, "MPI_Group_range_incl");
 }
 
@@ -375,6 +384,7 @@ int
 PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3],
                       MPI_Group *newgroup)
 {
+    MPII_ENTER;
     return range(group, n, ranges, newgroup, 1, "MPI_Group_range_excl");
 }
 
@@ -414,6 +424,7 @@ setop(MPI_Group group1, MPI_Group group2, MPI_Group *out, enum setop op,
 int
 PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    MPII_ENTER;
     return setop(group1, group2, newgroup, UNION, "MPI_Group_union");
 }
 
@@ -421,6 +432,7 @@ PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 int
 PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    MPII_ENTER;
     return setop(group1, group2, newgroup, INTERSECTION,
                  "MPI_Group_intersection");
 }
@@ -429,5 +441,6 @@ PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 int
 PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    MPII_ENTER;
     return setop(group1, group2, newgroup, DIFFERENCE, "MPI_Group_difference");
 }

@@ -172,6 +172,7 @@ mpii_info_fini(void)
 int
 PMPI_Info_create(MPI_Info *info)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Info_create";
     int rc;
 
@@ -186,6 +187,7 @@ PMPI_Info_create(MPI_Info *info)
 int
 PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Info_dup";
     const struct mpii_info *in;
     int rc;
@@ -203,6 +205,7 @@ PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 int
 PMPI_Info_free(MPI_Info *info)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Info_free";
     struct mpii_info *in;
 
@@ -219,6 +222,7 @@ PMPI_Info_free(MPI_Info *info)
 int
 PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Info_set";
     struct mpii_info *in;
     int rc;
@@ -239,6 +243,7 @@ PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 int
 PMPI_Info_delete(MPI_Info info, const char *key)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Info_delete";
     struct mpii_info *in;
     int i;
@@ -262,6 +267,7 @@ int
 PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value,
               int *flag)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Info_get";
     const struct mpii_info *in;
     size_t n;
@@ -294,6 +300,7 @@ int
 PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen,
                        int *flag)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Info_get_valuelen";
     const struct mpii_info *in;
     int i;
@@ -316,6 +323,7 @@ PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen,
 int
 PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Info_get_nkeys";
     const struct mpii_info *in;
 
@@ -332,6 +340,7 @@ PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 int
 PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Info_get_nthkey";
     const struct mpii_info *in;
 
@@ -355,6 +364,7 @@ mpii_info_arg(MPI_Info info)
 int
 PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Comm_set_info";
 
     MPII_CHECK_INIT(fn);
@@ -369,6 +379,7 @@ PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 int
 PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Comm_get_info";
     int rc;
 

@@ -107,6 +107,7 @@ PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
                       MPI_Comm peer_comm, int remote_leader, int tag,
                       MPI_Comm *newintercomm)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Intercomm_create";
     struct mpii_comm *lc, *pc = NULL, *w;
     int mine, *all = NULL, *msg = NULL, cap, rc, ctx, rsize;
@@ -134,7 +135,7 @@ PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
         goto out;
     }
     /* 1. The local group's highest unused context id. */
-    mine = (int)mpii_comm_next_ctx();
+    mine = (int)mpii_comm_propose_ctx();
     if ((rc = mpii_comm_exchange(lc, &mine, 1, all, tag)) != MPI_SUCCESS)
         goto out;
     /* 2. The leaders swap it with their groups. */
@@ -179,6 +180,7 @@ out:
 int
 PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Intercomm_merge";
     struct mpii_comm *ic, tmp, *n;
     int mine[2], *all, msg[2] = {0, 0}, mine_lead[2], rc, ctx, lhigh,
@@ -194,7 +196,7 @@ PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     local_view(ic, &tmp);
     if ((all = malloc((size_t)ic->lsize * 2 * sizeof *all)) == NULL)
         return mpii_err(intercomm, MPI_ERR_NO_MEM, fn);
-    mine[0] = (int)mpii_comm_next_ctx();
+    mine[0] = (int)mpii_comm_propose_ctx();
     mine[1] = high != 0;
     rc = mpii_comm_exchange(&tmp, mine, 2, all, t | 1);
     lhigh = all[1]; /* the leader's word for the group */
@@ -241,6 +243,7 @@ PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 int
 PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
 
     MPII_CHECK_INIT("MPI_Comm_test_inter");
@@ -256,6 +259,7 @@ PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 int
 PMPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
 
     MPII_CHECK_INIT("MPI_Comm_remote_size");
@@ -271,6 +275,7 @@ PMPI_Comm_remote_size(MPI_Comm comm, int *size)
 int
 PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
     int rc;
 
@@ -536,7 +541,7 @@ mpii_inter_split(struct mpii_comm *ic, int color, int key, MPI_Comm *out)
     /* 1. Every member's color, key and highest unused id, in the group. */
     mine[0] = color;
     mine[1] = key;
-    mine[2] = (int)mpii_comm_next_ctx();
+    mine[2] = (int)mpii_comm_propose_ctx();
     if ((rc = mpii_comm_exchange(&tmp, mine, 3, all, t | 1)) != MPI_SUCCESS)
         goto out;
     /* 2. The leaders swap [highest id, size, (color, key)...]. */

@@ -12,6 +12,7 @@
 int
 PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Alloc_mem";
     void *p;
 
@@ -31,6 +32,7 @@ PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 int
 PMPI_Free_mem(void *base)
 {
+    MPII_ENTER;
     MPII_CHECK_INIT("MPI_Free_mem");
     free(base);
     return MPI_SUCCESS;

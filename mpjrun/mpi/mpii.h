@@ -46,6 +46,7 @@
  *   win_shared.c  the shared memory of Win_allocate_shared
  *   rma.c       one-sided operations and synchronization (origin side)
  *   rma_target.c  the target side that serves them
+ *   thread.c    MPI_THREAD_MULTIPLE: one lock around the library
  */
 #ifndef P2PMPI_MPII_H
 #define P2PMPI_MPII_H
@@ -54,6 +55,47 @@
 #include <stdint.h>
 
 #include "mpi.h"
+
+/* --- thread.c ------------------------------------------------------- */
+
+struct pollfd;
+/* MPI_THREAD_MULTIPLE granted: every MPI call holds the library's lock. */
+extern int mpii_mt;
+int mpii_lock_enter(void);
+void mpii_lock_leave(void);
+static inline int
+mpii_enter(void)
+{
+    return mpii_mt ? mpii_lock_enter() : 0;
+}
+static inline void
+mpii_leave(const int *entered)
+{
+    if (*entered)
+        mpii_lock_leave();
+}
+/* The first line of every PMPI_ function: the lock, from here to every
+ * return (tests/mpi/enter.sh checks that none lacks it). */
+#define MPII_ENTER                                                        \
+    const int mpii_entered __attribute__((cleanup(mpii_leave), unused)) = \
+        mpii_enter()
+/* MPI_Init_thread: multiple is MPI_THREAD_MULTIPLE granted; the calling
+ * thread is the main one. */
+void mpii_thread_init(int multiple);
+int mpii_thread_is_main(void);
+/* Passes of the progress engine this thread is inside (mpii_progress):
+ * a wait nested in one (the target of a window receiving an operation's
+ * data) keeps the lock, see thread.c. */
+extern _Thread_local int mpii_passes;
+/* For the waits: sched_yield(), poll() and a busy pass's pause, which let
+ * other threads into the library (thread.c says how).  mpii_poll leaves
+ * revents as they were under MPI_THREAD_MULTIPLE: only the wake counts. */
+void mpii_yield_cpu(void);
+void mpii_let_in(void);
+int mpii_poll(struct pollfd *, int n, int timeout_ms);
+/* Requests completed plus frames taken in (request.c): changed, it wakes
+ * the threads asleep in mpii_poll. */
+unsigned long mpii_events(void);
 
 /* --- errh.c --------------------------------------------------------- */
 
@@ -220,8 +262,21 @@ void mpii_comm_drop(struct mpii_comm *);
  * release. */
 void mpii_comm_hold(struct mpii_comm *);
 void mpii_comm_release(struct mpii_comm *); /* NULL is fine */
-uint32_t mpii_comm_next_ctx(void);
+/* This process's proposal for a new context id (the members take the
+ * highest).  The next unused id of a counter, which every member of an
+ * agreement moves past (mpii_comm_ctx_used) so that this process never
+ * proposes an id it used; under MPI_THREAD_MULTIPLE, two agreements of
+ * one process may be in flight at once and the counter would give both
+ * the same, so each proposal is one of its own, unique in the whole job
+ * (mpii_ctx_unique, multiples of 4 with MPII_CTX_UNIQUE set): the
+ * highest proposal serves one agreement only.  Moving past such an id
+ * leaves the counter be. */
+uint32_t mpii_comm_propose_ctx(void);
 void mpii_comm_ctx_used(uint32_t ctx);
+#define MPII_CTX_UNIQUE 0x40000000u
+/* comm_idup.c: this process's next unique proposal, 0 when its share of
+ * the range is spent. */
+uint32_t mpii_ctx_unique(void);
 int mpii_comm_exchange(struct mpii_comm *, const int *mine, int k, int *all,
                        int tag);
 
@@ -417,6 +472,9 @@ int mpii_irecv(void *buf, int count, MPI_Datatype, int source, int tag,
  * request's error, MPI_SUCCESS otherwise; *req becomes
  * MPI_REQUEST_NULL. */
 int mpii_wait(MPI_Request *req, MPI_Status *status);
+/* Run the progress engine until cond(arg) holds, as the waits do
+ * (request.c: req_wait_until); an MPI error code. */
+int mpii_wait_until(int (*cond)(void *), void *arg);
 /* Frees the working buffers the reductions keep between calls. */
 void mpii_red_fini(void);
 int mpii_waitall(int n, MPI_Request reqs[], MPI_Status statuses[]);

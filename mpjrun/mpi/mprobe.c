@@ -116,6 +116,7 @@ int
 PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message,
             MPI_Status *status)
 {
+    MPII_ENTER;
     return mprobe(source, tag, comm, 1, NULL, message, status, "MPI_Mprobe");
 }
 
@@ -124,6 +125,7 @@ int
 PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag,
              MPI_Message *message, MPI_Status *status)
 {
+    MPII_ENTER;
     int rc = mprobe(source, tag, comm, 0, flag, message, status,
                     "MPI_Improbe");
 
@@ -137,6 +139,7 @@ int
 PMPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message,
             MPI_Request *req)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Imrecv";
     struct mpii_message *m;
     struct mpii_comm *c;
@@ -171,6 +174,7 @@ int
 PMPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message,
            MPI_Status *status)
 {
+    MPII_ENTER;
     MPI_Request r;
     int rc;
 

@@ -359,6 +359,7 @@ mpii_op_fini(void)
 int
 PMPI_Op_create(MPI_User_function *function, int commute, MPI_Op *op)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Op_create";
     struct user_op *uop;
     uint32_t h;
@@ -382,6 +383,7 @@ PMPI_Op_create(MPI_User_function *function, int commute, MPI_Op *op)
 int
 PMPI_Op_free(MPI_Op *op)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Op_free";
     struct user_op *us;
 

@@ -476,6 +476,7 @@ int
 PMPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
           MPI_Comm comm)
 {
+    MPII_ENTER;
     return send_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
                      "MPI_Send");
 }
@@ -485,6 +486,7 @@ int
 PMPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
            MPI_Comm comm)
 {
+    MPII_ENTER;
     return send_mode(buf, count, dt, dest, tag, comm, MPII_SEND_SYNC,
                      "MPI_Ssend");
 }
@@ -494,6 +496,7 @@ int
 PMPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
            MPI_Comm comm)
 {
+    MPII_ENTER;
     return send_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
                      "MPI_Rsend");
 }
@@ -518,6 +521,7 @@ int
 PMPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
            MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     return isend_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
                       req, "MPI_Isend");
 }
@@ -527,6 +531,7 @@ int
 PMPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
             MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     return isend_mode(buf, count, dt, dest, tag, comm, MPII_SEND_SYNC, req,
                       "MPI_Issend");
 }
@@ -536,6 +541,7 @@ int
 PMPI_Irsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
             MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     return isend_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STANDARD,
                       req, "MPI_Irsend");
 }
@@ -545,6 +551,7 @@ int
 PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag,
           MPI_Comm comm, MPI_Status *st)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
     int rc;
 
@@ -558,6 +565,7 @@ int
 PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag,
            MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
     int rc;
 
@@ -574,6 +582,7 @@ PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
               int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source,
               int rtag, MPI_Comm comm, MPI_Status *st)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
     MPI_Request r[2];
     MPI_Status sts[2];
@@ -601,6 +610,7 @@ int
 PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag,
                       int source, int rtag, MPI_Comm comm, MPI_Status *st)
 {
+    MPII_ENTER;
     const struct mpii_type *t;
     size_t len;
     void *tmp;
@@ -624,6 +634,7 @@ PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag,
 int
 PMPI_Wait(MPI_Request *req, MPI_Status *st)
 {
+    MPII_ENTER;
     struct mpii_req *r;
     MPI_Comm comm = MPI_COMM_WORLD;
     int rc;
@@ -639,6 +650,7 @@ PMPI_Wait(MPI_Request *req, MPI_Status *st)
 int
 PMPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
 {
+    MPII_ENTER;
     int rc;
 
     MPII_CHECK_INIT("MPI_Waitall");
@@ -714,6 +726,7 @@ follow_wait(int n, MPI_Request reqs[], int i, MPI_Status *st)
 int
 PMPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *st)
 {
+    MPII_ENTER;
     struct any_arg a = {n, reqs, MPI_UNDEFINED};
     uint32_t dn;
     int32_t v;
@@ -765,6 +778,7 @@ int
 PMPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[],
               MPI_Status sts[])
 {
+    MPII_ENTER;
     int rc;
 
     MPII_CHECK_INIT("MPI_Waitsome");
@@ -886,6 +900,7 @@ some(int n, MPI_Request reqs[], int *outcount, int indices[],
 int
 PMPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
 {
+    MPII_ENTER;
     struct mpii_req *r;
     int rc;
 
@@ -930,6 +945,7 @@ mpii_test_quiet(MPI_Request *req, int *flag)
 int
 PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *st)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Request_get_status";
     struct mpii_req *r;
 
@@ -965,6 +981,7 @@ PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *st)
 int
 PMPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
 {
+    MPII_ENTER;
     struct mpii_req *r;
     int i, rc;
 
@@ -988,6 +1005,7 @@ PMPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
 int
 PMPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *st)
 {
+    MPII_ENTER;
     struct any_arg a = {n, reqs, MPI_UNDEFINED};
     uint32_t dn;
     int32_t v[2];
@@ -1039,6 +1057,7 @@ int
 PMPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[],
               MPI_Status sts[])
 {
+    MPII_ENTER;
     int rc;
 
     MPII_CHECK_INIT("MPI_Testsome");
@@ -1141,6 +1160,7 @@ mpii_probe_check(int source, int tag, const struct mpii_comm *c)
 int
 PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *st)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
     int rc;
 
@@ -1161,6 +1181,7 @@ PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *st)
 int
 PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *st)
 {
+    MPII_ENTER;
     struct mpii_comm *c;
     int rc;
 
@@ -1184,6 +1205,7 @@ PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *st)
 int
 PMPI_Cancel(MPI_Request *req)
 {
+    MPII_ENTER;
     struct mpii_req *r;
 
     MPII_CHECK_INIT("MPI_Cancel");
@@ -1205,6 +1227,7 @@ PMPI_Cancel(MPI_Request *req)
 int
 PMPI_Test_cancelled(const MPI_Status *st, int *flag)
 {
+    MPII_ENTER;
     if (st == NULL || flag == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test_cancelled");
     *flag = st->p2p_cancelled;
@@ -1215,6 +1238,7 @@ PMPI_Test_cancelled(const MPI_Status *st, int *flag)
 int
 PMPI_Request_free(MPI_Request *req)
 {
+    MPII_ENTER;
     struct mpii_req *r;
 
     MPII_CHECK_INIT("MPI_Request_free");
@@ -1232,6 +1256,7 @@ PMPI_Request_free(MPI_Request *req)
 int
 PMPI_Get_count(const MPI_Status *st, MPI_Datatype dt, int *count)
 {
+    MPII_ENTER;
     const struct mpii_type *t;
     size_t size;
 

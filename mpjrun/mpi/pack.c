@@ -25,6 +25,7 @@ packed_size(int incount, const struct mpii_type *t, size_t *out)
 int
 PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Pack_size";
     const struct mpii_type *t;
     size_t n;
@@ -44,6 +45,7 @@ int
 PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
           int outsize, int *position, MPI_Comm comm)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Pack";
     const struct mpii_type *t;
     size_t n;
@@ -68,6 +70,7 @@ int
 PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf,
             int outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Unpack";
     const struct mpii_type *t;
     size_t n;
@@ -128,6 +131,7 @@ int
 PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype,
                         MPI_Aint *size)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Pack_external_size";
     const struct mpii_type *t;
     size_t n;
@@ -148,6 +152,7 @@ PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
                    MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
                    MPI_Aint *position)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Pack_external";
     const struct mpii_type *t;
     size_t n;
@@ -175,6 +180,7 @@ PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
                      MPI_Aint *position, void *outbuf, int outcount,
                      MPI_Datatype datatype)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Unpack_external";
     const struct mpii_type *t;
     unsigned char *tmp;
@@ -209,6 +215,7 @@ PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
 int
 PMPI_Get_elements_x(const MPI_Status *st, MPI_Datatype dt, MPI_Count *count)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Get_elements_x";
     const struct mpii_type *t;
     size_t n;
@@ -227,6 +234,7 @@ PMPI_Get_elements_x(const MPI_Status *st, MPI_Datatype dt, MPI_Count *count)
 int
 PMPI_Get_elements(const MPI_Status *st, MPI_Datatype dt, int *count)
 {
+    MPII_ENTER;
     MPI_Count n = 0; /* gcc -O3 cannot see that a success sets it */
     int rc;
 

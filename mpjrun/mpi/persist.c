@@ -97,6 +97,7 @@ int
 PMPI_Send_init(const void *buf, int count, MPI_Datatype dt, int dest,
                int tag, MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     return persist_new(buf, count, dt, dest, tag, comm, 0, MPII_SEND_STANDARD,
                        0, req, "MPI_Send_init");
 }
@@ -106,6 +107,7 @@ int
 PMPI_Ssend_init(const void *buf, int count, MPI_Datatype dt, int dest,
                 int tag, MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     return persist_new(buf, count, dt, dest, tag, comm, 0, MPII_SEND_SYNC, 0,
                        req, "MPI_Ssend_init");
 }
@@ -115,6 +117,7 @@ int
 PMPI_Rsend_init(const void *buf, int count, MPI_Datatype dt, int dest,
                 int tag, MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     return persist_new(buf, count, dt, dest, tag, comm, 0, MPII_SEND_STANDARD,
                        0, req, "MPI_Rsend_init");
 }
@@ -124,6 +127,7 @@ int
 PMPI_Bsend_init(const void *buf, int count, MPI_Datatype dt, int dest,
                 int tag, MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     return persist_new(buf, count, dt, dest, tag, comm, 0, MPII_SEND_STANDARD,
                        1, req, "MPI_Bsend_init");
 }
@@ -133,6 +137,7 @@ int
 PMPI_Recv_init(void *buf, int count, MPI_Datatype dt, int source, int tag,
                MPI_Comm comm, MPI_Request *req)
 {
+    MPII_ENTER;
     return persist_new(buf, count, dt, source, tag, comm, 1,
                        MPII_SEND_STANDARD, 0, req, "MPI_Recv_init");
 }
@@ -189,6 +194,7 @@ start(MPI_Request h)
 int
 PMPI_Start(MPI_Request *req)
 {
+    MPII_ENTER;
     struct mpii_req *r;
     MPI_Comm comm = MPI_COMM_WORLD;
     int rc;
@@ -206,6 +212,7 @@ PMPI_Start(MPI_Request *req)
 int
 PMPI_Startall(int n, MPI_Request reqs[])
 {
+    MPII_ENTER;
     int i, rc;
 
     MPII_CHECK_INIT("MPI_Startall");
@@ -268,6 +275,7 @@ PMPI_Grequest_start(MPI_Grequest_query_function *query,
                     MPI_Grequest_cancel_function *cancel, void *extra,
                     MPI_Request *req)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Grequest_start";
     struct mpii_greq *g;
     struct mpii_req *r;
@@ -293,6 +301,7 @@ PMPI_Grequest_start(MPI_Grequest_query_function *query,
 int
 PMPI_Grequest_complete(MPI_Request req)
 {
+    MPII_ENTER;
     struct mpii_req *r = req_get(req);
 
     if (r == NULL || r->kind != REQ_GREQ)
@@ -337,6 +346,7 @@ greq_finish(struct mpii_req *r, MPI_Status *st)
 int
 PMPI_Status_set_elements_x(MPI_Status *st, MPI_Datatype dt, MPI_Count count)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Status_set_elements_x";
     const struct mpii_type *t;
     size_t per, size;
@@ -359,6 +369,7 @@ PMPI_Status_set_elements_x(MPI_Status *st, MPI_Datatype dt, MPI_Count count)
 int
 PMPI_Status_set_elements(MPI_Status *st, MPI_Datatype dt, int count)
 {
+    MPII_ENTER;
     return PMPI_Status_set_elements_x(st, dt, count);
 }
 
@@ -366,6 +377,7 @@ PMPI_Status_set_elements(MPI_Status *st, MPI_Datatype dt, int count)
 int
 PMPI_Status_set_cancelled(MPI_Status *st, int flag)
 {
+    MPII_ENTER;
     if (st == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_ARG,
                         "MPI_Status_set_cancelled");

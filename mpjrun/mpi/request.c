@@ -259,9 +259,12 @@ req_inactive(const struct mpii_req *r)
 int
 mpii_progress(int timeout_ms)
 {
-    int rc = transport_progress(timeout_ms);
+    int rc;
 
+    mpii_passes++; /* thread.c: a pass of this thread is under way */
+    rc = transport_progress(timeout_ms);
     sched_progress();
+    mpii_passes--;
     return rc;
 }
 
@@ -405,10 +408,22 @@ req_poll_missed(void)
     last = t;
     completions = req_completions;
     if (streak >= (oversubscribed ? 1 : 64)) {
-        sched_yield();
+        mpii_yield_cpu();
         poll_yields++;
         last = now_ns();
     }
+}
+
+int
+mpii_wait_until(int (*cond)(void *), void *arg)
+{
+    return req_wait_until(cond, arg);
+}
+
+unsigned long
+mpii_events(void)
+{
+    return req_completions + transport_frames();
 }
 
 unsigned long
@@ -450,6 +465,7 @@ req_wait_until(int (*cond)(void *), void *arg)
          * as none, 20 us to 5 ms alike. */
         if (!oversubscribed)
             spin_pause();
+        mpii_let_in(); /* threads: another may want the library */
         if (!oversubscribed && ++spins < 64)
             continue;
         /* Past the first passes, a rank with a core of its own yields
@@ -460,11 +476,11 @@ req_wait_until(int (*cond)(void *), void *arg)
          * each: 4.5-5.7 s in all against 13-20 s (yielding every 16th
          * pass 7.7 s); alone, latency and bandwidth unchanged. */
         if (!oversubscribed)
-            sched_yield();
+            mpii_yield_cpu();
         if (start == 0)
             start = now_ns();
         if (oversubscribed && now_ns() - start < YIELD_NS) {
-            sched_yield();
+            mpii_yield_cpu();
             continue;
         }
         /* A large payload streaming restarts the spin (a window of big

@@ -56,18 +56,36 @@ pend_add(struct mpii_win *w, MPI_Request req, void *buf)
     return MPI_SUCCESS;
 }
 
+static int
+pend_free(void *arg)
+{
+    return !((struct mpii_win *)arg)->pend_waiting;
+}
+
+/* Wait for every pending request, and free their buffers.  Under
+ * MPI_THREAD_MULTIPLE several threads may flush one window at once: one
+ * waits at a time, for everything pending when its turn comes (its own
+ * requests, and any other thread's until then); the others wait for
+ * their turn.  Other threads add requests meanwhile, which may move the
+ * list: it is read by index, each handle copied before the wait. */
 int
 rma_origin_wait(struct mpii_win *w)
 {
     int i, rc = MPI_SUCCESS, rc2;
+    MPI_Request req;
 
+    if (w->pend_waiting && (rc = mpii_wait_until(pend_free, w)) != MPI_SUCCESS)
+        return rc;
+    w->pend_waiting = 1;
     for (i = 0; i < w->npend; i++) {
-        rc2 = mpii_wait(&w->pend[i].req, MPI_STATUS_IGNORE);
+        req = w->pend[i].req;
+        rc2 = mpii_wait(&req, MPI_STATUS_IGNORE);
         if (rc == MPI_SUCCESS)
             rc = rc2;
         free(w->pend[i].buf);
     }
     w->npend = 0;
+    w->pend_waiting = 0;
     return rc;
 }
 
@@ -312,6 +330,7 @@ PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_type,
          int target_rank, MPI_Aint target_disp, int target_count,
          MPI_Datatype target_type, MPI_Win win)
 {
+    MPII_ENTER;
     struct rma_call a = {.op = RMA_PUT,
                          .oaddr = origin_addr,
                          .ocount = origin_count,
@@ -330,6 +349,7 @@ PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_type,
          int target_rank, MPI_Aint target_disp, int target_count,
          MPI_Datatype target_type, MPI_Win win)
 {
+    MPII_ENTER;
     struct rma_call a = {.op = RMA_GET,
                          .oaddr = origin_addr,
                          .ocount = origin_count,
@@ -349,6 +369,7 @@ PMPI_Accumulate(const void *origin_addr, int origin_count,
                 int target_count, MPI_Datatype target_type, MPI_Op op,
                 MPI_Win win)
 {
+    MPII_ENTER;
     struct rma_call a = {.op = RMA_ACC,
                          .oaddr = origin_addr,
                          .ocount = origin_count,
@@ -372,6 +393,7 @@ PMPI_Get_accumulate(const void *origin_addr, int origin_count,
                     MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_type, MPI_Op op, MPI_Win win)
 {
+    MPII_ENTER;
     struct rma_call a = {.op = RMA_GACC,
                          .oaddr = origin_addr,
                          .ocount = origin_count,
@@ -394,6 +416,7 @@ PMPI_Fetch_and_op(const void *origin_addr, void *result_addr,
                   MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
                   MPI_Op op, MPI_Win win)
 {
+    MPII_ENTER;
     struct rma_call a = {.op = RMA_GACC,
                          .oaddr = origin_addr,
                          .ocount = 1,
@@ -416,6 +439,7 @@ PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr,
                       void *result_addr, MPI_Datatype datatype, int target_rank,
                       MPI_Aint target_disp, MPI_Win win)
 {
+    MPII_ENTER;
     struct rma_call a = {.op = RMA_CAS,
                          .oaddr = origin_addr,
                          .ocount = 1,
@@ -442,6 +466,7 @@ PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr,
 int
 PMPI_Win_fence(int assert, MPI_Win win)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Win_fence";
     struct mpii_win *w;
     int *expect, s, k, op, rc, rc2;
@@ -592,6 +617,7 @@ PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_type,
           int target_rank, MPI_Aint target_disp, int target_count,
           MPI_Datatype target_type, MPI_Win win, MPI_Request *request)
 {
+    MPII_ENTER;
     struct rma_call a = {.op = RMA_PUT,
                          .oaddr = origin_addr,
                          .ocount = origin_count,
@@ -610,6 +636,7 @@ PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_type,
           int target_rank, MPI_Aint target_disp, int target_count,
           MPI_Datatype target_type, MPI_Win win, MPI_Request *request)
 {
+    MPII_ENTER;
     struct rma_call a = {.op = RMA_GET,
                          .oaddr = origin_addr,
                          .ocount = origin_count,
@@ -630,6 +657,7 @@ PMPI_Raccumulate(const void *origin_addr, int origin_count,
                  MPI_Datatype target_type, MPI_Op op, MPI_Win win,
                  MPI_Request *request)
 {
+    MPII_ENTER;
     struct rma_call a = {.op = RMA_ACC,
                          .oaddr = origin_addr,
                          .ocount = origin_count,
@@ -654,6 +682,7 @@ PMPI_Rget_accumulate(const void *origin_addr, int origin_count,
                      MPI_Datatype target_type, MPI_Op op, MPI_Win win,
                      MPI_Request *request)
 {
+    MPII_ENTER;
     struct rma_call a = {.op = RMA_GACC,
                          .oaddr = origin_addr,
                          .ocount = origin_count,
@@ -674,6 +703,7 @@ PMPI_Rget_accumulate(const void *origin_addr, int origin_count,
 int
 PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Win_lock";
     struct mpii_win *w;
     int rc;
@@ -690,6 +720,7 @@ PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 int
 PMPI_Win_unlock(int rank, MPI_Win win)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Win_unlock";
     struct mpii_win *w;
     int rc;
@@ -706,6 +737,7 @@ PMPI_Win_unlock(int rank, MPI_Win win)
 int
 PMPI_Win_lock_all(int assert, MPI_Win win)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Win_lock_all";
     struct mpii_win *w;
     int rc;
@@ -720,6 +752,7 @@ PMPI_Win_lock_all(int assert, MPI_Win win)
 int
 PMPI_Win_unlock_all(MPI_Win win)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Win_unlock_all";
     struct mpii_win *w;
     int rc;
@@ -753,6 +786,7 @@ flush(MPI_Win win, int rank, int all, const char *fn)
 int
 PMPI_Win_flush(int rank, MPI_Win win)
 {
+    MPII_ENTER;
     return flush(win, rank, 0, "MPI_Win_flush");
 }
 
@@ -760,6 +794,7 @@ PMPI_Win_flush(int rank, MPI_Win win)
 int
 PMPI_Win_flush_all(MPI_Win win)
 {
+    MPII_ENTER;
     return flush(win, 0, 1, "MPI_Win_flush_all");
 }
 
@@ -767,6 +802,7 @@ PMPI_Win_flush_all(MPI_Win win)
 int
 PMPI_Win_flush_local(int rank, MPI_Win win)
 {
+    MPII_ENTER;
     return flush(win, rank, 0, "MPI_Win_flush_local");
 }
 
@@ -774,6 +810,7 @@ PMPI_Win_flush_local(int rank, MPI_Win win)
 int
 PMPI_Win_flush_local_all(MPI_Win win)
 {
+    MPII_ENTER;
     return flush(win, 0, 1, "MPI_Win_flush_local_all");
 }
 
@@ -783,6 +820,7 @@ PMPI_Win_flush_local_all(MPI_Win win)
 int
 PMPI_Win_sync(MPI_Win win)
 {
+    MPII_ENTER;
     struct mpii_win *w;
 
     return win_check(win, &w, MPI_PROC_NULL, "MPI_Win_sync");
@@ -829,6 +867,7 @@ group_ranks(struct mpii_win *w, MPI_Group group, int **out, int *n)
 int
 PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Win_post";
     struct mpii_win *w;
     int i, rc, *token;
@@ -862,6 +901,7 @@ PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 int
 PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Win_start";
     struct mpii_win *w;
     int i, rc, token;
@@ -887,6 +927,7 @@ PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 int
 PMPI_Win_complete(MPI_Win win)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Win_complete";
     struct mpii_win *w;
     struct rma_hdr h;
@@ -924,6 +965,7 @@ exposure_end(struct mpii_win *w)
 int
 PMPI_Win_wait(MPI_Win win)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Win_wait";
     struct mpii_win *w;
     int rc;
@@ -943,6 +985,7 @@ PMPI_Win_wait(MPI_Win win)
 int
 PMPI_Win_test(MPI_Win win, int *flag)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Win_test";
     struct mpii_win *w;
     int rc;

@@ -109,6 +109,7 @@ struct mpii_win {
     /* origin side (rma.c) */
     struct rma_pending *pend;
     int npend, cappend;
+    int pend_waiting; /* a thread is in rma_origin_wait (MULTIPLE) */
     int *sent;   /* fence epoch: headers sent to each target */
     int *locked; /* passive: 0, or the MPI_LOCK_* held at each target
                     (+ 0x100 with MPI_MODE_NOCHECK: nothing was asked) */

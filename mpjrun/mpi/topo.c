@@ -302,6 +302,7 @@ dims_search(struct dims_search *s, int i, int m, int from)
 int
 PMPI_Dims_create(int nnodes, int ndims, int dims[])
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Dims_create";
     struct dims_search s = {0};
     int i, p, fixed = 1, nfree = 0, n, *div;
@@ -449,6 +450,7 @@ int
 PMPI_Cart_create(MPI_Comm comm, int ndims, const int dims[],
                  const int periods[], int reorder, MPI_Comm *comm_cart)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Cart_create";
     struct mpii_comm *c;
     struct mpii_topo *t;
@@ -475,6 +477,7 @@ PMPI_Cart_create(MPI_Comm comm, int ndims, const int dims[],
 int
 PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Cartdim_get";
     struct mpii_topo *t;
     int rc;
@@ -493,6 +496,7 @@ int
 PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[],
               int coords[])
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Cart_get";
     struct mpii_topo *t;
     int rc, i, *me;
@@ -519,6 +523,7 @@ PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[],
 int
 PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Cart_rank";
     struct mpii_topo *t;
     int rc, r;
@@ -538,6 +543,7 @@ PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 int
 PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Cart_coords";
     struct mpii_topo *t;
     int rc, i, *all;
@@ -563,6 +569,7 @@ int
 PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source,
                 int *rank_dest)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Cart_shift";
     struct mpii_topo *t;
     int rc, *co, me, r;
@@ -594,6 +601,7 @@ PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source,
 int
 PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Cart_sub";
     struct mpii_topo *t, *n;
     int rc, i, k = 0, color = 0, *co, *dims, *periods, dummy;
@@ -639,6 +647,7 @@ int
 PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[],
               int *newrank)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Cart_map";
     struct mpii_comm *c;
     struct mpii_topo *t;
@@ -699,6 +708,7 @@ int
 PMPI_Graph_create(MPI_Comm comm, int nnodes, const int index[],
                   const int edges[], int reorder, MPI_Comm *comm_graph)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Graph_create";
     struct mpii_comm *c;
     struct mpii_topo *t;
@@ -721,6 +731,7 @@ PMPI_Graph_create(MPI_Comm comm, int nnodes, const int index[],
 int
 PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Graphdims_get";
     struct mpii_topo *t;
     int rc;
@@ -740,6 +751,7 @@ int
 PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[],
                int edges[])
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Graph_get";
     struct mpii_topo *t;
     int rc, i;
@@ -761,6 +773,7 @@ PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[],
 int
 PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Graph_neighbors_count";
     struct mpii_topo *t;
     int rc;
@@ -781,6 +794,7 @@ int
 PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors,
                      int neighbors[])
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Graph_neighbors";
     struct mpii_topo *t;
     int rc, i, lo;
@@ -803,6 +817,7 @@ int
 PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[],
                const int edges[], int *newrank)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Graph_map";
     struct mpii_comm *c;
     struct mpii_topo *t;
@@ -824,6 +839,7 @@ PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[],
 int
 PMPI_Topo_test(MPI_Comm comm, int *status)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Topo_test";
     struct mpii_comm *c;
 
@@ -888,6 +904,7 @@ PMPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree,
                                 const int destweights[], MPI_Info info,
                                 int reorder, MPI_Comm *comm_dist_graph)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Dist_graph_create_adjacent";
     struct mpii_comm *c;
     struct mpii_topo *t;
@@ -935,6 +952,7 @@ PMPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[],
                        const int weights[], MPI_Info info, int reorder,
                        MPI_Comm *comm_dist_graph)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Dist_graph_create";
     struct mpii_comm *c;
     struct mpii_topo *t = NULL;
@@ -1057,6 +1075,7 @@ int
 PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree,
                                 int *weighted)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Dist_graph_neighbors_count";
     struct mpii_topo *t;
     int rc;
@@ -1078,6 +1097,7 @@ PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[],
                           int sourceweights[], int maxoutdegree,
                           int destinations[], int destweights[])
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Dist_graph_neighbors";
     struct mpii_topo *t;
     int rc, i;

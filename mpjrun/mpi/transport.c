@@ -345,6 +345,12 @@ transport_moved_ns(void)
     return tp.moved_ns;
 }
 
+unsigned long
+transport_frames(void)
+{
+    return tp.frames;
+}
+
 /* Trim iov[0..n) to at most max bytes; the new count. */
 static int
 iov_trim(struct iovec *iov, int n, size_t max)
@@ -728,6 +734,7 @@ conn_eager_direct(struct conn *c, const struct wire_hdr *h,
     if ((dst = match_eager_begin(c, h, &r, &u)) == NULL)
         return 0;
     c->seq_rx++;
+    tp.frames++;
     tp.neager_direct++;
     conn_direct_rest(c, dst, r != NULL ? (r->cap < h->len ? r->cap : h->len)
                                        : h->len,
@@ -754,6 +761,7 @@ conn_frame(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
         conn_protocol_error(c, why);
         return 0;
     }
+    tp.frames++;
     switch (h->type) {
     case FR_EAGER:
         if (tp.nrep > 1)
@@ -859,6 +867,7 @@ conn_parse_plain(struct conn *c)
              * checked whole: matched at once (conn_frame's checks hold
              * by construction). */
             c->seq_rx++;
+            tp.frames++;
             match_incoming(c, &h, c->rbuf + c->rpos);
             c->rpos += (size_t)h.len;
         } else
@@ -1097,12 +1106,9 @@ transport_progress(int timeout_ms)
         /* On demand, so do ranks connecting to us for the first time. */
         if (tp.ondemand)
             tp_poll_handshakes(&n);
-        if (n > 0)
-            (void)poll(tp.pfd, (nfds_t)n, awake ? 0 : timeout_ms);
-        else {
-            struct timespec ts = {0, 1000 * 1000};
-            nanosleep(&ts, NULL);
-        }
+        /* Nothing to watch: a millisecond's sleep.  Other threads may
+         * use the library meanwhile (mpii_poll). */
+        (void)mpii_poll(tp.pfd, n, n == 0 ? 1 : awake ? 0 : timeout_ms);
         for (i = 0; i < tp.nlive; i++)
             if ((c = tp.by_world[tp.live[i]]) != NULL && c->on_shm)
                 shm_disarm(c->shm);

@@ -63,6 +63,7 @@ PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy,
                         MPI_Type_delete_attr_function *del, int *keyval,
                         void *extra)
 {
+    MPII_ENTER;
     struct mpii_keyval_fns f = {
         .kind = MPII_ATTR_TYPE, .type_copy = copy, .type_del = del};
     int rc;
@@ -76,6 +77,7 @@ PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy,
 int
 PMPI_Type_free_keyval(int *keyval)
 {
+    MPII_ENTER;
     int rc;
 
     MPII_CHECK_INIT("MPI_Type_free_keyval");
@@ -87,6 +89,7 @@ PMPI_Type_free_keyval(int *keyval)
 int
 PMPI_Type_set_attr(MPI_Datatype dt, int key, void *val)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Type_set_attr";
     struct mpii_type *t;
     int rc;
@@ -102,6 +105,7 @@ PMPI_Type_set_attr(MPI_Datatype dt, int key, void *val)
 int
 PMPI_Type_get_attr(MPI_Datatype dt, int key, void *val, int *flag)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Type_get_attr";
     struct mpii_type *t;
     int rc;
@@ -119,6 +123,7 @@ PMPI_Type_get_attr(MPI_Datatype dt, int key, void *val, int *flag)
 int
 PMPI_Type_delete_attr(MPI_Datatype dt, int key)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Type_delete_attr";
     struct mpii_type *t;
     int rc;

@@ -259,6 +259,7 @@ int
 PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
                 MPI_Comm comm, MPI_Win *win)
 {
+    MPII_ENTER;
     (void)info;
     return win_new(base, size, disp_unit, comm, MPI_WIN_FLAVOR_CREATE, NULL,
                    win, "MPI_Win_create");
@@ -276,6 +277,7 @@ int
 PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                   void *baseptr, MPI_Win *win)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Win_allocate";
     void *mem;
 
@@ -294,6 +296,7 @@ int
 PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
                          MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Win_allocate_shared";
     struct mpii_comm *c;
     struct mpii_win *w;
@@ -343,6 +346,7 @@ int
 PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
                       void *baseptr)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Win_shared_query";
     struct mpii_win *w;
     int rc;
@@ -369,6 +373,7 @@ PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
 int
 PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+    MPII_ENTER;
     (void)info;
     return win_new(MPI_BOTTOM, 0, 1, comm, MPI_WIN_FLAVOR_DYNAMIC, NULL, win,
                    "MPI_Win_create_dynamic");
@@ -378,6 +383,7 @@ PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 int
 PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Win_attach";
     struct mpii_win *w;
     int rc;
@@ -405,6 +411,7 @@ PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 int
 PMPI_Win_detach(MPI_Win win, const void *base)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Win_detach";
     struct mpii_win *w;
     int rc;
@@ -427,6 +434,7 @@ PMPI_Win_detach(MPI_Win win, const void *base)
 int
 PMPI_Win_free(MPI_Win *win)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Win_free";
     struct mpii_win *w;
     int rc, rc2;
@@ -483,6 +491,7 @@ mpii_win_fini(void)
 int
 PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
+    MPII_ENTER;
     struct mpii_win *w;
     int rc;
 
@@ -495,6 +504,7 @@ PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 int
 PMPI_Win_set_name(MPI_Win win, const char *name)
 {
+    MPII_ENTER;
     struct mpii_win *w;
     int rc;
 
@@ -510,6 +520,7 @@ PMPI_Win_set_name(MPI_Win win, const char *name)
 int
 PMPI_Win_get_name(MPI_Win win, char *name, int *resultlen)
 {
+    MPII_ENTER;
     struct mpii_win *w;
     int rc;
 
@@ -529,6 +540,7 @@ PMPI_Win_get_name(MPI_Win win, char *name, int *resultlen)
 int
 PMPI_Win_set_info(MPI_Win win, MPI_Info info)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Win_set_info";
     struct mpii_win *w;
     int rc, n;
@@ -544,6 +556,7 @@ PMPI_Win_set_info(MPI_Win win, MPI_Info info)
 int
 PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Win_get_info";
     struct mpii_win *w;
     int rc;
@@ -562,6 +575,7 @@ PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 int
 PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
+    MPII_ENTER;
     struct mpii_win *w;
     int rc;
 
@@ -574,6 +588,7 @@ PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 int
 PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
+    MPII_ENTER;
     struct mpii_win *w;
     int rc;
 
@@ -598,6 +613,7 @@ mpii_win_of(MPI_Comm comm)
 int
 PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
+    MPII_ENTER;
     struct mpii_win *w;
     int rc;
 

@@ -68,6 +68,7 @@ PMPI_Win_create_keyval(MPI_Win_copy_attr_function *copy,
                        MPI_Win_delete_attr_function *del, int *keyval,
                        void *extra)
 {
+    MPII_ENTER;
     struct win_keyval *k;
     int rc;
 
@@ -92,6 +93,7 @@ PMPI_Win_create_keyval(MPI_Win_copy_attr_function *copy,
 int
 PMPI_Win_free_keyval(int *keyval)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Win_free_keyval";
     int rc;
 
@@ -106,6 +108,7 @@ PMPI_Win_free_keyval(int *keyval)
 int
 PMPI_Win_set_attr(MPI_Win win, int keyval, void *val)
 {
+    MPII_ENTER;
     struct mpii_win *w;
     int rc;
 
@@ -118,6 +121,7 @@ PMPI_Win_set_attr(MPI_Win win, int keyval, void *val)
 int
 PMPI_Win_delete_attr(MPI_Win win, int keyval)
 {
+    MPII_ENTER;
     struct mpii_win *w;
     int rc;
 
@@ -130,6 +134,7 @@ PMPI_Win_delete_attr(MPI_Win win, int keyval)
 int
 PMPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag)
 {
+    MPII_ENTER;
     static const char fn[] = "MPI_Win_get_attr";
     struct mpii_win *w;
     int rc;

@@ -31,6 +31,13 @@ mpii_initialized(void)
     return 0;
 }
 
+/* request.c's, for thread.c: nothing moves here. */
+unsigned long
+mpii_events(void)
+{
+    return 0;
+}
+
 struct float_int {
     float v;
     int i;
