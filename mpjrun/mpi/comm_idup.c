@@ -144,7 +144,8 @@ PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
     memset(d, 0, sizeof *d);
     d->parent = c;
     d->newcomm = newcomm;
-    if ((d->mine = (int)mpii_ctx_unique()) == 0) /* the ids of one process ran out */
+    /* 0: the ids of one process ran out */
+    if ((d->mine = (int)mpii_ctx_unique()) == 0)
         return sched_go(s, MPI_ERR_INTERN, req, comm, fn);
     *newcomm = MPI_COMM_NULL; /* until the request completes */
     rc = c->inter ? agree_inter(s, c, d) : agree_intra(s, c, d);

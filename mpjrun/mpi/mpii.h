@@ -61,12 +61,16 @@
 struct pollfd;
 /* MPI_THREAD_MULTIPLE granted: every MPI call holds the library's lock. */
 extern int mpii_mt;
-int mpii_lock_enter(void);
+void mpii_lock_enter(void);
 void mpii_lock_leave(void);
+/* 1 when it took the lock (mpii_leave gives it back then). */
 static inline int
 mpii_enter(void)
 {
-    return mpii_mt ? mpii_lock_enter() : 0;
+    if (!mpii_mt)
+        return 0;
+    mpii_lock_enter();
+    return 1;
 }
 static inline void
 mpii_leave(const int *entered)

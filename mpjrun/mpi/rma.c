@@ -56,8 +56,9 @@ pend_add(struct mpii_win *w, MPI_Request req, void *buf)
     return MPI_SUCCESS;
 }
 
+/* No thread is waiting for w's pending requests (rma_origin_wait). */
 static int
-pend_free(void *arg)
+pend_unclaimed(void *arg)
 {
     return !((struct mpii_win *)arg)->pend_waiting;
 }
@@ -74,7 +75,7 @@ rma_origin_wait(struct mpii_win *w)
     int i, rc = MPI_SUCCESS, rc2;
     MPI_Request req;
 
-    if (w->pend_waiting && (rc = mpii_wait_until(pend_free, w)) != MPI_SUCCESS)
+    if (w->pend_waiting && (rc = mpii_wait_until(pend_unclaimed, w)) != MPI_SUCCESS)
         return rc;
     w->pend_waiting = 1;
     for (i = 0; i < w->npend; i++) {

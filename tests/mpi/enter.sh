@@ -12,9 +12,8 @@ for f in "$dir"/*.c; do
         /^PMPI_[A-Za-z0-9_]+\(/ {
             name = $0; sub(/\(.*/, "", name)
             want = name != "PMPI_Wtime" && name != "PMPI_Wtick"
-            next
         }
-        want && /;$/ && !body { want = 0 }      # a prototype
+        want && /;$/ && !body { want = 0; next } # a prototype
         want && $0 == "{" { body = 1; next }
         body {
             if ($0 != "    MPII_ENTER;")
