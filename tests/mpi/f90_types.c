@@ -146,7 +146,7 @@ t_reduce(void)
 {
     MPI_Datatype r8, c8, i8;
     double d = 0.25 * (t_rank + 1), ds;
-    double _Complex z = CMPLX(1, t_rank), zs, zw = 1;
+    double _Complex z = 1 + t_rank * I, zs, zw = 1;
     int64_t n = (int64_t)1 << 40, ns;
 
     MPI_OK(MPI_Type_create_f90_real(15, MPI_UNDEFINED, &r8));
@@ -156,7 +156,7 @@ t_reduce(void)
     CHECK(ds == 0.125 * t_size * (t_size + 1), "f90 real sum %g", ds);
     MPI_OK(MPI_Allreduce(&z, &zs, 1, c8, MPI_PROD, MPI_COMM_WORLD));
     for (int k = 0; k < t_size; k++)
-        zw *= CMPLX(1, k);
+        zw *= 1 + k * I;
     CHECK(creal(zs) == creal(zw) && cimag(zs) == cimag(zw),
           "f90 complex product %g%+gi, want %g%+gi", creal(zs), cimag(zs),
           creal(zw), cimag(zw));
@@ -248,9 +248,9 @@ t_sixteen(void)
 static void
 t_complex(void)
 {
-    float _Complex f = CMPLXF(1, 1), fs;
-    double _Complex d = CMPLX(2, -1), ds;
-    long double _Complex l = CMPLXL(0.5L, t_rank), ls;
+    float _Complex f = 1 + 1 * I, fs;
+    double _Complex d = 2 - 1 * I, ds;
+    long double _Complex l = 0.5L + (long double)t_rank * I, ls;
     int size;
 
     MPI_OK(MPI_Type_size(MPI_COMPLEX8, &size));
