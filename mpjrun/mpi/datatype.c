@@ -177,6 +177,12 @@ static struct mpii_type builtin[P2P_DT_BUILTIN_MAX + 1] = {
     TWO(MPI_2REAL, float, MPI_FLOAT),
     TWO(MPI_2DOUBLE_PRECISION, double, MPI_DOUBLE),
     TWO(MPI_2INTEGER, int, MPI_INT),
+    BUILTIN(MPI_REAL16, mpii_real16),
+    COMPLEX(MPI_COMPLEX8, float, MPI_C_FLOAT_COMPLEX),
+    COMPLEX(MPI_COMPLEX16, double, MPI_C_DOUBLE_COMPLEX),
+    BUILTIN_N(MPI_COMPLEX32, struct mpii_complex32, MPI_COMPLEX32,
+              sizeof(mpii_real16), "MPI_COMPLEX32"),
+    BUILTIN(MPI_INTEGER16, mpii_int16),
 };
 
 /* The derived types (handles.c). */
@@ -264,7 +270,7 @@ mpii_type_new_handle(const struct mpii_type *ct, MPI_Datatype *h)
     uint32_t u;
     int rc;
 
-    if (mpii_type_builtin(t)) {
+    if (mpii_type_builtin(t) || t->predefined) {
         *h = t->handle;
         return MPI_SUCCESS;
     }
@@ -661,7 +667,9 @@ mpii_build_finish(struct mpii_build *b, MPI_Datatype *newtype)
 #define TYPE_ERR(rc, fn) mpii_err(MPI_COMM_WORLD, rc, fn)
 
 /* The named type of a class and a size (MPI 3.1 17.1.9): the Fortran
- * sized types, and the C long double kinds where Fortran has none. */
+ * sized types (16-byte reals are REAL(16), binary128, not the x87 long
+ * double C has in as many bytes), and the C long double kinds where
+ * their size has no Fortran type. */
 #pragma weak MPI_Type_match_size = PMPI_Type_match_size
 int
 PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
@@ -675,11 +683,14 @@ PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
         {MPI_TYPECLASS_INTEGER, 2, MPI_INTEGER2},
         {MPI_TYPECLASS_INTEGER, 4, MPI_INTEGER4},
         {MPI_TYPECLASS_INTEGER, 8, MPI_INTEGER8},
+        {MPI_TYPECLASS_INTEGER, 16, MPI_INTEGER16},
         {MPI_TYPECLASS_REAL, 4, MPI_REAL4},
         {MPI_TYPECLASS_REAL, 8, MPI_REAL8},
+        {MPI_TYPECLASS_REAL, 16, MPI_REAL16},
         {MPI_TYPECLASS_REAL, sizeof(long double), MPI_LONG_DOUBLE},
         {MPI_TYPECLASS_COMPLEX, 8, MPI_COMPLEX},
         {MPI_TYPECLASS_COMPLEX, 16, MPI_DOUBLE_COMPLEX},
+        {MPI_TYPECLASS_COMPLEX, 32, MPI_COMPLEX32},
         {MPI_TYPECLASS_COMPLEX, sizeof(long double _Complex),
          MPI_C_LONG_DOUBLE_COMPLEX},
     };
@@ -726,7 +737,7 @@ PMPI_Type_free(MPI_Datatype *datatype)
     /* Builtin types cannot be freed; a type still used by a pending
      * request or by another type lives on until they let it go.  Its
      * attributes go now, through their delete callbacks. */
-    if ((t = derived_lookup(*datatype)) == NULL)
+    if ((t = derived_lookup(*datatype)) == NULL || t->predefined)
         return TYPE_ERR(MPI_ERR_TYPE, fn);
     if (t->handle == *datatype && (rc = mpii_type_attr_free(t)) != MPI_SUCCESS)
         return TYPE_ERR(rc, fn);
@@ -894,7 +905,7 @@ PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
         if ((rc = mpii_type_new_handle(t->types[i], &datatypes[i])) !=
             MPI_SUCCESS) {
             while (i-- > 0)
-                if (!mpii_type_builtin(t->types[i]))
+                if (!mpii_type_builtin(t->types[i]) && !t->types[i]->predefined)
                     PMPI_Type_free(&datatypes[i]);
             return TYPE_ERR(rc, fn);
         }

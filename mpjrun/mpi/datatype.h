@@ -34,6 +34,8 @@ struct mpii_type {
     MPI_Aint extent; /* ub - lb */
     size_t align;    /* the strictest alignment of its basic types (a
                       * struct's extent is rounded up to it) */
+    int predefined;  /* derived, but predefined for the standard (the
+                      * Fortran 90 types): never freed */
     int sticky;      /* bounds set explicitly (resized, subarray, darray)
                       * here or in a type it is made of: no such rounding */
     size_t nblocks;

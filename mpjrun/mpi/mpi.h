@@ -113,7 +113,15 @@ typedef void(MPI_Win_errhandler_function)(MPI_Win *, int *, ...);
 #define MPI_2REAL P2P_DT(56)
 #define MPI_2DOUBLE_PRECISION P2P_DT(57)
 #define MPI_2INTEGER P2P_DT(58)
-#define P2P_DT_BUILTIN_MAX 58
+/* The optional sized Fortran types of quad precision and 16-byte
+ * integers (gfortran's REAL(16), COMPLEX(16), INTEGER(16)), and the
+ * complex sizes of MPI_COMPLEX and MPI_DOUBLE_COMPLEX by name. */
+#define MPI_REAL16 P2P_DT(59)
+#define MPI_COMPLEX8 P2P_DT(60)
+#define MPI_COMPLEX16 P2P_DT(61)
+#define MPI_COMPLEX32 P2P_DT(62)
+#define MPI_INTEGER16 P2P_DT(63)
+#define P2P_DT_BUILTIN_MAX 63
 
 /* Type constructors (Type_get_envelope). */
 #define MPI_COMBINER_NAMED 1
@@ -666,6 +674,9 @@ int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb,
                         MPI_Aint *extent);
 int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
 int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
+int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
 int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb,
                           MPI_Count *extent);
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb,
@@ -1282,6 +1293,9 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size);
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
 int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb,
                            MPI_Count *extent);
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb,

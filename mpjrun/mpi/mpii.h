@@ -18,6 +18,7 @@
  *   datatype.c  datatypes: layout, builtin table, sizes, extents, pack and
  *               unpack, envelope and contents, names
  *   datatype_create.c  the type constructors
+ *   datatype_f90.c     the parameterised Fortran 90 types
  *   pack.c      MPI_Pack/Unpack, external32, Get_elements
  *   op.c        reduction operations
  *   transport.c TCP connections between ranks, framing, progress engine
@@ -187,6 +188,33 @@ int mpii_type_contiguous(const struct mpii_type *);
 /* The builtin element type (e.g. MPI_INT for a vector of MPI_INT), and
  * how many of it one element holds; MPI_DATATYPE_NULL if mixed. */
 MPI_Datatype mpii_type_basic(const struct mpii_type *, size_t *per_elem);
+/* The C types of MPI_REAL16 (gfortran's REAL(16), IEEE binary128) and
+ * MPI_INTEGER16.  Where the compiler has none, such a type is 16 bytes
+ * that no reduction applies to. */
+#if defined(__SIZEOF_FLOAT128__)
+typedef __float128 mpii_real16;
+#define MPII_HAVE_REAL16 1
+#elif defined(__LDBL_MANT_DIG__) && __LDBL_MANT_DIG__ == 113
+typedef long double mpii_real16;
+#define MPII_HAVE_REAL16 1
+#else
+typedef struct {
+    _Alignas(16) unsigned char b[16];
+} mpii_real16;
+#endif
+#if defined(__SIZEOF_INT128__)
+typedef __int128 mpii_int16;
+typedef unsigned __int128 mpii_uint16;
+#define MPII_HAVE_INTEGER16 1
+#else
+typedef struct {
+    _Alignas(16) unsigned char b[16];
+} mpii_int16;
+#endif
+/* MPI_COMPLEX32: two of MPI_REAL16, as Fortran lays out COMPLEX(16). */
+struct mpii_complex32 {
+    mpii_real16 re, im;
+};
 /* Copy count elements of the user's layout at buf into out (packed), or
  * bytes packed bytes from in into the user's layout (a truncated
  * message unpacks partially). */

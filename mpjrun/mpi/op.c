@@ -48,13 +48,27 @@ typedef void op_fn(const void *in, void *inout, size_t n);
     X(op, AINT, MPI_Aint)                                                      \
     X(op, OFFSET, MPI_Offset)                                                  \
     X(op, COUNT, MPI_Count)
+/* MPI_REAL16 and MPI_INTEGER16 where the compiler has their C types
+ * (mpii.h); MPI_COMPLEX32 has loops of its own. */
+#ifdef MPII_HAVE_REAL16
+#define REAL16_TYPES(X, op) X(op, REAL16, mpii_real16)
+#else
+#define REAL16_TYPES(X, op)
+#endif
+#ifdef MPII_HAVE_INTEGER16
+#define INTEGER16_TYPES(X, op) X(op, INTEGER16, mpii_int16)
+#else
+#define INTEGER16_TYPES(X, op)
+#endif
 #define FLOAT_TYPES(X, op)                                                     \
     X(op, FLOAT, float)                                                        \
     X(op, DOUBLE, double)                                                      \
-    X(op, LONG_DOUBLE, long double)
+    X(op, LONG_DOUBLE, long double)                                            \
+    REAL16_TYPES(X, op)
 #define COMPLEX_TYPES(X, op)                                                   \
     X(op, C_FLOAT_COMPLEX, float _Complex)                                     \
-    X(op, C_DOUBLE_COMPLEX, double _Complex)
+    X(op, C_DOUBLE_COMPLEX, double _Complex)                                   \
+    X(op, C_LONG_DOUBLE_COMPLEX, long double _Complex)
 #define BOOL_TYPES(X, op) X(op, C_BOOL, _Bool)
 #define BYTE_TYPES(X, op) X(op, BYTE, unsigned char)
 #define PAIR_TYPES(X, op)                                                      \
@@ -72,6 +86,8 @@ typedef void op_fn(const void *in, void *inout, size_t n);
 #define E_isum(T, a, b) ((T)((unsigned long long)(a) + (unsigned long long)(b)))
 #define E_iprod(T, a, b)                                                       \
     ((T)((unsigned long long)(a) * (unsigned long long)(b)))
+#define E_wsum(T, a, b) ((T)((mpii_uint16)(a) + (mpii_uint16)(b)))
+#define E_wprod(T, a, b) ((T)((mpii_uint16)(a) * (mpii_uint16)(b)))
 #define E_sum(T, a, b) ((a) + (b))
 #define E_prod(T, a, b) ((a) * (b))
 #define E_land(T, a, b) ((T)((a) && (b)))
@@ -117,6 +133,39 @@ typedef void op_fn(const void *in, void *inout, size_t n);
 #define LOC_minloc <
 #define LOC_maxloc >
 
+/* MPI_COMPLEX32: C has no complex of binary128 that every compiler
+ * takes, so the two parts are computed as the definitions read. */
+#ifdef MPII_HAVE_REAL16
+static void
+op_sum_COMPLEX32(const void *vin, void *vio, size_t n)
+{
+    const struct mpii_complex32 *in = vin;
+    struct mpii_complex32 *io = vio;
+
+    for (size_t i = 0; i < n; i++) {
+        io[i].re = in[i].re + io[i].re;
+        io[i].im = in[i].im + io[i].im;
+    }
+}
+
+static void
+op_prod_COMPLEX32(const void *vin, void *vio, size_t n)
+{
+    const struct mpii_complex32 *in = vin;
+    struct mpii_complex32 *io = vio;
+    mpii_real16 re;
+
+    for (size_t i = 0; i < n; i++) {
+        re = in[i].re * io[i].re - in[i].im * io[i].im;
+        io[i].im = in[i].re * io[i].im + in[i].im * io[i].re;
+        io[i].re = re;
+    }
+}
+#define COMPLEX32_TYPES(X, op) X(op, COMPLEX32, )
+#else
+#define COMPLEX32_TYPES(X, op)
+#endif
+
 INTEGER_TYPES(DEF_LOOP, max)
 INTEGER_TYPES(DEF_LOOP, min)
 INTEGER_TYPES(DEF_LOOP, isum)
@@ -127,6 +176,16 @@ INTEGER_TYPES(DEF_LOOP, lxor)
 INTEGER_TYPES(DEF_LOOP, band)
 INTEGER_TYPES(DEF_LOOP, bor)
 INTEGER_TYPES(DEF_LOOP, bxor)
+INTEGER16_TYPES(DEF_LOOP, max)
+INTEGER16_TYPES(DEF_LOOP, min)
+INTEGER16_TYPES(DEF_LOOP, wsum)
+INTEGER16_TYPES(DEF_LOOP, wprod)
+INTEGER16_TYPES(DEF_LOOP, land)
+INTEGER16_TYPES(DEF_LOOP, lor)
+INTEGER16_TYPES(DEF_LOOP, lxor)
+INTEGER16_TYPES(DEF_LOOP, band)
+INTEGER16_TYPES(DEF_LOOP, bor)
+INTEGER16_TYPES(DEF_LOOP, bxor)
 FLOAT_TYPES(DEF_LOOP, max)
 FLOAT_TYPES(DEF_LOOP, min)
 FLOAT_TYPES(DEF_LOOP, sum)
@@ -149,44 +208,56 @@ PAIR_TYPES(DEF_LOC, maxloc)
 static op_fn *const builtin[P2P_OP_BUILTIN_MAX + 1][P2P_DT_BUILTIN_MAX + 1] = {
     [MPI_MAX - P2P_OP(0)] = {
         INTEGER_TYPES(ENTRY, max)
+        INTEGER16_TYPES(ENTRY, max)
         FLOAT_TYPES(ENTRY, max)
     },
     [MPI_MIN - P2P_OP(0)] = {
         INTEGER_TYPES(ENTRY, min)
+        INTEGER16_TYPES(ENTRY, min)
         FLOAT_TYPES(ENTRY, min)
     },
     [MPI_SUM - P2P_OP(0)] = {
         INTEGER_TYPES(ENTRY, isum)
+        INTEGER16_TYPES(ENTRY, wsum)
         FLOAT_TYPES(ENTRY, sum)
         COMPLEX_TYPES(ENTRY, sum)
+        COMPLEX32_TYPES(ENTRY, sum)
     },
     [MPI_PROD - P2P_OP(0)] = {
         INTEGER_TYPES(ENTRY, iprod)
+        INTEGER16_TYPES(ENTRY, wprod)
         FLOAT_TYPES(ENTRY, prod)
         COMPLEX_TYPES(ENTRY, prod)
+        COMPLEX32_TYPES(ENTRY, prod)
     },
     [MPI_LAND - P2P_OP(0)] = {
         INTEGER_TYPES(ENTRY, land)
+        INTEGER16_TYPES(ENTRY, land)
         BOOL_TYPES(ENTRY, land)
     },
     [MPI_LOR - P2P_OP(0)] = {
         INTEGER_TYPES(ENTRY, lor)
+        INTEGER16_TYPES(ENTRY, lor)
         BOOL_TYPES(ENTRY, lor)
     },
     [MPI_LXOR - P2P_OP(0)] = {
         INTEGER_TYPES(ENTRY, lxor)
+        INTEGER16_TYPES(ENTRY, lxor)
         BOOL_TYPES(ENTRY, lxor)
     },
     [MPI_BAND - P2P_OP(0)] = {
         INTEGER_TYPES(ENTRY, band)
+        INTEGER16_TYPES(ENTRY, band)
         BYTE_TYPES(ENTRY, band)
     },
     [MPI_BOR - P2P_OP(0)] = {
         INTEGER_TYPES(ENTRY, bor)
+        INTEGER16_TYPES(ENTRY, bor)
         BYTE_TYPES(ENTRY, bor)
     },
     [MPI_BXOR - P2P_OP(0)] = {
         INTEGER_TYPES(ENTRY, bxor)
+        INTEGER16_TYPES(ENTRY, bxor)
         BYTE_TYPES(ENTRY, bxor)
     },
     [MPI_MINLOC - P2P_OP(0)] = {PAIR_TYPES(ENTRY, minloc)},

@@ -63,11 +63,13 @@ static const MPI_Datatype int_types[] = {
     MPI_AINT,
     MPI_OFFSET,
     MPI_COUNT,
+    MPI_INTEGER16,
 };
 static const MPI_Datatype float_types[] = {MPI_FLOAT, MPI_DOUBLE,
-                                           MPI_LONG_DOUBLE};
-static const MPI_Datatype complex_types[] = {MPI_C_FLOAT_COMPLEX,
-                                             MPI_C_DOUBLE_COMPLEX};
+                                           MPI_LONG_DOUBLE, MPI_REAL16};
+static const MPI_Datatype complex_types[] = {
+    MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX,
+    MPI_COMPLEX32};
 static const MPI_Datatype pair_types[] = {MPI_FLOAT_INT, MPI_DOUBLE_INT,
                                           MPI_LONG_INT,  MPI_2INT,
                                           MPI_SHORT_INT, MPI_LONG_DOUBLE_INT};
@@ -141,6 +143,8 @@ c_equiv(MPI_Datatype dt)
         {MPI_2REAL, MPI_FLOAT},
         {MPI_2DOUBLE_PRECISION, MPI_DOUBLE},
         {MPI_2INTEGER, MPI_INT},
+        {MPI_COMPLEX8, MPI_C_FLOAT_COMPLEX},
+        {MPI_COMPLEX16, MPI_C_DOUBLE_COMPLEX},
     };
     size_t i;
 
