@@ -12,7 +12,6 @@
  * back for the same arguments, and MPI_Type_free refuses it.
  */
 #include <float.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -164,7 +164,19 @@ t_reduce(void)
     CHECK(ns == n * t_size, "f90 integer sum %lld", (long long)ns);
 }
 
-#ifdef P2PMPI
+/* binary128, as C spells it here: __float128 on x86-64, long double on
+ * arm64. */
+#if defined(P2PMPI) && defined(__SIZEOF_INT128__)
+#if defined(__SIZEOF_FLOAT128__)
+typedef __float128 quad;
+#define HAVE_QUAD 1
+#elif defined(__LDBL_MANT_DIG__) && __LDBL_MANT_DIG__ == 113
+typedef long double quad;
+#define HAVE_QUAD 1
+#endif
+#endif
+
+#ifdef HAVE_QUAD
 /* The 16-byte kinds, in their own precision: binary128 and 128-bit
  * integers (gfortran's REAL(16), INTEGER(16)); Open MPI's REAL16 on
  * x86-64 is not binary128, so only ours is checked. */
@@ -173,11 +185,11 @@ t_sixteen(void)
 {
     /* Sums of these are exact in binary128 in any order; in a double
      * the tiny part would be lost. */
-    __float128 tiny = (__float128)1 / ((__float128)(1ULL << 40) * (1ULL << 40)),
-               x = 1 + tiny * (t_rank + 1), xs, want;
+    quad tiny = (quad)1 / ((quad)(1ULL << 40) * (1ULL << 40)),
+         x = 1 + tiny * (t_rank + 1), xs, want;
     struct {
-        __float128 re, im;
-    } z = {1, (__float128)t_rank}, zs, zw = {1, 0}, k;
+        quad re, im;
+    } z = {1, (quad)t_rank}, zs, zw = {1, 0}, k;
     __int128 big = (__int128)1 << 100, bs;
     MPI_Datatype q;
     int size;
@@ -191,7 +203,7 @@ t_sixteen(void)
 
     MPI_OK(MPI_Allreduce(&x, &xs, 1, MPI_REAL16, MPI_SUM, MPI_COMM_WORLD));
     want = t_size + tiny * t_size * (t_size + 1) / 2;
-    CHECK(xs == want && xs != (__float128)(double)xs,
+    CHECK(xs == want && xs != (quad)(double)xs,
           "REAL16 sum not in quad precision");
     MPI_OK(MPI_Allreduce(&x, &xs, 1, MPI_REAL16, MPI_MAX, MPI_COMM_WORLD));
     CHECK(xs == 1 + tiny * t_size, "REAL16 max");
@@ -215,7 +227,7 @@ t_sixteen(void)
 
     /* external32 writes binary128 big-endian: 1.0 is 3fff 0000 ... */
     {
-        __float128 one = 1;
+        quad one = 1;
         unsigned char ext[16];
         MPI_Aint pos = 0;
 
@@ -275,7 +287,7 @@ main(int argc, char **argv)
     t_create();
     t_reduce();
     t_complex();
-#ifdef P2PMPI
+#ifdef HAVE_QUAD
     t_sixteen();
 #endif
     return t_finish("f90_types");

@@ -63,13 +63,23 @@ static const MPI_Datatype int_types[] = {
     MPI_AINT,
     MPI_OFFSET,
     MPI_COUNT,
+#ifdef MPII_HAVE_INTEGER16
     MPI_INTEGER16,
+#endif
 };
+/* The 16-byte Fortran kinds reduce where C has their types (mpii.h). */
 static const MPI_Datatype float_types[] = {MPI_FLOAT, MPI_DOUBLE,
-                                           MPI_LONG_DOUBLE, MPI_REAL16};
+                                           MPI_LONG_DOUBLE,
+#ifdef MPII_HAVE_REAL16
+                                           MPI_REAL16
+#endif
+};
 static const MPI_Datatype complex_types[] = {
     MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX,
-    MPI_COMPLEX32};
+#ifdef MPII_HAVE_REAL16
+    MPI_COMPLEX32
+#endif
+};
 static const MPI_Datatype pair_types[] = {MPI_FLOAT_INT, MPI_DOUBLE_INT,
                                           MPI_LONG_INT,  MPI_2INT,
                                           MPI_SHORT_INT, MPI_LONG_DOUBLE_INT};
