@@ -7,6 +7,10 @@
  *   threads T size S: R us a round trip, M messages/s in all
  * (R: the threads' mean; M: both directions, all threads).  Other ranks
  * wait at the final barrier.
+ * THREADS may be 1:N, osu_latency_mt's 1:N case: rank 0 runs one
+ * thread, rank 1 runs N, each receiving a message from rank 0 (tag 1,
+ * whichever thread's receive matches) and answering it (tag 2); rank 0
+ * makes N * TRIPS round trips, and R is the time of one.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -39,21 +43,55 @@ pingpong(void *arg)
     return NULL;
 }
 
+/* 1:N: rank 1's threads answer whichever message comes. */
+static void *
+answer(void *arg)
+{
+    char *buf = calloc(1, (size_t)size + 1);
+
+    for (int i = 0; i < trips; i++) {
+        MPI_Recv(buf, size, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(buf, size, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+    }
+    free(buf);
+    return arg;
+}
+
+static void
+ask(int n)
+{
+    char *buf = calloc(1, (size_t)size + 1);
+
+    for (int i = 0; i < n * trips; i++) {
+        MPI_Send(buf, size, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+        MPI_Recv(buf, size, MPI_BYTE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    free(buf);
+}
+
 int
 main(int argc, char **argv)
 {
-    int nthreads, provided, nprocs, multiple;
+    int nthreads, provided, nprocs, multiple, fan = 0;
+    const char *colon;
     pthread_t th[64];
     double t0, dt;
 
-    if (argc != 5 || (nthreads = atoi(argv[2])) < 1 || nthreads > 64 ||
+    if (argc == 5 && strncmp(argv[2], "1:", 2) == 0 &&
+        (colon = strchr(argv[2], ':')) != NULL) {
+        fan = 1;
+        nthreads = atoi(colon + 1);
+    } else if (argc == 5) {
+        nthreads = atoi(argv[2]);
+    }
+    if (argc != 5 || nthreads < 1 || nthreads > 64 ||
         (trips = atoi(argv[3])) < 1 || (size = atoi(argv[4])) < 0) {
-        fprintf(stderr, "usage: mpi_mt single|multiple THREADS(1-64) "
+        fprintf(stderr, "usage: mpi_mt single|multiple THREADS(1-64)|1:N "
                         "TRIPS SIZE\n");
         return 2;
     }
     multiple = strcmp(argv[1], "multiple") == 0;
-    if (!multiple && nthreads > 1) {
+    if (!multiple && (nthreads > 1 || fan)) {
         fprintf(stderr, "mpi_mt: single takes one thread\n");
         return 2;
     }
@@ -73,7 +111,14 @@ main(int argc, char **argv)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
-    if (rank < 2) {
+    if (fan && rank == 0) {
+        ask(nthreads);
+    } else if (fan && rank == 1) {
+        for (int t = 0; t < nthreads; t++)
+            pthread_create(&th[t], NULL, answer, NULL);
+        for (int t = 0; t < nthreads; t++)
+            pthread_join(th[t], NULL);
+    } else if (rank < 2) {
         if (nthreads == 1)
             pingpong(NULL);
         else {
@@ -85,7 +130,12 @@ main(int argc, char **argv)
     }
     dt = MPI_Wtime() - t0;
     MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0)
+    if (rank == 0 && fan)
+        printf("threads 1:%d size %d: %.2f us a round trip, %.0f "
+               "messages/s in all\n",
+               nthreads, size, dt * 1e6 / trips / nthreads,
+               2.0 * trips * nthreads / dt);
+    else if (rank == 0)
         printf("threads %d size %d: %.2f us a round trip, %.0f messages/s "
                "in all\n",
                nthreads, size, dt * 1e6 / trips,

@@ -9,6 +9,8 @@
 #              lock costs a program that asked for it
 #   mult. 2/4  2 or 4 threads per rank (on this machine's 2 cores: the
 #              threads outnumber the cores)
+#   mult. 1:2  osu_latency_mt's 1:2 case: one thread on rank 0, two on
+#              rank 1 whose receives wait for the same messages
 # Ours over TCP between the embedded cluster's two peers and through
 # shared memory (-a concentrate), unencrypted; Open MPI over TCP as it
 # comes.
@@ -42,7 +44,8 @@ printf "%-5s %-8s | %9s %9s %9s\n" round case "ours TCP" "ours shm" \
     "Open MPI"
 i=1
 while [ "$i" -le "$runs" ]; do
-    for c in "single 1" "multiple 1" "multiple 2" "multiple 4"; do
+    for c in "single 1" "multiple 1" "multiple 2" "multiple 4" \
+        "multiple 1:2"; do
         set -- $c
         t=$(p2p_embedded "$p2prun" "$work/h" -n 2 "$work/p2p_mt" \
             "$1" "$2" "$trips" 1 | rt)
@@ -52,7 +55,7 @@ while [ "$i" -le "$runs" ]; do
         if [ $ompi = yes ]; then
             # Its threads spin for the lock: a few round trips tell.
             n=$trips
-            [ "$2" -gt 1 ] && n=$((trips / 100 + 1))
+            [ "$2" != 1 ] && n=$((trips / 100 + 1))
             o=$(ompi_tcp -np 2 "$work/ompi_mt" "$1" "$2" "$n" 1 | rt)
         fi
         name=$1
