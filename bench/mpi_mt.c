@@ -72,17 +72,13 @@ ask(int n)
 int
 main(int argc, char **argv)
 {
-    int nthreads, provided, nprocs, multiple, fan = 0;
-    const char *colon;
+    int nthreads = 0, provided, nprocs, multiple, fan = 0;
     pthread_t th[64];
     double t0, dt;
 
-    if (argc == 5 && strncmp(argv[2], "1:", 2) == 0 &&
-        (colon = strchr(argv[2], ':')) != NULL) {
-        fan = 1;
-        nthreads = atoi(colon + 1);
-    } else if (argc == 5) {
-        nthreads = atoi(argv[2]);
+    if (argc == 5) {
+        fan = strncmp(argv[2], "1:", 2) == 0; /* 1:N */
+        nthreads = atoi(argv[2] + (fan ? 2 : 0));
     }
     if (argc != 5 || nthreads < 1 || nthreads > 64 ||
         (trips = atoi(argv[3])) < 1 || (size = atoi(argv[4])) < 0) {

@@ -263,6 +263,14 @@ mpii_type_get(MPI_Datatype h)
     return t != NULL && t->committed ? t : NULL;
 }
 
+/* A type the library names, a builtin or a Fortran 90 one: it is its
+ * own handle, handed out as it is and never freed by a caller. */
+static int
+own_handle(const struct mpii_type *t)
+{
+    return mpii_type_builtin(t) || t->predefined;
+}
+
 int
 mpii_type_new_handle(const struct mpii_type *ct, MPI_Datatype *h)
 {
@@ -270,7 +278,7 @@ mpii_type_new_handle(const struct mpii_type *ct, MPI_Datatype *h)
     uint32_t u;
     int rc;
 
-    if (mpii_type_builtin(t) || t->predefined) {
+    if (own_handle(t)) {
         *h = t->handle;
         return MPI_SUCCESS;
     }
@@ -905,7 +913,7 @@ PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
         if ((rc = mpii_type_new_handle(t->types[i], &datatypes[i])) !=
             MPI_SUCCESS) {
             while (i-- > 0)
-                if (!mpii_type_builtin(t->types[i]) && !t->types[i]->predefined)
+                if (!own_handle(t->types[i]))
                     PMPI_Type_free(&datatypes[i]);
             return TYPE_ERR(rc, fn);
         }
