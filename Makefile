@@ -23,12 +23,13 @@ DEBBUILD ?= build-deb
 # AES-GCM, proto/imb.h) exists for amd64 only; elsewhere libcrypto does it.
 # Open MPI (openmpi-bin, libopenmpi-dev) is the reference the MPI test
 # programs also run under (mpi.openmpi.N: they check the standard, not
-# only our library).
+# only our library).  gdb is how the integration tests say where a
+# job that should have ended is stuck (harness.py, stacks).
 DEBIAN_PACKAGES = cmake make gcc pkg-config python3 \
 	libevent-dev libprotobuf-c-dev protobuf-c-compiler libsodium-dev libssl-dev \
 	libhwloc-dev libinih-dev libjansson-dev uthash-dev \
 	clang libclang-rt-14-dev iproute2 procps \
-	scdoc dpkg-dev file chromium openmpi-bin libopenmpi-dev \
+	scdoc dpkg-dev file chromium openmpi-bin libopenmpi-dev gdb \
 	$(if $(filter amd64,$(shell dpkg --print-architecture 2>/dev/null)),libipsec-mb-dev)
 
 .PHONY: all deps build test test-plain test-sanitize demo install uninstall deb clean fuzz

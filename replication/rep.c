@@ -37,6 +37,8 @@
  * one again (alive, waiting) at most every REP_BEAT_MS. */
 #define REP_PROGRESS_MS 100
 #define REP_BEAT_MS 250
+/* MPI_Finalize waiting this long says what for (fin_say). */
+#define REP_FIN_SAY_MS 10000
 
 struct logent {
     struct wire_hdr h; /* as first sent: type, ctx, ranks, tag, lseq */
@@ -88,6 +90,8 @@ struct rep {
     struct source *src;        /* [size] */
     uint8_t *ctlbuf;           /* the largest view that can come */
     size_t ctlcap;
+    uint64_t fin_since;          /* MPI_Finalize waiting since (ms) */
+    int fin_said;                /* and said what for */
     int progress;                /* peerd relays progress reports */
     uint64_t progress_sent;      /* last counter reported */
     uint64_t progress_ms;        /* when */
@@ -659,6 +663,14 @@ rep_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
             (void)rp.io.resume(rp.io.ctx, a, h->lseq, c, h->sid);
         return;
     }
+    if (s->fin) {
+        /* FIN is the last message a rank sends us: nothing is numbered
+         * after it. */
+        rep_log("p2pmpi: rank %d: message %llu from rank %d replica %d "
+                "after its finalize: dropped",
+                rp.rank, (unsigned long long)h->lseq, a, y);
+        return;
+    }
     if (h->lseq != s->rx + 1) {
         rep_log("p2pmpi: rank %d: message %llu from rank %d replica %d "
                 "skips %llu: dropped",
@@ -842,6 +854,52 @@ talked(int b)
     return rp.dst[b].tx > 0 || rp.src[b].rx > 0;
 }
 
+/* MPI_Finalize has waited REP_FIN_SAY_MS: say once, on stderr, what for
+ * (a FIN not come, a replica of a rank that has not acknowledged what we
+ * sent), so that a job that does not end tells why. */
+static void
+fin_say(void)
+{
+    int b, y;
+
+    for (b = 0; b < rp.size; b++) {
+        if (b == rp.rank || !talked(b))
+            continue;
+        if (!rp.src[b].fin)
+            rep_log("p2pmpi: rank %d replica %d: MPI_Finalize waits for rank "
+                    "%d's finalize (fed by its replica %d, took %llu)",
+                    rp.rank, rp.replica, b, rp.src[b].feeder,
+                    (unsigned long long)rp.src[b].rx);
+        for (y = 0; y < rp.nrep && rp.dst[b].len > 0; y++)
+            if (!rp.dead[b * rp.nrep + y] &&
+                rp.dst[b].acked[y] < rp.dst[b].tx)
+                rep_log("p2pmpi: rank %d replica %d: MPI_Finalize waits for "
+                        "rank %d replica %d to acknowledge messages %llu.."
+                        "%llu (it has %llu%s)",
+                        rp.rank, rp.replica, b, y,
+                        (unsigned long long)log_first(&rp.dst[b]),
+                        (unsigned long long)rp.dst[b].tx,
+                        (unsigned long long)rp.dst[b].acked[y],
+                        rp.dst[b].feeding[y] ? ", we feed it" : "");
+    }
+}
+
+static int
+fin_waiting(int done)
+{
+    uint64_t now = rp.io.now_ms(rp.io.ctx);
+
+    if (done || rp.fin_said)
+        return done;
+    if (rp.fin_since == 0)
+        rp.fin_since = now;
+    else if (now - rp.fin_since >= REP_FIN_SAY_MS) {
+        rp.fin_said = 1;
+        fin_say();
+    }
+    return 0;
+}
+
 int
 rep_fin_step(void)
 {
@@ -859,8 +917,8 @@ rep_fin_step(void)
     }
     for (b = 0; b < rp.size; b++)
         if (b != rp.rank && talked(b) && (!rp.dst[b].fin_sent || !rp.src[b].fin))
-            return 0;
-    return rep_quiet();
+            return fin_waiting(0);
+    return fin_waiting(rep_quiet());
 }
 
 int

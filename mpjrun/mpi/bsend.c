@@ -22,7 +22,7 @@ bsend_done(size_t bytes)
 
 int
 mpii_bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-           struct mpii_comm *c)
+           struct mpii_comm *c, struct mpii_sent *tx)
 {
     const struct mpii_type *t;
     struct mpii_req *r;
@@ -47,6 +47,10 @@ mpii_bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
         return rc;
     if ((r = req_get(h)) == NULL)
         return MPI_SUCCESS;
+    if (tx != NULL) {
+        *tx = r->tx;
+        tx->inner = r->active ? req_id(r) : 0;
+    }
     if (!r->active) {
         rc = r->err;
         req_release(r);
@@ -72,7 +76,7 @@ PMPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     MPII_CHECK_INIT(fn);
     if ((c = mpii_comm_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
-    rc = mpii_bsend(buf, count, dt, dest, tag, c);
+    rc = mpii_bsend(buf, count, dt, dest, tag, c, NULL);
     return rc == MPI_SUCCESS ? rc : mpii_err(comm, rc, fn);
 }
 
@@ -85,6 +89,7 @@ PMPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     MPII_ENTER;
     static const char fn[] = "MPI_Ibsend";
     struct mpii_comm *c;
+    struct mpii_sent tx;
     struct mpii_req *r;
     int rc;
 
@@ -93,10 +98,11 @@ PMPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, fn);
     if (req == NULL)
         return mpii_err(comm, MPI_ERR_REQUEST, fn);
-    if ((rc = mpii_bsend(buf, count, dt, dest, tag, c)) != MPI_SUCCESS)
+    if ((rc = mpii_bsend(buf, count, dt, dest, tag, c, &tx)) != MPI_SUCCESS)
         return mpii_err(comm, rc, fn);
     if ((r = req_new(REQ_SEND, req)) == NULL)
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
+    r->tx = tx; /* MPI_Cancel asks for the copy's message */
     req_bind(r, c, NULL);
     req_complete(r, MPI_SUCCESS);
     return MPI_SUCCESS;

@@ -28,6 +28,22 @@ struct mpii_sched;   /* coll_sched.c */
 struct mpii_persist; /* persist.c */
 struct mpii_greq;    /* persist.c */
 struct umsg;         /* match.c: an unexpected message */
+struct conn;
+
+/* Where a send's message went, so that MPI_Cancel can ask for it back
+ * (cancel.c): the sequence number of its first frame (EAGER, or the RTS
+ * of a rendezvous) on the connection it took. */
+struct mpii_sent {
+    struct conn *conn; /* NULL: to ourselves */
+    uint64_t seq;
+    uint32_t ctx;
+    uint32_t inner;   /* Ibsend, Bsend_init: the buffered copy's own
+                         request while it is in flight, else 0 */
+    uint8_t known;    /* the fields above are set */
+    uint8_t rts;      /* that frame announced a rendezvous */
+    uint8_t asked;    /* 1: FR_CANCEL sent, 2: answered */
+    uint8_t reopened; /* complete when asked: completes with the answer */
+};
 
 struct mpii_req {
     enum req_kind kind;
@@ -49,6 +65,7 @@ struct mpii_req {
     size_t len;
     uint8_t *owned;      /* our packed copy, freed at completion */
     size_t bsend;        /* MPI_Bsend: bytes of the attached buffer held */
+    struct mpii_sent tx; /* for MPI_Cancel */
     /* receive side */
     uint8_t *rbuf;       /* where bytes land: user buffer or owned */
     size_t cap;          /* bytes the receive can take */
@@ -74,8 +91,16 @@ struct mpii_req {
 
 struct mpii_req *req_new(enum req_kind, MPI_Request *handle);
 struct mpii_req *req_get(MPI_Request);       /* NULL if invalid */
-/* The handle of a send complete as it started (request.c): no slot. */
-MPI_Request req_done_handle(void);
+/* The handle of a send complete as it started (request.c): no slot,
+ * but where its message went (tx) is kept for a while, so that
+ * MPI_Cancel can still ask for it back. */
+MPI_Request req_done_handle(const struct mpii_sent *tx);
+/* Such a handle's send, if it is still known: *tx filled, 1; else 0. */
+int req_done_sent(MPI_Request, struct mpii_sent *tx);
+/* MPI_Cancel of such a handle: a request of its own for it from now on
+ * (complete, tx filled), which the handle names in waits and tests;
+ * NULL when the send is no longer known (it cannot be asked back). */
+struct mpii_req *req_done_reopen(MPI_Request);
 struct mpii_req *req_by_id(uint32_t id);      /* id from the wire */
 uint32_t req_id(const struct mpii_req *);
 /* The request uses communicator c and datatype t (either may be NULL):
@@ -138,13 +163,33 @@ int greq_query(struct mpii_req *, MPI_Status *);
 /* MPI_Cancel of a persistent or generalized request. */
 int persist_cancel(struct mpii_req *);
 
+/* --- cancelling sends (cancel.c) --- */
+
+/* Note where r's message went: its first frame h, on c (NULL: to
+ * ourselves). */
+void cancel_note(struct mpii_req *r, struct conn *c, const struct wire_hdr *h);
+/* r (or the handle's) takes over from the send from: r completed in
+ * its place (a persistent request, whose inner send completed; from is
+ * NULL when h is the handle of a send complete as it started). */
+void cancel_inherit(struct mpii_req *r, const struct mpii_req *from,
+                    MPI_Request h);
+/* MPI_Cancel of send request r (handle h): ask its receiver for the
+ * message back; the request completes with the answer.  An MPI error
+ * (MPI_ERR_UNSUPPORTED_OPERATION with replicas). */
+int cancel_send(MPI_Request h, struct mpii_req *r);
+/* The frames: a receiver asked to take back a message, a sender
+ * answered. */
+void cancel_asked(struct conn *, const struct wire_hdr *);
+void cancel_answered(struct conn *, const struct wire_hdr *);
+
 /* bsend.c: a buffered send's request is released: give back its bytes
  * of the attached buffer. */
 void bsend_done(size_t bytes);
 /* A buffered send (MPI_Bsend without the error handler): complete
- * locally, or an MPI error. */
+ * locally, or an MPI error.  tx (may be NULL): where it went, for
+ * MPI_Cancel of an Ibsend or a Bsend_init's start. */
 int mpii_bsend(const void *buf, int count, MPI_Datatype, int dest, int tag,
-               struct mpii_comm *);
+               struct mpii_comm *, struct mpii_sent *tx);
 
 /* --- frames between ranks (transport.c) --- */
 
@@ -230,6 +275,11 @@ void match_filled(struct umsg *u, int rc);
 void match_post(struct mpii_req *);
 /* Take a posted receive back (cancel); 1 if it was still posted. */
 int match_unpost(struct mpii_req *);
+/* Cancelling a send (cancel.c): take back the unexpected message of
+ * context ctx whose first frame came on c (NULL: from ourselves) with
+ * sequence number seq.  1 if it was there and is gone (*sid: its
+ * rendezvous id, 0 if eager); 0 if a receive has it or is filling it. */
+int match_cancel(struct conn *c, uint32_t ctx, uint64_t seq, uint32_t *sid);
 /* Probe: the oldest unexpected message matching, into status. */
 int match_probe(uint32_t ctx, int source, int tag, MPI_Status *);
 /* Matched probes: take the oldest unexpected message matching out of

@@ -91,10 +91,12 @@ struct long_double_int {
         .name = #h,                                                            \
     }
 
-/* A pair type: value then int, one block when C leaves no hole. */
+/* A pair type: value then int, one block when C leaves no hole; the
+ * value swapped in units of u bytes. */
 #define PAIR_VSIZE(S) sizeof(((S *)0)->v)
 #define PAIR_ADJ(S) (offsetof(S, i) == PAIR_VSIZE(S))
-#define PAIR(h, S)                                                             \
+#define PAIR(h, S) PAIR_U(h, S, PAIR_VSIZE(S), #h)
+#define PAIR_U(h, S, u, n)                                                     \
     [(h)-DT_KIND] = {                                                          \
         .handle = (h),                                                         \
         .committed = 1,                                                        \
@@ -110,10 +112,10 @@ struct long_double_int {
         .basic = (h),                                                          \
         .per_elem = 1,                                                         \
         .nsig = 2,                                                             \
-        .sig = (struct mpii_sig[]){{PAIR_VSIZE(S), PAIR_VSIZE(S), 1},          \
+        .sig = (struct mpii_sig[]){{PAIR_VSIZE(S), (u), 1},                    \
                                    {sizeof(int), sizeof(int), 1}},             \
         .combiner = MPI_COMBINER_NAMED,                                        \
-        .name = #h,                                                            \
+        .name = n,                                                             \
     }
 
 /* Not const: MPI_Type_set_name may rename a builtin type. */
@@ -133,7 +135,8 @@ static struct mpii_type builtin[P2P_DT_BUILTIN_MAX + 1] = {
     BUILTIN(MPI_UNSIGNED_LONG_LONG, unsigned long long),
     BUILTIN(MPI_FLOAT, float),
     BUILTIN(MPI_DOUBLE, double),
-    BUILTIN(MPI_LONG_DOUBLE, long double),
+    BUILTIN_N(MPI_LONG_DOUBLE, long double, MPI_LONG_DOUBLE,
+              MPII_LDOUBLE_UNIT, "MPI_LONG_DOUBLE"),
     BUILTIN(MPI_INT8_T, int8_t),
     BUILTIN(MPI_INT16_T, int16_t),
     BUILTIN(MPI_INT32_T, int32_t),
@@ -152,15 +155,19 @@ static struct mpii_type builtin[P2P_DT_BUILTIN_MAX + 1] = {
     PAIR(MPI_LONG_INT, struct long_int),
     PAIR(MPI_2INT, struct int_int),
     PAIR(MPI_SHORT_INT, struct short_int),
-    PAIR(MPI_LONG_DOUBLE_INT, struct long_double_int),
+    PAIR_U(MPI_LONG_DOUBLE_INT, struct long_double_int, MPII_LDOUBLE_UNIT,
+           "MPI_LONG_DOUBLE_INT"),
     COMPLEX(MPI_C_FLOAT_COMPLEX, float, MPI_C_FLOAT_COMPLEX),
     COMPLEX(MPI_C_DOUBLE_COMPLEX, double, MPI_C_DOUBLE_COMPLEX),
-    COMPLEX(MPI_C_LONG_DOUBLE_COMPLEX, long double, MPI_C_LONG_DOUBLE_COMPLEX),
+    BUILTIN_N(MPI_C_LONG_DOUBLE_COMPLEX, long double _Complex,
+              MPI_C_LONG_DOUBLE_COMPLEX, MPII_LDOUBLE_UNIT,
+              "MPI_C_LONG_DOUBLE_COMPLEX"),
     BUILTIN_AS(MPI_CXX_BOOL, bool, MPI_C_BOOL, sizeof(bool)),
     COMPLEX(MPI_CXX_FLOAT_COMPLEX, float, MPI_C_FLOAT_COMPLEX),
     COMPLEX(MPI_CXX_DOUBLE_COMPLEX, double, MPI_C_DOUBLE_COMPLEX),
-    COMPLEX(MPI_CXX_LONG_DOUBLE_COMPLEX, long double,
-            MPI_C_LONG_DOUBLE_COMPLEX),
+    BUILTIN_N(MPI_CXX_LONG_DOUBLE_COMPLEX, long double _Complex,
+              MPI_C_LONG_DOUBLE_COMPLEX, MPII_LDOUBLE_UNIT,
+              "MPI_CXX_LONG_DOUBLE_COMPLEX"),
     BUILTIN_AS(MPI_CHARACTER, char, MPI_CHAR, 1),
     BUILTIN_AS(MPI_LOGICAL, int, MPI_INT, sizeof(int)),
     BUILTIN_AS(MPI_INTEGER, int, MPI_INT, sizeof(int)),
@@ -183,6 +190,9 @@ static struct mpii_type builtin[P2P_DT_BUILTIN_MAX + 1] = {
     BUILTIN_N(MPI_COMPLEX32, struct mpii_complex32, MPI_COMPLEX32,
               sizeof(mpii_real16), "MPI_COMPLEX32"),
     BUILTIN(MPI_INTEGER16, mpii_int16),
+    BUILTIN_N(MPI_REAL2, mpii_real2, MPI_REAL2, 2, "MPI_REAL2"),
+    BUILTIN_N(MPI_COMPLEX4, struct mpii_complex4, MPI_COMPLEX4, 2,
+              "MPI_COMPLEX4"),
 };
 
 /* The derived types (handles.c). */
@@ -692,10 +702,12 @@ PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
         {MPI_TYPECLASS_INTEGER, 4, MPI_INTEGER4},
         {MPI_TYPECLASS_INTEGER, 8, MPI_INTEGER8},
         {MPI_TYPECLASS_INTEGER, 16, MPI_INTEGER16},
+        {MPI_TYPECLASS_REAL, 2, MPI_REAL2},
         {MPI_TYPECLASS_REAL, 4, MPI_REAL4},
         {MPI_TYPECLASS_REAL, 8, MPI_REAL8},
         {MPI_TYPECLASS_REAL, 16, MPI_REAL16},
         {MPI_TYPECLASS_REAL, sizeof(long double), MPI_LONG_DOUBLE},
+        {MPI_TYPECLASS_COMPLEX, 4, MPI_COMPLEX4},
         {MPI_TYPECLASS_COMPLEX, 8, MPI_COMPLEX},
         {MPI_TYPECLASS_COMPLEX, 16, MPI_DOUBLE_COMPLEX},
         {MPI_TYPECLASS_COMPLEX, 32, MPI_COMPLEX32},

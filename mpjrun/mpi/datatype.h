@@ -19,11 +19,22 @@ struct mpii_blk {
 
 /* The type signature, in packed order: n basic elements of esize bytes
  * each, byte-swapped in units of unit bytes for external32 (a complex is
- * one element of two units). */
+ * one element of two units).  A unit of MPII_UNIT_X87 is a 16-byte one
+ * holding an x87 extended value (C's long double on x86-64), which
+ * external32 writes as the IEEE binary128 of the same value. */
 struct mpii_sig {
     uint32_t esize, unit;
     size_t n;
 };
+#define MPII_UNIT_X87 10u
+/* The unit of C's long double parts. */
+#if defined(__SIZEOF_FLOAT128__) && defined(__LDBL_MANT_DIG__) &&             \
+    __LDBL_MANT_DIG__ == 64 && __SIZEOF_LONG_DOUBLE__ == 16
+#define MPII_LDOUBLE_UNIT MPII_UNIT_X87
+#define MPII_HAVE_X87_EXTERNAL 1
+#else
+#define MPII_LDOUBLE_UNIT sizeof(long double)
+#endif
 
 struct mpii_type {
     MPI_Datatype handle;

@@ -53,6 +53,7 @@ struct umsg {
     struct mpii_req *taker; /* taken while filling: completes at the end */
     uint32_t sid;
     struct conn *conn;
+    uint64_t seq; /* its first frame's on conn (match_cancel) */
     struct umsg *next;
 };
 
@@ -338,6 +339,7 @@ keep_unexpected(struct conn *c, const struct wire_hdr *h)
     u->rendezvous = h->type == FR_RTS;
     u->sid = h->sid;
     u->conn = c;
+    u->seq = h->seq;
     u->wsrc = c != NULL ? conn_rank(c) : mpii_world_rank();
     u->lseq = h->lseq;
     if (!u->rendezvous && h->len > 0 && (u->data = malloc(h->len)) == NULL) {
@@ -415,6 +417,30 @@ match_eager_begin(struct conn *c, const struct wire_hdr *h, struct mpii_req **r,
         return NULL;
     (*u)->filling = 1;
     return (*u)->data;
+}
+
+int
+match_cancel(struct conn *c, uint32_t ctx, uint64_t seq, uint32_t *sid)
+{
+    struct ctxq *q = ctxq_find(ctx);
+    struct umsg **up, *u;
+
+    for (up = q != NULL ? &q->unexpected : NULL; up != NULL && *up != NULL;
+         up = &(*up)->next) {
+        u = *up;
+        if (u->conn != c || u->seq != seq)
+            continue;
+        /* Still being read in (its receive could come meanwhile): it
+         * stays, the send is not cancelled. */
+        if (u->filling)
+            return 0;
+        *sid = u->rendezvous ? u->sid : 0;
+        unexpected_unlink(q, up);
+        free(u->data);
+        free(u);
+        return 1;
+    }
+    return 0;
 }
 
 /* Unexpected message u (already unlinked) goes to receive r, or will

@@ -121,7 +121,10 @@ typedef void(MPI_Win_errhandler_function)(MPI_Win *, int *, ...);
 #define MPI_COMPLEX16 P2P_DT(61)
 #define MPI_COMPLEX32 P2P_DT(62)
 #define MPI_INTEGER16 P2P_DT(63)
-#define P2P_DT_BUILTIN_MAX 63
+/* The optional half-precision ones (IEEE binary16). */
+#define MPI_REAL2 P2P_DT(64)
+#define MPI_COMPLEX4 P2P_DT(65)
+#define P2P_DT_BUILTIN_MAX 65
 
 /* Type constructors (Type_get_envelope). */
 #define MPI_COMBINER_NAMED 1

@@ -215,6 +215,11 @@ typedef struct {
 struct mpii_complex32 {
     mpii_real16 re, im;
 };
+/* MPI_REAL2 (IEEE binary16, as its bits: half.h) and MPI_COMPLEX4. */
+typedef uint16_t mpii_real2;
+struct mpii_complex4 {
+    mpii_real2 re, im;
+};
 /* Copy count elements of the user's layout at buf into out (packed), or
  * bytes packed bytes from in into the user's layout (a truncated
  * message unpacks partially). */

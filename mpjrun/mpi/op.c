@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "half.h"
 #include "mpii.h"
 
 #define OP_KIND 0x58000000u
@@ -166,6 +167,59 @@ op_prod_COMPLEX32(const void *vin, void *vio, size_t n)
 #define COMPLEX32_TYPES(X, op)
 #endif
 
+/* MPI_REAL2 and MPI_COMPLEX4: computed in float, rounded back (half.h). */
+#define H(v) half_to_float(v)
+#define DEF_HALF(op, expr)                                                     \
+    static void op_##op##_REAL2(const void *vin, void *vio, size_t n)          \
+    {                                                                          \
+        const mpii_real2 *in = vin;                                            \
+        mpii_real2 *io = vio;                                                  \
+        float a, b;                                                            \
+        for (size_t i = 0; i < n; i++) {                                       \
+            a = H(in[i]);                                                      \
+            b = H(io[i]);                                                      \
+            io[i] = (expr);                                                    \
+        }                                                                      \
+    }
+/* max and min keep one of the two as it was (a NaN compares false, as
+ * for the other floating types). */
+DEF_HALF(max, a > b ? in[i] : io[i])
+DEF_HALF(min, a < b ? in[i] : io[i])
+DEF_HALF(sum, half_from_float(a + b))
+DEF_HALF(prod, half_from_float(a * b))
+
+static void
+op_sum_COMPLEX4(const void *vin, void *vio, size_t n)
+{
+    const struct mpii_complex4 *in = vin;
+    struct mpii_complex4 *io = vio;
+
+    for (size_t i = 0; i < n; i++) {
+        io[i].re = half_from_float(H(in[i].re) + H(io[i].re));
+        io[i].im = half_from_float(H(in[i].im) + H(io[i].im));
+    }
+}
+
+static void
+op_prod_COMPLEX4(const void *vin, void *vio, size_t n)
+{
+    const struct mpii_complex4 *in = vin;
+    struct mpii_complex4 *io = vio;
+    float a, b, c, d;
+
+    for (size_t i = 0; i < n; i++) {
+        a = H(in[i].re);
+        b = H(in[i].im);
+        c = H(io[i].re);
+        d = H(io[i].im);
+        io[i].re = half_from_float(a * c - b * d);
+        io[i].im = half_from_float(a * d + b * c);
+    }
+}
+#undef H
+#define HALF_TYPES(X, op) X(op, REAL2, )
+#define COMPLEX4_TYPES(X, op) X(op, COMPLEX4, )
+
 INTEGER_TYPES(DEF_LOOP, max)
 INTEGER_TYPES(DEF_LOOP, min)
 INTEGER_TYPES(DEF_LOOP, isum)
@@ -210,11 +264,13 @@ static op_fn *const builtin[P2P_OP_BUILTIN_MAX + 1][P2P_DT_BUILTIN_MAX + 1] = {
         INTEGER_TYPES(ENTRY, max)
         INTEGER16_TYPES(ENTRY, max)
         FLOAT_TYPES(ENTRY, max)
+        HALF_TYPES(ENTRY, max)
     },
     [MPI_MIN - P2P_OP(0)] = {
         INTEGER_TYPES(ENTRY, min)
         INTEGER16_TYPES(ENTRY, min)
         FLOAT_TYPES(ENTRY, min)
+        HALF_TYPES(ENTRY, min)
     },
     [MPI_SUM - P2P_OP(0)] = {
         INTEGER_TYPES(ENTRY, isum)
@@ -222,6 +278,8 @@ static op_fn *const builtin[P2P_OP_BUILTIN_MAX + 1][P2P_DT_BUILTIN_MAX + 1] = {
         FLOAT_TYPES(ENTRY, sum)
         COMPLEX_TYPES(ENTRY, sum)
         COMPLEX32_TYPES(ENTRY, sum)
+        HALF_TYPES(ENTRY, sum)
+        COMPLEX4_TYPES(ENTRY, sum)
     },
     [MPI_PROD - P2P_OP(0)] = {
         INTEGER_TYPES(ENTRY, iprod)
@@ -229,6 +287,8 @@ static op_fn *const builtin[P2P_OP_BUILTIN_MAX + 1][P2P_DT_BUILTIN_MAX + 1] = {
         FLOAT_TYPES(ENTRY, prod)
         COMPLEX_TYPES(ENTRY, prod)
         COMPLEX32_TYPES(ENTRY, prod)
+        HALF_TYPES(ENTRY, prod)
+        COMPLEX4_TYPES(ENTRY, prod)
     },
     [MPI_LAND - P2P_OP(0)] = {
         INTEGER_TYPES(ENTRY, land)

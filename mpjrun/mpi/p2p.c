@@ -30,6 +30,10 @@ check_buf(const void *buf, int count, MPI_Datatype dt,
     return MPI_SUCCESS;
 }
 
+/* Sends to ourselves, numbered as a connection numbers its frames (the
+ * message's name for MPI_Cancel). */
+static uint64_t self_seq;
+
 /* A send's frame header, its kind and lengths still to set. */
 static void
 send_header(struct wire_hdr *h, const struct mpii_comm *comm, int dest,
@@ -84,7 +88,10 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
             h.total = len;
             rc = conn_send_eager(c, &h, mpii_type_start(buf, t), len);
             if (rc == MPI_SUCCESS) {
-                *handle = req_done_handle();
+                struct mpii_sent tx = {
+                    .conn = c, .seq = h.seq, .ctx = ctx, .known = 1};
+
+                *handle = req_done_handle(&tx);
                 return MPI_SUCCESS;
             }
             if ((r = req_new(REQ_SEND, handle)) != NULL)
@@ -117,15 +124,18 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
         /* To ourselves: straight into the matching engine.  A standard
          * send is copied and complete; a synchronous one waits, like a
          * rendezvous, until a receive takes it. */
+        h.seq = ++self_seq; /* names it for MPI_Cancel */
         if (mode == MPII_SEND_SYNC) {
             h.type = FR_RTS;
             h.total = r->len;
             h.sid = req_id(r);
+            cancel_note(r, NULL, &h);
             transport_self(&h, NULL);
             return MPI_SUCCESS;
         }
         h.type = FR_EAGER;
         h.len = h.total = r->len;
+        cancel_note(r, NULL, &h);
         transport_self(&h, r->data);
         req_complete(r, MPI_SUCCESS);
         return MPI_SUCCESS;
@@ -156,6 +166,8 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
         h.total = r->len;
         /* Complete at once: what is not written now is copied. */
         rc = conn_send(c, &h, r->data, r->len, 1, NULL);
+        if (rc == MPI_SUCCESS)
+            cancel_note(r, c, &h);
         req_complete(r, rc);
         return rc;
     }
@@ -164,6 +176,8 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     h.sid = req_id(r);
     if ((rc = conn_send(c, &h, NULL, 0, 0, NULL)) != MPI_SUCCESS)
         req_complete(r, rc);
+    else
+        cancel_note(r, c, &h);
     return rc;
 }
 
@@ -1207,13 +1221,18 @@ PMPI_Cancel(MPI_Request *req)
 {
     MPII_ENTER;
     struct mpii_req *r;
+    int rc = MPI_SUCCESS;
 
     MPII_CHECK_INIT("MPI_Cancel");
     if (req == NULL || (r = req_get(*req)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel");
     if (r->kind == REQ_PERSIST || r->kind == REQ_GREQ)
-        return persist_cancel(r);
-    /* Receives not yet matched can be cancelled; sends complete anyway. */
+        rc = persist_cancel(r);
+    else if (r->kind == REQ_SEND)
+        rc = cancel_send(*req, r);
+    if (rc != MPI_SUCCESS)
+        return mpii_err(MPI_COMM_WORLD, rc, "MPI_Cancel");
+    /* Receives not yet matched can be cancelled. */
     if (r->kind == REQ_RECV && r->active && match_unpost(r)) {
         r->status.p2p_cancelled = 1;
         r->status.MPI_SOURCE = MPI_ANY_SOURCE;

@@ -98,32 +98,72 @@ is_external32(const char *datarep)
     return datarep != NULL && strcmp(datarep, "external32") == 0;
 }
 
-/* Reverse every unit of count elements of t in place, packed at p (the
- * host is little-endian; on a big-endian host this is the identity). */
+/* The n bytes at p in reverse order, in place. */
 static void
-swap_units(unsigned char *p, int count, const struct mpii_type *t)
+reverse(unsigned char *p, size_t n)
+{
+    unsigned char tmp;
+
+    for (size_t j = 0; j < n / 2; j++) {
+        tmp = p[j];
+        p[j] = p[n - 1 - j];
+        p[n - 1 - j] = tmp;
+    }
+}
+
+/* An x87 extended value in its 16-byte slot at p, made the big-endian
+ * binary128 external32 has for a long double (out), or back (!out).
+ * Widening is exact; narrowing rounds what an x87 value cannot hold. */
+static void
+x87_external(unsigned char *p, int out)
+{
+#ifdef MPII_HAVE_X87_EXTERNAL
+    long double v;
+    __float128 q;
+
+    if (out) {
+        memcpy(&v, p, sizeof v);
+        q = (__float128)v;
+        memcpy(p, &q, sizeof q);
+        reverse(p, sizeof q);
+        return;
+    }
+    reverse(p, sizeof q);
+    memcpy(&q, p, sizeof q);
+    v = (long double)q;
+    memset(p, 0, sizeof v); /* the slot's padding: zeros, not noise */
+    memcpy(p, &v, 10);
+#else
+    (void)p;
+    (void)out;
+#endif
+}
+
+/* count elements of t packed at p, made external32 in place (out) or
+ * native again (!out): every unit reversed (the host is little-endian;
+ * on a big-endian host that is the identity), long double's converted. */
+static void
+external32(unsigned char *p, int count, const struct mpii_type *t, int out)
 {
     const union {
         uint16_t u;
         unsigned char c[2];
     } probe = {.u = 1};
-    size_t k, i, j, u;
-    unsigned char tmp;
+    size_t k, i, u, step;
     int e;
 
-    if (probe.c[0] == 0)
-        return; /* big-endian already */
     for (e = 0; e < count; e++)
-        for (k = 0; k < t->nsig; k++)
-            for (i = 0; i < t->sig[k].n * (t->sig[k].esize / t->sig[k].unit);
-                 i++, p += t->sig[k].unit) {
-                u = t->sig[k].unit;
-                for (j = 0; j < u / 2; j++) {
-                    tmp = p[j];
-                    p[j] = p[u - 1 - j];
-                    p[u - 1 - j] = tmp;
-                }
+        for (k = 0; k < t->nsig; k++) {
+            u = t->sig[k].unit;
+            step = u == MPII_UNIT_X87 ? 16 : u;
+            for (i = 0; i < t->sig[k].n * (t->sig[k].esize / step);
+                 i++, p += step) {
+                if (u == MPII_UNIT_X87)
+                    x87_external(p, out);
+                else if (probe.c[0] == 1)
+                    reverse(p, u);
             }
+        }
 }
 
 #pragma weak MPI_Pack_external_size = PMPI_Pack_external_size
@@ -169,7 +209,7 @@ PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
     if (n > 0 && outbuf == NULL)
         return ERR(MPI_COMM_WORLD, MPI_ERR_BUFFER, fn);
     mpii_pack(inbuf, incount, t, (char *)outbuf + *position);
-    swap_units((unsigned char *)outbuf + *position, incount, t);
+    external32((unsigned char *)outbuf + *position, incount, t, 1);
     *position += (MPI_Aint)n;
     return MPI_SUCCESS;
 }
@@ -202,7 +242,7 @@ PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
     if ((tmp = malloc(n)) == NULL)
         return ERR(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn);
     memcpy(tmp, (const char *)inbuf + *position, n);
-    swap_units(tmp, outcount, t);
+    external32(tmp, outcount, t, 0);
     mpii_unpack(tmp, n, outbuf, outcount, t);
     free(tmp);
     *position += (MPI_Aint)n;

@@ -157,9 +157,10 @@ start(MPI_Request h)
     p = r->persist;
     c = r->comm;
     memset(&r->status, 0, sizeof r->status);
+    memset(&r->tx, 0, sizeof r->tx);
     r->err = MPI_SUCCESS;
     if (p->buffered) {
-        rc = mpii_bsend(p->buf, p->count, p->dt, p->peer, p->tag, c);
+        rc = mpii_bsend(p->buf, p->count, p->dt, p->peer, p->tag, c, &r->tx);
         if (rc != MPI_SUCCESS)
             return rc;
         r->started = r->active = 1;
@@ -180,6 +181,7 @@ start(MPI_Request h)
     if (!in->active) {
         r->status = in->status;
         rc = in->err;
+        cancel_inherit(r, in, ih);
         req_release(in);
         req_complete(r, rc);
         return MPI_SUCCESS;
@@ -255,6 +257,13 @@ persist_cancel(struct mpii_req *r)
         return r->greq->cancel(r->greq->extra, !r->active);
     }
     in = r->persist->inner;
+    if (!r->started)
+        return MPI_SUCCESS;
+    /* A send: its inner request while in flight, else the persistent
+     * request took over where its message went. */
+    if (!r->persist->recv)
+        return cancel_send(MPI_REQUEST_NULL,
+                           in != NULL && in->parent == r ? in : r);
     if (!r->active || in == NULL || in->parent != r)
         return MPI_SUCCESS;
     if (in->kind == REQ_RECV && in->active && match_unpost(in)) {

@@ -34,15 +34,32 @@
 #define YIELD_NS 1000000   /* sharing cores: yield this long before sleeping */
 #define POLL_GAP_NS 20000  /* tests closer than this are a polling loop */
 
-/* The handle of every send that completed as it started (an eager
- * message written or copied at once): index 0 of generation 1, never a
- * slot's handle (slots count from 1; generation 0 of index 0 is
- * MPI_REQUEST_NULL).  It names one shared request, complete, that waits and
+/* The handle of a send that completed as it started (an eager message
+ * written or copied at once) is
+ *     0x7c000000 | stamp (26 bits)
+ * never a slot's: it names one shared request, complete, that waits and
  * tests find done and release does not free; it saves an eager send the
- * slot taken and given back for nothing. */
-#define REQ_HANDLE_DONE (REQ_HANDLE_BASE | (1 << 16))
-_Static_assert(REQ_HANDLE_DONE != MPI_REQUEST_NULL, "done is not null");
+ * slot taken and given back for nothing.  The last SENT_RING such sends
+ * are remembered by stamp (where each message went), so that MPI_Cancel
+ * of the handle can still ask for its message back (cancel.c): it then
+ * gets a slot of its own, which the handle names from there on.  Older
+ * ones are forgotten: their cancel finds them complete.  The stamp wraps
+ * after 2^26 sends: a handle kept that long, uncompleted, names the
+ * newer send that last took its slot with the same stamp, if one did
+ * (its cancel would ask for that message): too rare to cost a wider
+ * handle. */
+#define REQ_HANDLE_SENT 0x7c000000
+#define SENT_STAMP 0x3ffffff
+#define SENT_RING 4096
+_Static_assert((REQ_HANDLE_SENT & ~SENT_STAMP) == REQ_HANDLE_SENT,
+               "stamp bits clear");
 
+static struct sent_slot {
+    struct mpii_sent tx;
+    uint32_t stamp;
+    uint32_t req; /* reopened: its request's id, else 0 */
+} sent_ring[SENT_RING];
+static uint32_t sent_next;
 static struct mpii_req done_send;
 /* Requests completed so far (a wait's condition need not look again
  * while it has not moved). */
@@ -122,9 +139,53 @@ req_new(enum req_kind kind, MPI_Request *handle)
 }
 
 MPI_Request
-req_done_handle(void)
+req_done_handle(const struct mpii_sent *tx)
 {
-    return REQ_HANDLE_DONE;
+    uint32_t stamp = sent_next++ & SENT_STAMP;
+    struct sent_slot *e = &sent_ring[stamp % SENT_RING];
+
+    e->tx = *tx;
+    e->stamp = stamp;
+    e->req = 0;
+    return REQ_HANDLE_SENT | (MPI_Request)stamp;
+}
+
+/* The ring slot of done handle h while it is remembered, or -1. */
+static int
+sent_slot(MPI_Request h)
+{
+    uint32_t stamp = (uint32_t)h & SENT_STAMP;
+    int i = (int)(stamp % SENT_RING);
+
+    if ((h & ~SENT_STAMP) != REQ_HANDLE_SENT ||
+        sent_ring[i].stamp != stamp || !sent_ring[i].tx.known)
+        return -1;
+    return i;
+}
+
+int
+req_done_sent(MPI_Request h, struct mpii_sent *tx)
+{
+    int i = sent_slot(h);
+
+    if (i < 0 || sent_ring[i].req != 0)
+        return 0;
+    *tx = sent_ring[i].tx;
+    return 1;
+}
+
+struct mpii_req *
+req_done_reopen(MPI_Request h)
+{
+    struct mpii_req *r;
+    int i = sent_slot(h);
+
+    if (i < 0 || sent_ring[i].req != 0 || (r = req_new(REQ_SEND, NULL)) == NULL)
+        return NULL;
+    r->tx = sent_ring[i].tx;
+    r->active = 0; /* complete: cancel_send reopens it */
+    sent_ring[i].req = req_id(r);
+    return r;
 }
 
 struct mpii_req *
@@ -133,7 +194,13 @@ req_get(MPI_Request h)
     int i = req_index(h);
     struct mpii_req *r;
 
-    if (h == REQ_HANDLE_DONE) {
+    if ((h & ~SENT_STAMP) == REQ_HANDLE_SENT) {
+        int k = sent_slot(h);
+
+        /* Reopened by MPI_Cancel: its own request while that lives. */
+        if (k >= 0 && sent_ring[k].req != 0 &&
+            (r = req_get((MPI_Request)sent_ring[k].req)) != NULL)
+            return r;
         /* Nothing changes a complete send's request but these (a wait
          * only reads it, release leaves it): set, not cleared, as a
          * window of sends looks at each several times. */
@@ -244,6 +311,7 @@ req_complete(struct mpii_req *r, int err)
 
         r->parent = NULL;
         p->status = r->status;
+        cancel_inherit(p, r, MPI_REQUEST_NULL);
         req_complete(p, err);
     }
     if (r->freed)

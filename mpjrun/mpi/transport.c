@@ -629,7 +629,7 @@ conn_send_eager(struct conn *c, struct wire_hdr *h, const void *data,
             if (len > 0)
                 memcpy(at + WF_SHM_HDR_LEN, data, len);
             shm_commit(c->shm, WF_SHM_HDR_LEN + len, FR_SHM_EAGER);
-            c->seq_tx++;
+            h->seq = c->seq_tx++;
             return MPI_SUCCESS;
         }
         wf_shm_put(head, h);
@@ -638,7 +638,7 @@ conn_send_eager(struct conn *c, struct wire_hdr *h, const void *data,
         iov[1].iov_base = (void *)data;
         iov[1].iov_len = len;
         if (shm_write_all(c->shm, iov, len > 0 ? 2 : 1)) {
-            c->seq_tx++;
+            h->seq = c->seq_tx++;
             return MPI_SUCCESS;
         }
     }
@@ -827,6 +827,12 @@ conn_frame(struct conn *c, const struct wire_hdr *h, const uint8_t *payload,
     case FR_DECIDE_ACK:
         dec_incoming(c, h, payload);
         return h->len;
+    case FR_CANCEL:
+        cancel_asked(c, h);
+        return 0;
+    case FR_CANCELLED:
+        cancel_answered(c, h);
+        return 0;
     default: /* refused by wf_frame_check */
         return 0;
     }

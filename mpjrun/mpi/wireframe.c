@@ -6,9 +6,10 @@
 
 #include "wireframe.h"
 
-/* The previous frame version's hello, recognised to say why it is
+/* The previous frame versions' hellos, recognised to say why they are
  * refused. */
 #define WF_MAGIC_P2M4 0x4d345032u
+#define WF_MAGIC_P2M5 0x4d355032u
 
 _Static_assert(WF_SEAL_MAX <= UINT32_MAX, "sealed frame length is a u32");
 _Static_assert(AEAD_TAG_LEN == SEC_TAG_LEN, "sealed frame tag");
@@ -58,6 +59,11 @@ wf_frame_check(const struct wire_hdr *h, uint64_t want_seq, int nrep)
         if (h->type == FR_DECIDE_ACK && h->len != 0)
             return "control frame with a payload";
         return NULL;
+    case FR_CANCEL:
+    case FR_CANCELLED:
+        if (nrep != 1)
+            return "cancel frame in a job with replicas";
+        return h->len != 0 ? "control frame with a payload" : NULL;
     default:
         return "unknown frame kind";
     }
@@ -211,6 +217,9 @@ wf_hello_check(const uint8_t in[WF_HELLO_LEN], const struct wf_rules *r,
     if (v[0] == WF_MAGIC_P2M4)
         return "hello from an older libp2pmpi (P2M4, ChaCha20-Poly1305 "
                "frames): every process of a job must link the same version";
+    if (v[0] == WF_MAGIC_P2M5)
+        return "hello from an older libp2pmpi (P2M5, no cancel frames): "
+               "every process of a job must link the same version";
     if (v[0] != WF_MAGIC)
         return "not a hello of this version";
     if (v[1] >= r->nproc || v[1] == r->me)

@@ -35,9 +35,10 @@
  * a whole number of 64 KiB loopback segments (256 KiB, 128 KiB) ran at
  * half speed in about half the runs; 96 KiB rarely (docs/mpi.md). */
 #define WF_SEAL_SEND (96 * 1024)
-/* "P2M5": bump when frames or their cipher change.  P2M4 sealed with
- * ChaCha20-Poly1305 (libsodium); P2M5 with AES-256-GCM (libcrypto). */
-#define WF_MAGIC 0x4d355032u
+/* "P2M6": bump when frames or their cipher change.  P2M4 sealed with
+ * ChaCha20-Poly1305 (libsodium); P2M5 with AES-256-GCM (libcrypto);
+ * P2M6 adds the cancel frames. */
+#define WF_MAGIC 0x4d365032u
 #define WF_CIPHER AEAD_AES256GCM
 #define WF_NONCE_LEN 32
 #define WF_HELLO_LEN (16 + WF_NONCE_LEN)
@@ -55,6 +56,11 @@ enum frame_type {
     FR_TAKEOVER,  /* replicas: feed me, replaying from sequence total */
     FR_DECIDE,    /* replicas: master to backup, decision total, values */
     FR_DECIDE_ACK, /* replicas: backup to master, decision total known */
+    FR_CANCEL,    /* no replicas: take back the message whose first frame
+                     (EAGER or RTS) had sequence number total on this
+                     connection, if no receive has it yet (sid: the
+                     asking request) */
+    FR_CANCELLED, /* the answer (sid), WF_CANCEL_DONE when taken back */
     /* Only in a shared-memory ring (never in a plain or sealed header):
      * the first byte of a short eager frame (wf_shm_put) */
     FR_SHM_EAGER = 0x80,
@@ -72,6 +78,8 @@ enum frame_type {
                               message into the receiver yourself */
 #define WF_DATA_WRITTEN 0x08u /* DATA, empty: the sender wrote total
                                  bytes of it into the receiver (rid) */
+#define WF_CANCEL_DONE 0x10u /* CANCELLED: the message is gone, no
+                                receive will ever have it */
 #define WF_CMA_LEN 8
 #define WF_SPLIT_LEN 24
 

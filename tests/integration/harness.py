@@ -572,9 +572,11 @@ class Cluster:
         timeout s."""
         r = self.start_p2prun(args, conf=conf, env=env, cwd=cwd, stdin=stdin)
         if r.wait(timeout) is None:
+            stacks = self.stacks()
             r.kill()
-            raise AssertionError("p2prun still running after %d s:\n%s"
-                                 % (timeout, r.describe()))
+            raise AssertionError("p2prun still running after %d s:\n%s\n%s"
+                                 % (timeout, r.describe(),
+                                    "\n".join(stacks)))
         return r
 
     def job_processes(self, peers=None):
@@ -707,6 +709,29 @@ class Cluster:
         """A detached daemon started by the test: killed at the end."""
         self.extra_pids.append(pid)
 
+    def stacks(self):
+        """Where each job process still running is (gdb's backtrace of
+        every thread), to say why a job that should have ended did not;
+        with the P2P_ environment that names rank and replica."""
+        gdb = shutil.which("gdb")
+        if gdb is None:
+            return ["(no gdb: no stacks of the job processes left)"]
+        out = []
+        for pid, (argv, env, _uid) in self.job_processes().items():
+            try:
+                bt = subprocess.run(
+                    [gdb, "-q", "-batch", "-p", str(pid),
+                     "-ex", "thread apply all bt"],
+                    capture_output=True, text=True, timeout=30).stdout
+            except (OSError, subprocess.TimeoutExpired) as e:
+                bt = "gdb: %s" % e
+            out.append("job process %d %s (rank %s replica %s):\n%s"
+                       % (pid, " ".join(argv), env.get("P2P_RANK"),
+                          env.get("P2P_REPLICA"),
+                          "\n".join(line for line in bt.splitlines()
+                                    if line.startswith("#"))))
+        return out
+
     def shutdown(self):
         """Stop everything; return a list of problems (empty when every
         daemon ended as expected and nothing is left running)."""
@@ -715,6 +740,7 @@ class Cluster:
             if r.alive():
                 problems.append("%r still running at the end of the test"
                                 % r)
+                problems.extend(self.stacks())
                 r.kill()
         # Job processes are gone once their job ended, whatever ended it.
         try:

@@ -1,7 +1,7 @@
 /*
  * f90_types: the parameterised Fortran 90 types (MPI_Type_create_f90_*)
  * and the sized Fortran types of 16 bytes (MPI_REAL16, MPI_COMPLEX8/16/32,
- * MPI_INTEGER16).  Envelopes and contents as MPI 3.1 17.2.5 gives them,
+ * MPI_INTEGER16) and of half precision (MPI_REAL2, MPI_COMPLEX4).  Envelopes and contents as MPI 3.1 17.2.5 gives them,
  * the same handle for the same arguments, no freeing, messages and
  * derived types of them, and reductions in their own precision.
  */
@@ -255,6 +255,75 @@ t_sixteen(void)
 }
 #endif
 
+#ifdef P2PMPI
+/* Half precision, IEEE binary16, as 16 bits (C has no type of it that
+ * every compiler takes); Open MPI 4.1 has no MPI_REAL2 where gfortran
+ * has no REAL(2), so only ours is checked. */
+static void
+t_half(void)
+{
+    /* 1 + rank/16: sums of these are exact in binary16 in any order
+     * (up to 16 ranks: below 32, where its steps are 2^-6 at most). */
+    uint16_t x = (uint16_t)(0x3c00 + 64 * t_rank), xs, want;
+    uint16_t z[2] = {0x3c00, 0x3c00}, zs[2]; /* 1 + 1i */
+    unsigned char ext[2];
+    MPI_Aint pos = 0;
+    MPI_Datatype q;
+    char name[MPI_MAX_OBJECT_NAME];
+    int size, len;
+
+    MPI_OK(MPI_Type_size(MPI_REAL2, &size));
+    CHECK(size == 2, "MPI_REAL2: %d bytes", size);
+    MPI_OK(MPI_Type_size(MPI_COMPLEX4, &size));
+    CHECK(size == 4, "MPI_COMPLEX4: %d bytes", size);
+    MPI_OK(MPI_Type_get_name(MPI_COMPLEX4, name, &len));
+    CHECK(strcmp(name, "MPI_COMPLEX4") == 0, "name %s", name);
+    MPI_OK(MPI_Type_match_size(MPI_TYPECLASS_REAL, 2, &q));
+    CHECK(q == MPI_REAL2, "match_size(real, 2) is not MPI_REAL2");
+    MPI_OK(MPI_Type_match_size(MPI_TYPECLASS_COMPLEX, 4, &q));
+    CHECK(q == MPI_COMPLEX4, "match_size(complex, 4)");
+
+    /* Sum: n + (0 + 1 + ... + n-1)/16 = m * 2^k, m normalised to 11
+     * bits (1024 to 2047): binary16's exponent is k + 10. */
+    MPI_OK(MPI_Allreduce(&x, &xs, 1, MPI_REAL2, MPI_SUM, MPI_COMM_WORLD));
+    {
+        int m = 16 * t_size + t_size * (t_size - 1) / 2, k = -4;
+
+        for (; m < 1024; m *= 2)
+            k--;
+        for (; m >= 2048; m /= 2)
+            k++;
+        want = (uint16_t)(((k + 10 + 15) << 10) | (m - 1024));
+    }
+    CHECK(xs == want, "REAL2 sum %04x, want %04x", xs, want);
+    MPI_OK(MPI_Allreduce(&x, &xs, 1, MPI_REAL2, MPI_MAX, MPI_COMM_WORLD));
+    CHECK(xs == 0x3c00 + 64 * (t_size - 1), "REAL2 max %04x", xs);
+    MPI_OK(MPI_Allreduce(&x, &xs, 1, MPI_REAL2, MPI_MIN, MPI_COMM_WORLD));
+    CHECK(xs == 0x3c00, "REAL2 min %04x", xs);
+    /* (1 + i)^n: 1+i, 2i, -2+2i, -4, -4-4i, -8i, 8-8i, 16 */
+    MPI_OK(MPI_Allreduce(z, zs, 1, MPI_COMPLEX4, MPI_PROD, MPI_COMM_WORLD));
+    {
+        static const uint16_t pw[9][2] = {
+            {0, 0},           {0x3c00, 0x3c00}, {0x0000, 0x4000},
+            {0xc000, 0x4000}, {0xc400, 0x0000}, {0xc400, 0xc400},
+            {0x0000, 0xc800}, {0x4800, 0xc800}, {0x4c00, 0x0000}};
+        int n = t_size < 9 ? t_size : 0;
+
+        CHECK(n == 0 || ((zs[0] & 0x7fff) == (pw[n][0] & 0x7fff) &&
+                         (zs[1] & 0x7fff) == (pw[n][1] & 0x7fff) &&
+                         (zs[0] == pw[n][0] || pw[n][0] == 0) &&
+                         (zs[1] == pw[n][1] || pw[n][1] == 0)),
+              "COMPLEX4 product (1+i)^%d: %04x %04x", n, zs[0], zs[1]);
+    }
+    /* external32: big-endian, 1.5 is 3e 00. */
+    x = 0x3e00;
+    MPI_OK(MPI_Pack_external("external32", &x, 1, MPI_REAL2, ext, sizeof ext,
+                             &pos));
+    CHECK(pos == 2 && ext[0] == 0x3e && ext[1] == 0x00,
+          "REAL2 in external32: %02x%02x", ext[0], ext[1]);
+}
+#endif
+
 /* The complex sizes by name reduce as C's complex types, long double's
  * too. */
 static void
@@ -287,6 +356,9 @@ main(int argc, char **argv)
     t_create();
     t_reduce();
     t_complex();
+#ifdef P2PMPI
+    t_half();
+#endif
 #ifdef HAVE_QUAD
     t_sixteen();
 #endif

@@ -143,6 +143,8 @@ static const struct builtin_case builtins[] = {
     ONE(MPI_COMPLEX16, double _Complex),
     ONE(MPI_COMPLEX32, struct mpii_complex32),
     ONE(MPI_INTEGER16, mpii_int16),
+    ONE(MPI_REAL2, mpii_real2),
+    ONE(MPI_COMPLEX4, struct mpii_complex4),
 };
 
 #define NBUILTINS (sizeof builtins / sizeof builtins[0])
@@ -177,9 +179,11 @@ t_builtin_sizes(void)
         CHECK_EQ_INT(mpii_type_contiguous(t) != 0, c->size == c->extent);
         per = 99;
         /* Fortran and C++ types reduce as the C type they stand for
-         * (those of 16-byte parts as themselves: C has none). */
+         * (those of 16-byte and 2-byte parts as themselves: C has none
+         * that every compiler takes). */
         if (c->dt > MPI_C_LONG_DOUBLE_COMPLEX && c->dt != MPI_REAL16 &&
-            c->dt != MPI_COMPLEX32 && c->dt != MPI_INTEGER16) {
+            c->dt != MPI_COMPLEX32 && c->dt != MPI_INTEGER16 &&
+            c->dt != MPI_REAL2 && c->dt != MPI_COMPLEX4) {
             CHECK(mpii_type_basic(t, &per) <= MPI_C_LONG_DOUBLE_COMPLEX);
             continue;
         }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "half.h"
 #include "mpii.h"
 #include "test.h"
 
@@ -69,13 +70,14 @@ static const MPI_Datatype int_types[] = {
 };
 /* The 16-byte Fortran kinds reduce where C has their types (mpii.h). */
 static const MPI_Datatype float_types[] = {MPI_FLOAT, MPI_DOUBLE,
-                                           MPI_LONG_DOUBLE,
+                                           MPI_LONG_DOUBLE, MPI_REAL2,
 #ifdef MPII_HAVE_REAL16
                                            MPI_REAL16
 #endif
 };
 static const MPI_Datatype complex_types[] = {
     MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX,
+    MPI_COMPLEX4,
 #ifdef MPII_HAVE_REAL16
     MPI_COMPLEX32
 #endif
@@ -860,12 +862,106 @@ t_fini(void)
     mpii_type_fini();
 }
 
+/* --- half precision (MPI_REAL2, MPI_COMPLEX4) ----------------------- */
+
+/* The conversions, by bit patterns IEEE 754 gives. */
+static void
+t_half_bits(void)
+{
+    static const struct {
+        uint16_t h;
+        float f;
+    } exact[] = {
+        {0x3c00, 1.0f},   {0xc000, -2.0f},          {0x3e00, 1.5f},
+        {0xb400, -0.25f}, {0x7bff, 65504.0f},       {0x0400, 0x1p-14f},
+        {0x0001, 0x1p-24f}, {0x8001, -0x1p-24f},    {0x03ff, 1023 * 0x1p-24f},
+        {0x0000, 0.0f},
+    };
+    uint32_t h;
+    float f;
+
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++) {
+        CHECK(half_to_float(exact[i].h) == exact[i].f);
+        CHECK_EQ_INT(half_from_float(exact[i].f), exact[i].h);
+    }
+    CHECK_EQ_INT(half_from_float(-0.0f), 0x8000);
+    CHECK_EQ_INT(half_from_float(0.1f), 0x2e66);
+    /* Ties to even: 1 + 2^-11 lies halfway between 1 and the next. */
+    CHECK_EQ_INT(half_from_float(1.0f + 0x1p-11f), 0x3c00);
+    CHECK_EQ_INT(half_from_float(1.0f + 3 * 0x1p-11f), 0x3c02);
+    CHECK_EQ_INT(half_from_float(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01);
+    CHECK_EQ_INT(half_from_float(0x1p-25f), 0x0000);     /* subnormal tie */
+    CHECK_EQ_INT(half_from_float(3 * 0x1p-25f), 0x0002); /* to even */
+    CHECK_EQ_INT(half_from_float(1023.5f * 0x1p-24f), 0x0400);
+    /* Beyond the largest: infinity from 65520 up. */
+    CHECK_EQ_INT(half_from_float(65519.0f), 0x7bff);
+    CHECK_EQ_INT(half_from_float(65520.0f), 0x7c00);
+    CHECK_EQ_INT(half_from_float(-1e30f), 0xfc00);
+    CHECK_EQ_INT(half_from_float(1.0f / 0.0f), 0x7c00);
+    CHECK(half_to_float(0x7c00) == 1.0f / 0.0f);
+    f = half_to_float(0x7e01);
+    CHECK(f != f);
+    h = half_from_float(f);
+    CHECK((h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0);
+    /* Every value that is not a NaN comes back as it went. */
+    for (h = 0; h < 0x10000; h++) {
+        if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0)
+            continue;
+        if (!CHECK_EQ_INT(half_from_float(half_to_float((uint16_t)h)), h))
+            break;
+    }
+}
+
+/* The reductions on MPI_REAL2 and MPI_COMPLEX4: in float, rounded back. */
+static void
+t_half_ops(void)
+{
+    mpii_real2 a[4] = {0x3c00, 0x4000, 0xc500, 0x3c00}; /* 1 2 -5 1 */
+    mpii_real2 b[4] = {0x4200, 0x4200, 0x4900, 0x1000}; /* 3 3 10 2^-11 */
+    mpii_real2 io[4];
+    struct mpii_complex4 x = {0x3c00, 0x4000}, y = {0x4200, 0x4400};
+
+    memcpy(io, b, sizeof io);
+    CHECK_EQ_INT(mpii_op_apply(MPI_SUM, a, io, 4, MPI_REAL2), MPI_SUCCESS);
+    CHECK_EQ_INT(io[0], 0x4400); /* 4 */
+    CHECK_EQ_INT(io[1], 0x4500); /* 5 */
+    CHECK_EQ_INT(io[2], 0x4500); /* 5 */
+    CHECK_EQ_INT(io[3], 0x3c00); /* 1 + 2^-11: the tie goes to 1 */
+    memcpy(io, b, sizeof io);
+    CHECK_EQ_INT(mpii_op_apply(MPI_PROD, a, io, 4, MPI_REAL2), MPI_SUCCESS);
+    CHECK_EQ_INT(io[0], 0x4200); /* 3 */
+    CHECK_EQ_INT(io[1], 0x4600); /* 6 */
+    CHECK_EQ_INT(io[2], 0xd240); /* -50 */
+    CHECK_EQ_INT(io[3], 0x1000);
+    memcpy(io, b, sizeof io);
+    CHECK_EQ_INT(mpii_op_apply(MPI_MAX, a, io, 4, MPI_REAL2), MPI_SUCCESS);
+    CHECK_EQ_INT(io[0], 0x4200);
+    CHECK_EQ_INT(io[2], 0x4900);
+    CHECK_EQ_INT(io[3], 0x3c00);
+    memcpy(io, b, sizeof io);
+    CHECK_EQ_INT(mpii_op_apply(MPI_MIN, a, io, 4, MPI_REAL2), MPI_SUCCESS);
+    CHECK_EQ_INT(io[0], 0x3c00);
+    CHECK_EQ_INT(io[2], 0xc500);
+    CHECK_EQ_INT(io[3], 0x1000);
+    CHECK_EQ_INT(a[2], 0xc500); /* in is left alone */
+    /* (1 + 2i)(3 + 4i) = -5 + 10i; then + (1 + 2i) = -4 + 12i */
+    CHECK_EQ_INT(mpii_op_apply(MPI_PROD, &x, &y, 1, MPI_COMPLEX4),
+                 MPI_SUCCESS);
+    CHECK_EQ_INT(y.re, 0xc500);
+    CHECK_EQ_INT(y.im, 0x4900);
+    CHECK_EQ_INT(mpii_op_apply(MPI_SUM, &x, &y, 1, MPI_COMPLEX4), MPI_SUCCESS);
+    CHECK_EQ_INT(y.re, 0xc400);
+    CHECK_EQ_INT(y.im, 0x4a00);
+}
+
 static const struct test_case cases[] = {
     {"defined", t_defined},
     {"integers", t_integers},
     {"signed_and_wrap", t_signed_and_wrap},
     {"floats", t_floats},
     {"complex", t_complex},
+    {"half_bits", t_half_bits},
+    {"half_ops", t_half_ops},
     {"bool_and_byte", t_bool_and_byte},
     {"minloc_maxloc", t_minloc_maxloc},
     {"derived_contiguous", t_derived_contiguous},

@@ -218,6 +218,72 @@ t_out_of_order_refused(void)
     sim_fini(&sim);
 }
 
+/* FIN is the last number a rank gives us: whatever comes numbered after
+ * it is dropped with a log line (found by fuzz_rep: a FIN forged at
+ * number 1, then the rank's messages 2, 3 ... accepted after it). */
+static void
+t_nothing_after_fin(void)
+{
+    struct wire_hdr h;
+    int v = 1;
+
+    if (!setup(2))
+        return;
+    memset(&h, 0, sizeof h);
+    h.type = FR_FIN;
+    h.lseq = 1;
+    sim_inject(&sim, P(0, 1), P(1, 0), &h, NULL);
+    CHECK_EQ_INT(sim.p[P(1, 0)].ngot, 0);
+    memset(&h, 0, sizeof h);
+    h.type = FR_EAGER;
+    h.tag = 100;
+    h.len = sizeof v;
+    h.lseq = 2;
+    sim_inject(&sim, P(0, 0), P(1, 0), &h, &v);
+    CHECK_EQ_INT(sim.p[P(1, 0)].ngot, 0);
+    CHECK(sim_logged(&sim.p[P(1, 0)], "after its finalize: dropped"));
+    /* A replay of the FIN's number is no new message either. */
+    h.lseq = 1;
+    sim_inject(&sim, P(0, 0), P(1, 0), &h, &v);
+    CHECK_EQ_INT(sim.p[P(1, 0)].ngot, 0);
+    sim_fini(&sim);
+}
+
+/* MPI_Finalize that waits 10 s says once what for: the FIN not come,
+ * the replica that has not acknowledged what we sent. */
+static void
+t_finalize_says_why(void)
+{
+    struct rep *old;
+    int v = 1, i;
+
+    if (!setup(2))
+        return;
+    sim_send_all(&sim, 0, 1, 100, &v, sizeof v);
+    /* 0.0 finalizes; nothing reaches rank 1, which never finalizes. */
+    old = sim_use(&sim, P(0, 0));
+    CHECK_EQ_INT(rep_fin_step(), 0);
+    sim.now += 9999;
+    CHECK_EQ_INT(rep_fin_step(), 0);
+    rep_instance_select(old);
+    CHECK(!sim_logged(&sim.p[P(0, 0)], "MPI_Finalize waits"));
+    old = sim_use(&sim, P(0, 0));
+    sim.now += 1;
+    for (i = 0; i < 3; i++)
+        CHECK_EQ_INT(rep_fin_step(), 0);
+    rep_instance_select(old);
+    CHECK(sim_logged(&sim.p[P(0, 0)], "MPI_Finalize waits for rank 1's "
+                                      "finalize (fed by its replica 0, "
+                                      "took 0)"));
+    CHECK(sim_logged(&sim.p[P(0, 0)], "MPI_Finalize waits for rank 1 "
+                                      "replica 0 to acknowledge messages "
+                                      "1..2 (it has 0, we feed it)"));
+    CHECK(sim_logged(&sim.p[P(0, 0)], "rank 1 replica 1 to acknowledge "
+                                      "messages 1..2 (it has 0)"));
+    CHECK_EQ_INT(sim.p[P(0, 0)].nlog, 3); /* said once */
+    sim_fini(&sim);
+}
+
 /* A sender keeps what it sent to rank b until every live replica of b
  * acknowledged it: one replica's acknowledgement is not enough; the
  * other's, or its death in a view, is. */
@@ -668,6 +734,8 @@ static const struct test_case cases[] = {
     {"in order, once, replica k feeds k", t_in_order_once},
     {"duplicates from either replica refused", t_duplicates_refused},
     {"out of order and unnumbered refused", t_out_of_order_refused},
+    {"nothing numbered after a FIN", t_nothing_after_fin},
+    {"MPI_Finalize says what it waits for", t_finalize_says_why},
     {"log kept until every live replica acknowledged", t_log_until_all_acked},
     {"rendezvous completes when every replica has it",
      t_rendezvous_waits_for_every_replica},

@@ -254,6 +254,11 @@ t_frame_kinds(void)
     CHECK(wf_frame_check(&h, 0, 2) == NULL);
     h = hdr(FR_DECIDE, 0, WF_EAGER_MAX, 0);
     CHECK(wf_frame_check(&h, 0, 2) == NULL);
+    h = hdr(FR_CANCEL, 0, 0, 7); /* the message whose first frame was 7 */
+    CHECK(wf_frame_check(&h, 0, 1) == NULL);
+    h.type = FR_CANCELLED;
+    h.flags = WF_CANCEL_DONE;
+    CHECK(wf_frame_check(&h, 0, 1) == NULL);
     h = hdr(FR_DATA, 0, 1u << 30, 0);
     CHECK(wf_frame_check(&h, 0, 1) == NULL);
     h = hdr(FR_EAGER, 0, WF_EAGER_MAX, WF_EAGER_MAX);
@@ -310,6 +315,15 @@ t_frame_kinds(void)
     CHECK_CONTAINS(wf_frame_check(&h, 0, 2), "payload");
     h = hdr(FR_DECIDE, 0, WF_EAGER_MAX + 1, 0);
     CHECK_CONTAINS(wf_frame_check(&h, 0, 2), "too long");
+    h = hdr(FR_CANCEL, 0, 1, 7);
+    CHECK_CONTAINS(wf_frame_check(&h, 0, 1), "payload");
+    h.type = FR_CANCELLED;
+    CHECK_CONTAINS(wf_frame_check(&h, 0, 1), "payload");
+    /* Cancelling is agreed by nobody under replication: refused. */
+    h = hdr(FR_CANCEL, 0, 0, 7);
+    CHECK_CONTAINS(wf_frame_check(&h, 0, 2), "with replicas");
+    h.type = FR_CANCELLED;
+    CHECK_CONTAINS(wf_frame_check(&h, 0, 2), "with replicas");
     /* The replication protocol's kinds in a job without replicas. */
     h = hdr(FR_ACK, 0, 0, 0);
     CHECK_CONTAINS(wf_frame_check(&h, 0, 1), "without replicas");
@@ -322,8 +336,8 @@ t_frame_kinds(void)
     /* Kinds that do not exist. */
     h = hdr(0, 0, 0, 0);
     CHECK_CONTAINS(wf_frame_check(&h, 0, 1), "unknown");
-    h.type = FR_DECIDE_ACK + 1;
-    CHECK_CONTAINS(wf_frame_check(&h, 0, 2), "unknown");
+    h.type = FR_CANCELLED + 1;
+    CHECK_CONTAINS(wf_frame_check(&h, 0, 1), "unknown");
     h.type = 255;
     why = wf_frame_check(&h, 0, 2);
     CHECK_CONTAINS(why, "unknown");
@@ -432,6 +446,10 @@ t_hello_refused(void)
     magic = 0x4d345032u;
     memcpy(p.hello, &magic, 4);
     CHECK_CONTAINS(pair_accept(&p), "older libp2pmpi (P2M4");
+    pair_init(&p, key, key);
+    magic = 0x4d355032u; /* P2M5: before the cancel frames */
+    memcpy(p.hello, &magic, 4);
+    CHECK_CONTAINS(pair_accept(&p), "older libp2pmpi (P2M5");
     h.world = 6; /* beyond the job */
     h.replica = 0;
     wf_hello_build(p.hello, &h);
