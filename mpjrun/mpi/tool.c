@@ -240,8 +240,10 @@ struct mpii_t_session {
     struct mpii_t_pvar *handles;
 };
 
-/* MPI_T has its own lock: a tool may call it from any thread, before
- * MPI_Init and after MPI_Finalize, outside the library's. */
+/* MPI_T has a lock of its own besides the library's (MPII_ENTER, taken
+ * only under MPI_THREAD_MULTIPLE): a tool may call it from any thread,
+ * whatever level the program asked MPI_Init_thread for, and before
+ * MPI_Init and after MPI_Finalize. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int inits; /* MPI_T_init_thread calls not yet finalized */
 static struct mpii_t_session *sessions;
@@ -328,6 +330,7 @@ handle_find(struct mpii_t_session *s, MPI_T_pvar_handle h)
 int
 PMPI_T_init_thread(int required, int *provided)
 {
+    MPII_ENTER;
     if (provided == NULL)
         return MPI_ERR_ARG;
     pthread_mutex_lock(&lock);
@@ -344,6 +347,7 @@ PMPI_T_init_thread(int required, int *provided)
 int
 PMPI_T_finalize(void)
 {
+    MPII_ENTER;
     struct mpii_t_session *s;
     struct mpii_t_pvar *p;
 
@@ -367,6 +371,7 @@ PMPI_T_finalize(void)
 int
 PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len)
 {
+    MPII_ENTER;
     T_ENTER;
     if (!valid_enum(enumtype))
         T_RETURN(MPI_T_ERR_INVALID_HANDLE);
@@ -380,6 +385,7 @@ int
 PMPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name,
                      int *name_len)
 {
+    MPII_ENTER;
     T_ENTER;
     if (!valid_enum(enumtype))
         T_RETURN(MPI_T_ERR_INVALID_HANDLE);
@@ -396,6 +402,7 @@ PMPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name,
 int
 PMPI_T_cvar_get_num(int *num_cvar)
 {
+    MPII_ENTER;
     T_ENTER;
     if (num_cvar == NULL)
         T_RETURN(MPI_ERR_ARG);
@@ -409,6 +416,7 @@ PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity,
                      MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc,
                      int *desc_len, int *bind, int *scope)
 {
+    MPII_ENTER;
     const struct cvar *v;
 
     T_ENTER;
@@ -431,6 +439,7 @@ PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity,
 int
 PMPI_T_cvar_get_index(const char *name, int *cvar_index)
 {
+    MPII_ENTER;
     int i;
 
     T_ENTER;
@@ -449,6 +458,7 @@ int
 PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle,
                          MPI_T_cvar_handle *handle, int *count)
 {
+    MPII_ENTER;
     struct mpii_t_cvar *h;
 
     (void)obj_handle; /* bound to no object */
@@ -469,6 +479,7 @@ PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle,
 int
 PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
 {
+    MPII_ENTER;
     T_ENTER;
     if (handle == NULL || *handle == MPI_T_CVAR_HANDLE_NULL)
         T_RETURN(MPI_T_ERR_INVALID_HANDLE);
@@ -481,6 +492,7 @@ PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
 int
 PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
 {
+    MPII_ENTER;
     int v;
 
     T_ENTER;
@@ -498,6 +510,7 @@ PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
 int
 PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 {
+    MPII_ENTER;
     (void)buf;
     T_ENTER;
     if (handle == MPI_T_CVAR_HANDLE_NULL || handle->index < 0 ||
@@ -513,6 +526,7 @@ PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 int
 PMPI_T_pvar_get_num(int *num_pvar)
 {
+    MPII_ENTER;
     T_ENTER;
     if (num_pvar == NULL)
         T_RETURN(MPI_ERR_ARG);
@@ -527,6 +541,7 @@ PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity,
                      MPI_T_enum *enumtype, char *desc, int *desc_len,
                      int *bind, int *readonly, int *continuous, int *atomic)
 {
+    MPII_ENTER;
     const struct pvar *v;
 
     T_ENTER;
@@ -552,6 +567,7 @@ PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity,
 int
 PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
 {
+    MPII_ENTER;
     int i;
 
     T_ENTER;
@@ -569,6 +585,7 @@ PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
 int
 PMPI_T_pvar_session_create(MPI_T_pvar_session *session)
 {
+    MPII_ENTER;
     struct mpii_t_session *s;
 
     T_ENTER;
@@ -586,6 +603,7 @@ PMPI_T_pvar_session_create(MPI_T_pvar_session *session)
 int
 PMPI_T_pvar_session_free(MPI_T_pvar_session *session)
 {
+    MPII_ENTER;
     struct mpii_t_session **sp, *s;
     struct mpii_t_pvar *p;
 
@@ -612,6 +630,7 @@ PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index,
                          void *obj_handle, MPI_T_pvar_handle *handle,
                          int *count)
 {
+    MPII_ENTER;
     struct mpii_t_session *s;
     struct mpii_t_pvar *p;
 
@@ -639,6 +658,7 @@ PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index,
 int
 PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle)
 {
+    MPII_ENTER;
     struct mpii_t_session *s;
     struct mpii_t_pvar **pp;
 
@@ -679,6 +699,7 @@ startstop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 int
 PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
+    MPII_ENTER;
     return startstop(session, handle);
 }
 
@@ -686,6 +707,7 @@ PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 int
 PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
+    MPII_ENTER;
     return startstop(session, handle);
 }
 
@@ -738,6 +760,7 @@ int
 PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
                  void *buf)
 {
+    MPII_ENTER;
     if (buf == NULL)
         return MPI_ERR_ARG;
     return pvar_access(session, handle, buf, 0);
@@ -747,6 +770,7 @@ PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
 int
 PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
+    MPII_ENTER;
     return pvar_access(session, handle, NULL, 1);
 }
 
@@ -755,6 +779,7 @@ int
 PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
                       void *buf)
 {
+    MPII_ENTER;
     if (buf == NULL)
         return MPI_ERR_ARG;
     return pvar_access(session, handle, buf, 1);
@@ -765,6 +790,7 @@ int
 PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
                   const void *buf)
 {
+    MPII_ENTER;
     struct mpii_t_session *s;
     struct mpii_t_pvar *p;
     uint64_t v;
@@ -790,6 +816,7 @@ PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
 int
 PMPI_T_category_get_num(int *num_cat)
 {
+    MPII_ENTER;
     T_ENTER;
     if (num_cat == NULL)
         T_RETURN(MPI_ERR_ARG);
@@ -803,6 +830,7 @@ PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc,
                          int *desc_len, int *num_cvars, int *num_pvars,
                          int *num_categories)
 {
+    MPII_ENTER;
     const struct category *c;
 
     T_ENTER;
@@ -821,6 +849,7 @@ PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc,
 int
 PMPI_T_category_get_index(const char *name, int *cat_index)
 {
+    MPII_ENTER;
     int i;
 
     T_ENTER;
@@ -859,6 +888,7 @@ members(int cat_index, int len, int indices[], int which)
 int
 PMPI_T_category_get_cvars(int cat_index, int len, int indices[])
 {
+    MPII_ENTER;
     return members(cat_index, len, indices, 0);
 }
 
@@ -866,6 +896,7 @@ PMPI_T_category_get_cvars(int cat_index, int len, int indices[])
 int
 PMPI_T_category_get_pvars(int cat_index, int len, int indices[])
 {
+    MPII_ENTER;
     return members(cat_index, len, indices, 1);
 }
 
@@ -873,6 +904,7 @@ PMPI_T_category_get_pvars(int cat_index, int len, int indices[])
 int
 PMPI_T_category_get_categories(int cat_index, int len, int indices[])
 {
+    MPII_ENTER;
     return members(cat_index, len, indices, 2);
 }
 
@@ -880,6 +912,7 @@ PMPI_T_category_get_categories(int cat_index, int len, int indices[])
 int
 PMPI_T_category_changed(int *stamp)
 {
+    MPII_ENTER;
     T_ENTER;
     if (stamp == NULL)
         T_RETURN(MPI_ERR_ARG);
