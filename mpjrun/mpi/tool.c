@@ -259,8 +259,9 @@ static struct mpii_t_session *sessions;
     } while (0)
 #define T_RETURN(rc)                 \
     do {                             \
+        int t_rc_ = (rc);            \
         pthread_mutex_unlock(&lock); \
-        return (rc);                 \
+        return t_rc_;                \
     } while (0)
 
 /* MPI 3.1 14.3.3: a string goes out truncated to *len - 1 characters and
@@ -300,6 +301,46 @@ valid_enum(MPI_T_enum e)
         if (e == &enums[i])
             return 1;
     return 0;
+}
+
+/* Names by index, for by_name: a performance variable's only in its
+ * class (two of different classes may share a name). */
+static const char *
+cvar_name(int i, int cls)
+{
+    (void)cls;
+    return cvars[i].name;
+}
+
+static const char *
+pvar_name(int i, int cls)
+{
+    return pvars[i].cls == cls ? pvars[i].name : NULL;
+}
+
+static const char *
+cat_name(int i, int cls)
+{
+    (void)cls;
+    return cats[i].name;
+}
+
+/* The get_index calls: the index of name among n. */
+static int
+by_name(const char *name, int cls, int n, const char *(*name_of)(int, int),
+        int *index)
+{
+    const char *s;
+    int i;
+
+    if (name == NULL || index == NULL)
+        return MPI_ERR_ARG;
+    for (i = 0; i < n; i++)
+        if ((s = name_of(i, cls)) != NULL && strcmp(s, name) == 0) {
+            *index = i;
+            return MPI_SUCCESS;
+        }
+    return MPI_T_ERR_INVALID_NAME;
 }
 
 static struct mpii_t_session *
@@ -440,17 +481,8 @@ int
 PMPI_T_cvar_get_index(const char *name, int *cvar_index)
 {
     MPII_ENTER;
-    int i;
-
     T_ENTER;
-    if (name == NULL || cvar_index == NULL)
-        T_RETURN(MPI_ERR_ARG);
-    for (i = 0; i < NCVARS; i++)
-        if (strcmp(cvars[i].name, name) == 0) {
-            *cvar_index = i;
-            T_RETURN(MPI_SUCCESS);
-        }
-    T_RETURN(MPI_T_ERR_INVALID_NAME);
+    T_RETURN(by_name(name, 0, NCVARS, cvar_name, cvar_index));
 }
 
 #pragma weak MPI_T_cvar_handle_alloc = PMPI_T_cvar_handle_alloc
@@ -568,17 +600,8 @@ int
 PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
 {
     MPII_ENTER;
-    int i;
-
     T_ENTER;
-    if (name == NULL || pvar_index == NULL)
-        T_RETURN(MPI_ERR_ARG);
-    for (i = 0; i < NPVARS; i++)
-        if (pvars[i].cls == var_class && strcmp(pvars[i].name, name) == 0) {
-            *pvar_index = i;
-            T_RETURN(MPI_SUCCESS);
-        }
-    T_RETURN(MPI_T_ERR_INVALID_NAME);
+    T_RETURN(by_name(name, var_class, NPVARS, pvar_name, pvar_index));
 }
 
 #pragma weak MPI_T_pvar_session_create = PMPI_T_pvar_session_create
@@ -850,17 +873,8 @@ int
 PMPI_T_category_get_index(const char *name, int *cat_index)
 {
     MPII_ENTER;
-    int i;
-
     T_ENTER;
-    if (name == NULL || cat_index == NULL)
-        T_RETURN(MPI_ERR_ARG);
-    for (i = 0; i < NCATS; i++)
-        if (strcmp(cats[i].name, name) == 0) {
-            *cat_index = i;
-            T_RETURN(MPI_SUCCESS);
-        }
-    T_RETURN(MPI_T_ERR_INVALID_NAME);
+    T_RETURN(by_name(name, 0, NCATS, cat_name, cat_index));
 }
 
 /* The first len members of one of a category's lists. */
