@@ -126,6 +126,16 @@ int req_wait_until(int (*cond)(void *), void *arg);
 void req_poll_missed(void);
 /* How many times req_poll_missed yielded (P2P_MPI_STATS). */
 unsigned long req_poll_yields(void);
+
+/* What MPI_T's performance variables read (tool.c), counted where it
+ * happens and never reset (a tool's handle keeps its own start). */
+struct mpii_counts {
+    uint64_t sent, sent_bytes;       /* mpii_isend: messages to a rank */
+    uint64_t arrived, arrived_bytes; /* match.c: messages for matching */
+    uint64_t unexpected, unexpected_peak; /* match.c: kept for a receive */
+    uint64_t posted;                      /* match.c: receives waiting */
+};
+extern struct mpii_counts mpii_counts;
 /* One pass of progress: the transport, then every nonblocking
  * collective's schedule (timeout_ms as transport_progress). */
 int mpii_progress(int timeout_ms);

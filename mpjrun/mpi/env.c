@@ -44,7 +44,28 @@ mpii_initialized(void)
 int
 mpii_replicated(void)
 {
-    return env_int("P2P_NREPLICAS", 1) > 1;
+    return mpii_nreplicas() > 1;
+}
+
+int
+mpii_nreplicas(void)
+{
+    return env_int("P2P_NREPLICAS", 1);
+}
+
+int
+mpii_sealed(void)
+{
+    const char *enc = getenv("P2P_ENCRYPT");
+
+    return !(enc != NULL && (strcmp(enc, "0") == 0 || strcmp(enc, "no") == 0 ||
+                             strcmp(enc, "off") == 0));
+}
+
+int
+mpii_thread_level(void)
+{
+    return thread_level;
 }
 
 static int
@@ -187,14 +208,11 @@ env_wireup(int rank, int size)
 {
     struct ctl_addr a;
     struct ctl_table_rx rx;
-    const char *bind = getenv("P2P_BIND"), *enc = getenv("P2P_ENCRYPT");
-    int replica = env_int("P2P_REPLICA", 0), sealed, rc;
-    int nrep = env_int("P2P_NREPLICAS", 1);
+    const char *bind = getenv("P2P_BIND");
+    int replica = env_int("P2P_REPLICA", 0), sealed = mpii_sealed(), rc;
+    int nrep = mpii_nreplicas();
     uint16_t port;
 
-    sealed = !(enc != NULL && (strcmp(enc, "0") == 0 ||
-                               strcmp(enc, "no") == 0 ||
-                               strcmp(enc, "off") == 0));
     if (replica < 0 || nrep < 1 || nrep > 32 || sec_init() == -1)
         return MPI_ERR_OTHER;
     if (transport_listen(bind != NULL && *bind ? bind : "127.0.0.1", &port) ==

@@ -70,6 +70,28 @@ err_text(int code)
     case MPI_ERR_RMA_SHARED: return "memory cannot be shared";
     case MPI_ERR_UNSUPPORTED_OPERATION:
         return "operation not supported by p2pmpi";
+    /* the tool information interface (tool.c) */
+    case MPI_T_ERR_MEMORY: return "MPI_T: out of memory";
+    case MPI_T_ERR_NOT_INITIALIZED: return "MPI_T: not initialized";
+    case MPI_T_ERR_CANNOT_INIT: return "MPI_T: cannot initialize";
+    case MPI_T_ERR_INVALID_INDEX: return "MPI_T: invalid index";
+    case MPI_T_ERR_INVALID_ITEM: return "MPI_T: invalid enumeration item";
+    case MPI_T_ERR_INVALID_HANDLE: return "MPI_T: invalid handle";
+    case MPI_T_ERR_OUT_OF_HANDLES: return "MPI_T: out of handles";
+    case MPI_T_ERR_OUT_OF_SESSIONS: return "MPI_T: out of sessions";
+    case MPI_T_ERR_INVALID_SESSION: return "MPI_T: invalid session";
+    case MPI_T_ERR_CVAR_SET_NOT_NOW:
+        return "MPI_T: control variable cannot be set now";
+    case MPI_T_ERR_CVAR_SET_NEVER:
+        return "MPI_T: control variable can never be set";
+    case MPI_T_ERR_PVAR_NO_STARTSTOP:
+        return "MPI_T: performance variable is continuous (no start, stop)";
+    case MPI_T_ERR_PVAR_NO_WRITE:
+        return "MPI_T: performance variable cannot be written or reset";
+    case MPI_T_ERR_PVAR_NO_ATOMIC:
+        return "MPI_T: performance variable cannot be read and reset atomically";
+    case MPI_T_ERR_INVALID_NAME: return "MPI_T: no variable or category of that name";
+    case MPI_T_ERR_INVALID: return "MPI_T: invalid use";
     default: return NULL;
     }
 }

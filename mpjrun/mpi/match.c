@@ -305,6 +305,7 @@ posted_unlink(struct ctxq *q, struct mpii_req **rp)
     if (q->posted_tail == &r->next)
         q->posted_tail = rp;
     r->next = NULL;
+    mpii_counts.posted--;
     return r;
 }
 
@@ -318,6 +319,7 @@ unexpected_unlink(struct ctxq *q, struct umsg **up)
     if (q->unexpected_tail == &u->next)
         q->unexpected_tail = up;
     u->next = NULL;
+    mpii_counts.unexpected--;
     return u;
 }
 
@@ -348,7 +350,17 @@ keep_unexpected(struct conn *c, const struct wire_hdr *h)
     }
     *q->unexpected_tail = u;
     q->unexpected_tail = &u->next;
+    if (++mpii_counts.unexpected > mpii_counts.unexpected_peak)
+        mpii_counts.unexpected_peak = mpii_counts.unexpected;
     return u;
+}
+
+/* A message for matching (MPI_T's p2p_msgs_arrived, p2p_bytes_arrived). */
+static void
+arrived(const struct wire_hdr *h)
+{
+    mpii_counts.arrived++;
+    mpii_counts.arrived_bytes += h->type == FR_EAGER ? h->len : h->total;
 }
 
 void
@@ -362,6 +374,7 @@ match_incoming(struct conn *c, const struct wire_hdr *h, const void *payload)
         fins++;
         return;
     }
+    arrived(h);
     /* An undecided receive may be this one's: keep it until we know. */
     if ((rp = posted_find(h->ctx, h->src, h->tag, &q)) != NULL &&
         !undecided(*rp)) {
@@ -411,11 +424,13 @@ match_eager_begin(struct conn *c, const struct wire_hdr *h, struct mpii_req **r,
         (*r)->status.MPI_TAG = h->tag;
         (*r)->total = h->len;
         (*r)->got = 0;
+        arrived(h);
         return (*r)->rbuf;
     }
     if ((*u = keep_unexpected(c, h)) == NULL)
         return NULL;
     (*u)->filling = 1;
+    arrived(h);
     return (*u)->data;
 }
 
@@ -508,6 +523,7 @@ match_post(struct mpii_req *r)
         r->next = NULL;
         *q->posted_tail = r;
         q->posted_tail = &r->next;
+        mpii_counts.posted++;
         return;
     }
     take(r, unexpected_unlink(q, up));

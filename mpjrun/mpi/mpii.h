@@ -530,6 +530,12 @@ void mpii_transport_fini(void);
 int mpii_initialized(void); /* 1 between Init and Finalize */
 /* The job runs every rank more than once (p2prun -r). */
 int mpii_replicated(void);
+/* Replicas per rank (p2prun -r; 1 without). */
+int mpii_nreplicas(void);
+/* Frames between hosts are sealed (P2P_ENCRYPT not 0/no/off). */
+int mpii_sealed(void);
+/* The thread level MPI_Init_thread provided (MPI_THREAD_SINGLE before). */
+int mpii_thread_level(void);
 /* testkill.c: fault injection for tests (P2P_TEST_KILL); a no-op
  * otherwise. */
 void mpii_test_point(const char *where);

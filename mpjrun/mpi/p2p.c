@@ -73,6 +73,8 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
         return MPI_ERR_RANK;
     if (tag < 0 || tag > MPI_TAG_UB_VALUE)
         return MPI_ERR_TAG;
+    mpii_counts.sent++;
+    mpii_counts.sent_bytes += (uint64_t)count * mpii_type_size(t);
     world = comm->world[dest];
     /* An eager standard send of a contiguous buffer to another process
      * completes as it starts (written, or copied when the channel is
