@@ -265,16 +265,17 @@ static struct mpii_t_session *sessions;
     } while (0)
 
 /* MPI 3.1 14.3.3: a string goes out truncated to *len - 1 characters and
- * its null, *len set to what was written with the null; *len 0 on input
- * asks only the length needed; NULL for either writes nothing. */
+ * its null, *len set to what was written with the null; *len 0 on input,
+ * or no string, asks only the length needed; no length writes nothing
+ * (MPICH's mpi_t_str checks each case). */
 static void
 put_string(const char *s, char *out, int *len)
 {
     size_t n = strlen(s);
 
-    if (out == NULL || len == NULL)
+    if (len == NULL)
         return;
-    if (*len <= 0) {
+    if (out == NULL || *len <= 0) {
         *len = (int)n + 1;
         return;
     }

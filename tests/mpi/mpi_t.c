@@ -93,6 +93,16 @@ t_strings(void)
         CHECK(small[sizeof small - 1] == '\0' &&
                   strncmp(small, name, sizeof small - 1) == 0,
               "truncated '%.4s'", small);
+    /* No string: the length needed; no length: the string untouched
+     * (as MPICH's mpi_t/mpi_t_str checks). */
+    len = 1;
+    MPI_OK(MPI_T_cvar_get_info(0, NULL, &len, NULL, NULL, NULL, NULL, NULL,
+                               NULL, NULL));
+    CHECK(len == full || !ours, "no string: length %d, want %d", len, full);
+    memset(small, 'x', sizeof small);
+    MPI_OK(MPI_T_cvar_get_info(0, small, NULL, NULL, NULL, NULL, NULL, NULL,
+                               NULL, NULL));
+    CHECK(memcmp(small, "xxxx", 4) == 0, "no length: string written");
 }
 
 static void
