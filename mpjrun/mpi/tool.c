@@ -5,10 +5,11 @@
  * after MPI_Finalize too.
  *
  * Control variables are the library's settings: the eager limits, shared
- * memory, encryption, replicas, the thread level.  They are fixed when
- * the job starts (compile-time limits, what peerd put in the
- * environment), so they are read-only: writing one is
- * MPI_T_ERR_CVAR_SET_NEVER.
+ * memory, encryption, replicas, the thread level.  All but one are fixed
+ * when the job starts (compile-time limits, what peerd put in the
+ * environment): writing one is MPI_T_ERR_CVAR_SET_NEVER.  The one is
+ * p2p_eager_max, the sender's choice between eager and rendezvous, which
+ * a process may lower (and raise back) for itself.
  *
  * Performance variables are counters and queue lengths the library keeps
  * where they happen (struct mpii_counts: p2p.c, match.c; request.c's
@@ -31,6 +32,7 @@
 #include "shm.h"
 
 struct mpii_counts mpii_counts;
+size_t mpii_eager_cap = MPII_EAGER_MAX;
 
 /* --- the variables ------------------------------------------------------ */
 
@@ -62,7 +64,18 @@ static struct mpii_t_enum enums[] = {
 static int
 cv_eager_max(void)
 {
-    return MPII_EAGER_MAX;
+    return (int)mpii_eager_cap;
+}
+
+/* Lowered, or raised back, as far as MPII_EAGER_MAX (what receivers are
+ * made for). */
+static int
+cv_set_eager_max(int v)
+{
+    if (v < 0 || v > MPII_EAGER_MAX)
+        return MPI_T_ERR_INVALID;
+    mpii_eager_cap = (size_t)v;
+    return MPI_SUCCESS;
 }
 
 static int
@@ -82,34 +95,37 @@ static const struct cvar {
     int verbosity, scope;
     MPI_T_enum enumtype;
     int (*value)(void);
+    int (*set)(int); /* NULL: fixed */
 } cvars[] = {
     {"p2p_eager_max",
-     "Largest message sent at once between hosts, in bytes; larger ones "
-     "wait for their receive (rendezvous)",
-     MPI_T_VERBOSITY_TUNER_BASIC, MPI_T_SCOPE_CONSTANT, MPI_T_ENUM_NULL,
-     cv_eager_max},
+     "Largest standard send this process writes at once, in bytes "
+     "(65536 at most, the default); larger ones wait for their receive "
+     "(rendezvous).  Lower it and more sends wait",
+     MPI_T_VERBOSITY_TUNER_BASIC, MPI_T_SCOPE_LOCAL, MPI_T_ENUM_NULL,
+     cv_eager_max, cv_set_eager_max},
     {"p2p_shm_eager_max",
      "Largest message sent at once to a rank on the same host through "
      "shared memory, in bytes (P2P_SHM_EAGER_MAX)",
      MPI_T_VERBOSITY_TUNER_BASIC, MPI_T_SCOPE_READONLY, MPI_T_ENUM_NULL,
-     cv_shm_eager_max},
+     cv_shm_eager_max, NULL},
     {"p2p_shm",
      "Ranks on the same host talk through shared memory (P2P_SHM)",
-     MPI_T_VERBOSITY_USER_BASIC, MPI_T_SCOPE_READONLY, ENUM_OFF_ON, cv_shm},
+     MPI_T_VERBOSITY_USER_BASIC, MPI_T_SCOPE_READONLY, ENUM_OFF_ON, cv_shm,
+     NULL},
     {"p2p_encrypt",
      "Frames between hosts are sealed with AES-256-GCM (p2prun "
      "--no-encrypt turns it off)",
      MPI_T_VERBOSITY_USER_BASIC, MPI_T_SCOPE_READONLY, ENUM_OFF_ON,
-     mpii_sealed},
+     mpii_sealed, NULL},
     {"p2p_replicas",
      "Replicas every rank runs as, on distinct hosts (p2prun -r)",
      MPI_T_VERBOSITY_USER_BASIC, MPI_T_SCOPE_READONLY, MPI_T_ENUM_NULL,
-     mpii_nreplicas},
+     mpii_nreplicas, NULL},
     {"p2p_thread_level",
      "Thread level MPI_Init_thread provided (MPI_THREAD_SINGLE before "
      "MPI_Init)",
      MPI_T_VERBOSITY_USER_BASIC, MPI_T_SCOPE_READONLY, ENUM_LEVEL,
-     mpii_thread_level},
+     mpii_thread_level, NULL},
 };
 #define NCVARS ((int)(sizeof cvars / sizeof cvars[0]))
 
@@ -544,13 +560,18 @@ int
 PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 {
     MPII_ENTER;
-    (void)buf;
+    int v;
+
     T_ENTER;
     if (handle == MPI_T_CVAR_HANDLE_NULL || handle->index < 0 ||
         handle->index >= NCVARS)
         T_RETURN(MPI_T_ERR_INVALID_HANDLE);
-    /* Every one is fixed when the job starts. */
-    T_RETURN(MPI_T_ERR_CVAR_SET_NEVER);
+    if (cvars[handle->index].set == NULL)
+        T_RETURN(MPI_T_ERR_CVAR_SET_NEVER);
+    if (buf == NULL)
+        T_RETURN(MPI_ERR_ARG);
+    memcpy(&v, buf, sizeof v);
+    T_RETURN(cvars[handle->index].set(v));
 }
 
 /* --- performance variables --------------------------------------------- */
