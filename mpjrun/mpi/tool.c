@@ -242,6 +242,7 @@ static const struct category {
 /* --- state: initialisations, handles, sessions ------------------------- */
 
 struct mpii_t_cvar {
+    struct mpii_t_cvar *next;
     int index;
 };
 
@@ -263,6 +264,8 @@ struct mpii_t_session {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int inits; /* MPI_T_init_thread calls not yet finalized */
 static struct mpii_t_session *sessions;
+static struct mpii_t_cvar *cvar_handles; /* live, so that a stale one is
+                                            refused, not followed */
 
 /* Every call but init: MPI_T is initialised, and the lock is held. */
 #define T_ENTER                                  \
@@ -360,6 +363,18 @@ by_name(const char *name, int cls, int n, const char *(*name_of)(int, int),
     return MPI_T_ERR_INVALID_NAME;
 }
 
+/* The live control variable handle h, or NULL. */
+static struct mpii_t_cvar *
+cvar_find(MPI_T_cvar_handle h)
+{
+    struct mpii_t_cvar *x;
+
+    for (x = cvar_handles; x != NULL; x = x->next)
+        if (x == h)
+            return x;
+    return NULL;
+}
+
 static struct mpii_t_session *
 session_find(MPI_T_pvar_session s)
 {
@@ -408,10 +423,11 @@ PMPI_T_finalize(void)
     MPII_ENTER;
     struct mpii_t_session *s;
     struct mpii_t_pvar *p;
+    struct mpii_t_cvar *c;
 
     T_ENTER;
     /* The last one: sessions and handles left behind go. */
-    if (--inits == 0)
+    if (--inits == 0) {
         while ((s = sessions) != NULL) {
             sessions = s->next;
             while ((p = s->handles) != NULL) {
@@ -420,6 +436,11 @@ PMPI_T_finalize(void)
             }
             free(s);
         }
+        while ((c = cvar_handles) != NULL) {
+            cvar_handles = c->next;
+            free(c);
+        }
+    }
     T_RETURN(MPI_SUCCESS);
 }
 
@@ -519,6 +540,8 @@ PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle,
     if ((h = malloc(sizeof *h)) == NULL)
         T_RETURN(MPI_T_ERR_MEMORY);
     h->index = cvar_index;
+    h->next = cvar_handles;
+    cvar_handles = h;
     *handle = h;
     *count = 1;
     T_RETURN(MPI_SUCCESS);
@@ -529,9 +552,16 @@ int
 PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
 {
     MPII_ENTER;
+    struct mpii_t_cvar **hp;
+
     T_ENTER;
-    if (handle == NULL || *handle == MPI_T_CVAR_HANDLE_NULL)
+    if (handle == NULL)
+        T_RETURN(MPI_ERR_ARG);
+    for (hp = &cvar_handles; *hp != NULL && *hp != *handle; hp = &(*hp)->next)
+        ;
+    if (*hp == NULL)
         T_RETURN(MPI_T_ERR_INVALID_HANDLE);
+    *hp = (*handle)->next;
     free(*handle);
     *handle = MPI_T_CVAR_HANDLE_NULL;
     T_RETURN(MPI_SUCCESS);
@@ -545,8 +575,7 @@ PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
     int v;
 
     T_ENTER;
-    if (handle == MPI_T_CVAR_HANDLE_NULL || handle->index < 0 ||
-        handle->index >= NCVARS)
+    if (cvar_find(handle) == NULL)
         T_RETURN(MPI_T_ERR_INVALID_HANDLE);
     if (buf == NULL)
         T_RETURN(MPI_ERR_ARG);
@@ -563,8 +592,7 @@ PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
     int v;
 
     T_ENTER;
-    if (handle == MPI_T_CVAR_HANDLE_NULL || handle->index < 0 ||
-        handle->index >= NCVARS)
+    if (cvar_find(handle) == NULL)
         T_RETURN(MPI_T_ERR_INVALID_HANDLE);
     if (cvars[handle->index].set == NULL)
         T_RETURN(MPI_T_ERR_CVAR_SET_NEVER);

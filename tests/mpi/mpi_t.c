@@ -49,8 +49,17 @@ cvar_int(const char *name, int *value, int fixed)
     if (fixed)
         CHECK(MPI_T_cvar_write(h, value) == MPI_T_ERR_CVAR_SET_NEVER,
               "%s written", name);
-    MPI_OK(MPI_T_cvar_handle_free(&h));
-    CHECK(h == MPI_T_CVAR_HANDLE_NULL, "handle not nulled");
+    {
+        MPI_T_cvar_handle stale = h;
+
+        MPI_OK(MPI_T_cvar_handle_free(&h));
+        CHECK(h == MPI_T_CVAR_HANDLE_NULL, "handle not nulled");
+        /* p2pmpi refuses a freed handle (elsewhere it may be followed). */
+        if (ours)
+            CHECK(MPI_T_cvar_read(stale, value) == MPI_T_ERR_INVALID_HANDLE &&
+                      MPI_T_cvar_read(h, value) == MPI_T_ERR_INVALID_HANDLE,
+                  "%s: a freed handle read", name);
+    }
     return 1;
 }
 
