@@ -24,12 +24,12 @@ conn_eager_max(const struct conn *c)
      * rendezvous below the single copy's own minimum: those would go
      * through the rings). */
     if (!c->on_shm || !shm_cma_peer_reads(c->shm))
-        return MPII_EAGER_MAX;
+        return mpii_eager_cap;
     e = shm_eager_max(MPII_EAGER_MAX);
     m = shm_cma_min();
     if (m > 0 && m - 1 > e)
         e = m - 1 < MPII_EAGER_MAX ? m - 1 : MPII_EAGER_MAX;
-    return e;
+    return e < mpii_eager_cap ? e : mpii_eager_cap;
 }
 
 /* shm: may the rendezvous h announces go by a single copy?  Then *at is

@@ -219,8 +219,13 @@ int conn_send_eager(struct conn *, struct wire_hdr *, const void *data,
                     size_t len);
 struct conn *conn_to(int world_rank); /* NULL for ourselves or unknown */
 /* The largest standard send to c that goes eager (MPII_EAGER_MAX, less
- * on a shared-memory pair that copies larger ones once: shm.h). */
+ * on a shared-memory pair that copies larger ones once: shm.h), at most
+ * mpii_eager_cap. */
 size_t conn_eager_max(const struct conn *);
+/* This process's cap on eager sends, MPII_EAGER_MAX unless a tool
+ * lowered it (MPI_T's p2p_eager_max, tool.c): the choice is the
+ * sender's, so each process may have its own. */
+extern size_t mpii_eager_cap;
 /* Replicas: the connection to process index rank * R + replica, opened
  * now if there is none (frames sent before its handshake is done wait on
  * it; NULL when it broke or cannot be opened, which is reported as a

@@ -70,6 +70,9 @@ err_text(int code)
     case MPI_ERR_RMA_SHARED: return "memory cannot be shared";
     case MPI_ERR_UNSUPPORTED_OPERATION:
         return "operation not supported by p2pmpi";
+    case MPI_ERR_SPAWN:
+        return "cannot start processes: a p2pmpi job keeps the processes "
+               "p2prun started";
     /* the tool information interface (tool.c) */
     case MPI_T_ERR_MEMORY: return "MPI_T: out of memory";
     case MPI_T_ERR_NOT_INITIALIZED: return "MPI_T: not initialized";

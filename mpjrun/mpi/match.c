@@ -749,6 +749,7 @@ match_fini(void)
     }
     umsg_free_all(claimed);
     claimed = NULL;
+    mpii_counts.unexpected = mpii_counts.posted = 0; /* all gone */
     last = NULL;
     sweep_at = 64;
     fins = 0;

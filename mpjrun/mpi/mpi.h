@@ -1091,6 +1091,22 @@ int MPI_T_category_get_categories(int cat_index, int len, int indices[]);
 int MPI_T_category_changed(int *stamp);
 /* ==== end of MPI_T_ ==== */
 
+/* ==== process management (dynamic.c) ==== */
+#define MPI_ERR_SPAWN 42
+#define MPI_ARGVS_NULL ((char ***)0)
+int MPI_Comm_get_parent(MPI_Comm *parent);
+int MPI_Comm_disconnect(MPI_Comm *comm);
+int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs,
+                   MPI_Info info, int root, MPI_Comm comm,
+                   MPI_Comm *intercomm, int array_of_errcodes[]);
+int MPI_Comm_spawn_multiple(int count, char *array_of_commands[],
+                            char **array_of_argv[],
+                            const int array_of_maxprocs[],
+                            const MPI_Info array_of_info[], int root,
+                            MPI_Comm comm, MPI_Comm *intercomm,
+                            int array_of_errcodes[]);
+/* ==== end of process management ==== */
+
 /* The profiling interface (MPI 3.1, 14.2): every MPI_X is also PMPI_X.
  * The library defines PMPI_X and makes MPI_X a weak alias of it, so a
  * tool (or the program) may define its own MPI_X and call PMPI_X. */
@@ -1713,6 +1729,20 @@ int PMPI_T_category_get_pvars(int cat_index, int len, int indices[]);
 int PMPI_T_category_get_categories(int cat_index, int len, int indices[]);
 int PMPI_T_category_changed(int *stamp);
 /* ==== end of PMPI_ MPI_T_ ==== */
+
+/* ==== PMPI_: process management ==== */
+int PMPI_Comm_get_parent(MPI_Comm *parent);
+int PMPI_Comm_disconnect(MPI_Comm *comm);
+int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs,
+                   MPI_Info info, int root, MPI_Comm comm,
+                   MPI_Comm *intercomm, int array_of_errcodes[]);
+int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[],
+                            char **array_of_argv[],
+                            const int array_of_maxprocs[],
+                            const MPI_Info array_of_info[], int root,
+                            MPI_Comm comm, MPI_Comm *intercomm,
+                            int array_of_errcodes[]);
+/* ==== end of PMPI_ process management ==== */
 
 #ifdef __cplusplus
 }

@@ -144,7 +144,7 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     }
     if (rep_active()) {
         /* Replicas: numbered, logged, sent to the replicas we feed. */
-        if (r->len <= MPII_EAGER_MAX && mode == MPII_SEND_STANDARD) {
+        if (r->len <= mpii_eager_cap && mode == MPII_SEND_STANDARD) {
             h.type = FR_EAGER;
             h.total = r->len;
             rc = rep_send(world, &h, r->data, r->len, NULL);

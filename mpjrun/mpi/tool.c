@@ -5,10 +5,11 @@
  * after MPI_Finalize too.
  *
  * Control variables are the library's settings: the eager limits, shared
- * memory, encryption, replicas, the thread level.  They are fixed when
- * the job starts (compile-time limits, what peerd put in the
- * environment), so they are read-only: writing one is
- * MPI_T_ERR_CVAR_SET_NEVER.
+ * memory, encryption, replicas, the thread level.  All but one are fixed
+ * when the job starts (compile-time limits, what peerd put in the
+ * environment): writing one is MPI_T_ERR_CVAR_SET_NEVER.  The one is
+ * p2p_eager_max, the sender's choice between eager and rendezvous, which
+ * a process may lower (and raise back) for itself.
  *
  * Performance variables are counters and queue lengths the library keeps
  * where they happen (struct mpii_counts: p2p.c, match.c; request.c's
@@ -31,6 +32,7 @@
 #include "shm.h"
 
 struct mpii_counts mpii_counts;
+size_t mpii_eager_cap = MPII_EAGER_MAX;
 
 /* --- the variables ------------------------------------------------------ */
 
@@ -62,7 +64,18 @@ static struct mpii_t_enum enums[] = {
 static int
 cv_eager_max(void)
 {
-    return MPII_EAGER_MAX;
+    return (int)mpii_eager_cap;
+}
+
+/* Lowered, or raised back, as far as MPII_EAGER_MAX (what receivers are
+ * made for). */
+static int
+cv_set_eager_max(int v)
+{
+    if (v < 0 || v > MPII_EAGER_MAX)
+        return MPI_T_ERR_INVALID;
+    mpii_eager_cap = (size_t)v;
+    return MPI_SUCCESS;
 }
 
 static int
@@ -82,34 +95,37 @@ static const struct cvar {
     int verbosity, scope;
     MPI_T_enum enumtype;
     int (*value)(void);
+    int (*set)(int); /* NULL: fixed */
 } cvars[] = {
     {"p2p_eager_max",
-     "Largest message sent at once between hosts, in bytes; larger ones "
-     "wait for their receive (rendezvous)",
-     MPI_T_VERBOSITY_TUNER_BASIC, MPI_T_SCOPE_CONSTANT, MPI_T_ENUM_NULL,
-     cv_eager_max},
+     "Largest standard send this process writes at once, in bytes "
+     "(65536 at most, the default); larger ones wait for their receive "
+     "(rendezvous).  Lower it and more sends wait",
+     MPI_T_VERBOSITY_TUNER_BASIC, MPI_T_SCOPE_LOCAL, MPI_T_ENUM_NULL,
+     cv_eager_max, cv_set_eager_max},
     {"p2p_shm_eager_max",
      "Largest message sent at once to a rank on the same host through "
      "shared memory, in bytes (P2P_SHM_EAGER_MAX)",
      MPI_T_VERBOSITY_TUNER_BASIC, MPI_T_SCOPE_READONLY, MPI_T_ENUM_NULL,
-     cv_shm_eager_max},
+     cv_shm_eager_max, NULL},
     {"p2p_shm",
      "Ranks on the same host talk through shared memory (P2P_SHM)",
-     MPI_T_VERBOSITY_USER_BASIC, MPI_T_SCOPE_READONLY, ENUM_OFF_ON, cv_shm},
+     MPI_T_VERBOSITY_USER_BASIC, MPI_T_SCOPE_READONLY, ENUM_OFF_ON, cv_shm,
+     NULL},
     {"p2p_encrypt",
      "Frames between hosts are sealed with AES-256-GCM (p2prun "
      "--no-encrypt turns it off)",
      MPI_T_VERBOSITY_USER_BASIC, MPI_T_SCOPE_READONLY, ENUM_OFF_ON,
-     mpii_sealed},
+     mpii_sealed, NULL},
     {"p2p_replicas",
      "Replicas every rank runs as, on distinct hosts (p2prun -r)",
      MPI_T_VERBOSITY_USER_BASIC, MPI_T_SCOPE_READONLY, MPI_T_ENUM_NULL,
-     mpii_nreplicas},
+     mpii_nreplicas, NULL},
     {"p2p_thread_level",
      "Thread level MPI_Init_thread provided (MPI_THREAD_SINGLE before "
      "MPI_Init)",
      MPI_T_VERBOSITY_USER_BASIC, MPI_T_SCOPE_READONLY, ENUM_LEVEL,
-     mpii_thread_level},
+     mpii_thread_level, NULL},
 };
 #define NCVARS ((int)(sizeof cvars / sizeof cvars[0]))
 
@@ -226,6 +242,7 @@ static const struct category {
 /* --- state: initialisations, handles, sessions ------------------------- */
 
 struct mpii_t_cvar {
+    struct mpii_t_cvar *next;
     int index;
 };
 
@@ -247,6 +264,8 @@ struct mpii_t_session {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int inits; /* MPI_T_init_thread calls not yet finalized */
 static struct mpii_t_session *sessions;
+static struct mpii_t_cvar *cvar_handles; /* live, so that a stale one is
+                                            refused, not followed */
 
 /* Every call but init: MPI_T is initialised, and the lock is held. */
 #define T_ENTER                                  \
@@ -265,16 +284,17 @@ static struct mpii_t_session *sessions;
     } while (0)
 
 /* MPI 3.1 14.3.3: a string goes out truncated to *len - 1 characters and
- * its null, *len set to what was written with the null; *len 0 on input
- * asks only the length needed; NULL for either writes nothing. */
+ * its null, *len set to what was written with the null; *len 0 on input,
+ * or no string, asks only the length needed; no length writes nothing
+ * (MPICH's mpi_t_str checks each case). */
 static void
 put_string(const char *s, char *out, int *len)
 {
     size_t n = strlen(s);
 
-    if (out == NULL || len == NULL)
+    if (len == NULL)
         return;
-    if (*len <= 0) {
+    if (out == NULL || *len <= 0) {
         *len = (int)n + 1;
         return;
     }
@@ -343,6 +363,18 @@ by_name(const char *name, int cls, int n, const char *(*name_of)(int, int),
     return MPI_T_ERR_INVALID_NAME;
 }
 
+/* The live control variable handle h, or NULL. */
+static struct mpii_t_cvar *
+cvar_find(MPI_T_cvar_handle h)
+{
+    struct mpii_t_cvar *x;
+
+    for (x = cvar_handles; x != NULL; x = x->next)
+        if (x == h)
+            return x;
+    return NULL;
+}
+
 static struct mpii_t_session *
 session_find(MPI_T_pvar_session s)
 {
@@ -391,10 +423,11 @@ PMPI_T_finalize(void)
     MPII_ENTER;
     struct mpii_t_session *s;
     struct mpii_t_pvar *p;
+    struct mpii_t_cvar *c;
 
     T_ENTER;
     /* The last one: sessions and handles left behind go. */
-    if (--inits == 0)
+    if (--inits == 0) {
         while ((s = sessions) != NULL) {
             sessions = s->next;
             while ((p = s->handles) != NULL) {
@@ -403,6 +436,11 @@ PMPI_T_finalize(void)
             }
             free(s);
         }
+        while ((c = cvar_handles) != NULL) {
+            cvar_handles = c->next;
+            free(c);
+        }
+    }
     T_RETURN(MPI_SUCCESS);
 }
 
@@ -502,6 +540,8 @@ PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle,
     if ((h = malloc(sizeof *h)) == NULL)
         T_RETURN(MPI_T_ERR_MEMORY);
     h->index = cvar_index;
+    h->next = cvar_handles;
+    cvar_handles = h;
     *handle = h;
     *count = 1;
     T_RETURN(MPI_SUCCESS);
@@ -512,9 +552,16 @@ int
 PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
 {
     MPII_ENTER;
+    struct mpii_t_cvar **hp;
+
     T_ENTER;
-    if (handle == NULL || *handle == MPI_T_CVAR_HANDLE_NULL)
+    if (handle == NULL)
+        T_RETURN(MPI_ERR_ARG);
+    for (hp = &cvar_handles; *hp != NULL && *hp != *handle; hp = &(*hp)->next)
+        ;
+    if (*hp == NULL)
         T_RETURN(MPI_T_ERR_INVALID_HANDLE);
+    *hp = (*handle)->next;
     free(*handle);
     *handle = MPI_T_CVAR_HANDLE_NULL;
     T_RETURN(MPI_SUCCESS);
@@ -528,8 +575,7 @@ PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
     int v;
 
     T_ENTER;
-    if (handle == MPI_T_CVAR_HANDLE_NULL || handle->index < 0 ||
-        handle->index >= NCVARS)
+    if (cvar_find(handle) == NULL)
         T_RETURN(MPI_T_ERR_INVALID_HANDLE);
     if (buf == NULL)
         T_RETURN(MPI_ERR_ARG);
@@ -543,13 +589,17 @@ int
 PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 {
     MPII_ENTER;
-    (void)buf;
+    int v;
+
     T_ENTER;
-    if (handle == MPI_T_CVAR_HANDLE_NULL || handle->index < 0 ||
-        handle->index >= NCVARS)
+    if (cvar_find(handle) == NULL)
         T_RETURN(MPI_T_ERR_INVALID_HANDLE);
-    /* Every one is fixed when the job starts. */
-    T_RETURN(MPI_T_ERR_CVAR_SET_NEVER);
+    if (cvars[handle->index].set == NULL)
+        T_RETURN(MPI_T_ERR_CVAR_SET_NEVER);
+    if (buf == NULL)
+        T_RETURN(MPI_ERR_ARG);
+    memcpy(&v, buf, sizeof v);
+    T_RETURN(cvars[handle->index].set(v));
 }
 
 /* --- performance variables --------------------------------------------- */

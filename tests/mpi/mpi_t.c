@@ -49,8 +49,17 @@ cvar_int(const char *name, int *value, int fixed)
     if (fixed)
         CHECK(MPI_T_cvar_write(h, value) == MPI_T_ERR_CVAR_SET_NEVER,
               "%s written", name);
-    MPI_OK(MPI_T_cvar_handle_free(&h));
-    CHECK(h == MPI_T_CVAR_HANDLE_NULL, "handle not nulled");
+    {
+        MPI_T_cvar_handle stale = h;
+
+        MPI_OK(MPI_T_cvar_handle_free(&h));
+        CHECK(h == MPI_T_CVAR_HANDLE_NULL, "handle not nulled");
+        /* p2pmpi refuses a freed handle (elsewhere it may be followed). */
+        if (ours)
+            CHECK(MPI_T_cvar_read(stale, value) == MPI_T_ERR_INVALID_HANDLE &&
+                      MPI_T_cvar_read(h, value) == MPI_T_ERR_INVALID_HANDLE,
+                  "%s: a freed handle read", name);
+    }
     return 1;
 }
 
@@ -93,6 +102,16 @@ t_strings(void)
         CHECK(small[sizeof small - 1] == '\0' &&
                   strncmp(small, name, sizeof small - 1) == 0,
               "truncated '%.4s'", small);
+    /* No string: the length needed; no length: the string untouched
+     * (as MPICH's mpi_t/mpi_t_str checks). */
+    len = 1;
+    MPI_OK(MPI_T_cvar_get_info(0, NULL, &len, NULL, NULL, NULL, NULL, NULL,
+                               NULL, NULL));
+    CHECK(len == full || !ours, "no string: length %d, want %d", len, full);
+    memset(small, 'x', sizeof small);
+    MPI_OK(MPI_T_cvar_get_info(0, small, NULL, NULL, NULL, NULL, NULL, NULL,
+                               NULL, NULL));
+    CHECK(memcmp(small, "xxxx", 4) == 0, "no length: string written");
 }
 
 static void
@@ -136,7 +155,10 @@ t_cvars(void)
         if (strncmp(name, "p2p_", 4) == 0) {
             CHECK(bind == MPI_T_BIND_NO_OBJECT && dt == MPI_INT,
                   "%s: bound %d", name, bind);
-            CHECK(cvar_int(name, &v, 1), "%s not read", name);
+            CHECK(cvar_int(name, &v,
+                           scope == MPI_T_SCOPE_CONSTANT ||
+                               scope == MPI_T_SCOPE_READONLY),
+                  "%s not read", name);
         }
     }
     if (!ours)
@@ -268,6 +290,46 @@ readp(MPI_T_pvar_session s, MPI_T_pvar_handle h)
     return v;
 }
 
+/* p2pmpi's p2p_eager_max, the one control variable a process may set:
+ * lowered to 100, a 1000-byte standard send waits for its receive; no
+ * more than 65536; set back. */
+static void
+t_p2p_eager_cap(void)
+{
+    MPI_T_cvar_handle h;
+    MPI_Request rq;
+    char buf[1000];
+    int i, count, v, small = 100, big = 65537, flag = 0;
+    int peer = (t_rank + 1) % t_size, from = (t_rank + t_size - 1) % t_size;
+
+    if (MPI_T_cvar_get_index("p2p_eager_max", &i) != MPI_SUCCESS)
+        return; /* not p2pmpi */
+    MPI_OK(MPI_T_cvar_handle_alloc(i, NULL, &h, &count));
+    CHECK(MPI_T_cvar_write(h, &big) == MPI_T_ERR_INVALID, "65537 taken");
+    MPI_OK(MPI_T_cvar_write(h, &small));
+    MPI_OK(MPI_T_cvar_read(h, &v));
+    CHECK(v == small, "read back %d", v);
+    if (t_size > 1) {
+        memset(buf, 7, sizeof buf);
+        MPI_OK(MPI_Isend(buf, sizeof buf, MPI_BYTE, peer, 60, MPI_COMM_WORLD,
+                         &rq));
+        for (i = 0; i < 100 && !flag; i++)
+            MPI_OK(MPI_Test(&rq, &flag, MPI_STATUS_IGNORE));
+        CHECK(!flag, "a 1000-byte send complete before its receive");
+        MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+        MPI_OK(MPI_Recv(buf, sizeof buf, MPI_BYTE, from, 60, MPI_COMM_WORLD,
+                        MPI_STATUS_IGNORE));
+        if (!flag)
+            MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+        CHECK(buf[0] == 7 && buf[sizeof buf - 1] == 7, "data");
+    }
+    v = 65536;
+    MPI_OK(MPI_T_cvar_write(h, &v));
+    MPI_OK(MPI_T_cvar_read(h, &v));
+    CHECK(v == 65536, "set back: %d", v);
+    MPI_OK(MPI_T_cvar_handle_free(&h));
+}
+
 /* What p2pmpi's variables say, where they exist. */
 static void
 t_p2p_values(void)
@@ -295,7 +357,7 @@ t_p2p_values(void)
                      MPI_T_PVAR_CLASS_HIGHWATERMARK, &peak) &&
               handle(s, "p2p_posted", MPI_T_PVAR_CLASS_LEVEL, &posted),
           "p2pmpi's variables missing");
-    CHECK(cvar_int("p2p_eager_max", &eager, 1) && eager == 65536,
+    CHECK(cvar_int("p2p_eager_max", &eager, 0) && eager == 65536,
           "eager limit %d", eager);
     CHECK(cvar_int("p2p_replicas", &reps, 1) && reps >= 1, "replicas %d",
           reps);
@@ -385,6 +447,7 @@ main(int argc, char **argv)
     t_pvars();
     t_categories();
     t_p2p_values();
+    t_p2p_eager_cap();
     /* Nested: the first finalize leaves it initialised. */
     MPI_OK(MPI_T_finalize());
     {
