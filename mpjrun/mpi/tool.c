@@ -241,20 +241,27 @@ static const struct category {
 
 /* --- state: initialisations, handles, sessions ------------------------- */
 
+/* Handles and sessions live on lists, each starting with its link, so
+ * that one the program gives back is looked for, not followed: a freed
+ * or made-up one is refused. */
+struct link {
+    struct link *next;
+};
+
 struct mpii_t_cvar {
-    struct mpii_t_cvar *next;
+    struct link link;
     int index;
 };
 
 struct mpii_t_pvar {
-    struct mpii_t_pvar *next;
+    struct link link;
     int index;
     uint64_t base; /* a counter's value where this handle started */
 };
 
 struct mpii_t_session {
-    struct mpii_t_session *next;
-    struct mpii_t_pvar *handles;
+    struct link link;
+    struct link *handles; /* its struct mpii_t_pvar */
 };
 
 /* MPI_T has a lock of its own besides the library's (MPII_ENTER, taken
@@ -263,9 +270,8 @@ struct mpii_t_session {
  * MPI_Init and after MPI_Finalize. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int inits; /* MPI_T_init_thread calls not yet finalized */
-static struct mpii_t_session *sessions;
-static struct mpii_t_cvar *cvar_handles; /* live, so that a stale one is
-                                            refused, not followed */
+static struct link *sessions;     /* struct mpii_t_session */
+static struct link *cvar_handles; /* struct mpii_t_cvar */
 
 /* Every call but init: MPI_T is initialised, and the lock is held. */
 #define T_ENTER                                  \
@@ -363,38 +369,60 @@ by_name(const char *name, int cls, int n, const char *(*name_of)(int, int),
     return MPI_T_ERR_INVALID_NAME;
 }
 
-/* The live control variable handle h, or NULL. */
-static struct mpii_t_cvar *
-cvar_find(MPI_T_cvar_handle h)
+static void
+link_push(struct link **head, struct link *l)
 {
-    struct mpii_t_cvar *x;
+    l->next = *head;
+    *head = l;
+}
 
-    for (x = cvar_handles; x != NULL; x = x->next)
-        if (x == h)
-            return x;
+/* The entry p of a list (compared, never followed), or NULL; with take,
+ * it is off the list as well. */
+static struct link *
+link_find(struct link **head, const void *p, int take)
+{
+    struct link **lp, *l;
+
+    for (lp = head; (l = *lp) != NULL; lp = &l->next)
+        if ((const void *)l == p) {
+            if (take)
+                *lp = l->next;
+            return l;
+        }
     return NULL;
 }
 
+static void
+link_free_all(struct link **head)
+{
+    struct link *l;
+
+    while ((l = *head) != NULL) {
+        *head = l->next;
+        free(l);
+    }
+}
+
+/* The live session s, or NULL. */
 static struct mpii_t_session *
-session_find(MPI_T_pvar_session s)
+session_of(MPI_T_pvar_session s)
 {
-    struct mpii_t_session *x;
-
-    for (x = sessions; x != NULL; x = x->next)
-        if (x == s)
-            return x;
-    return NULL;
+    return (struct mpii_t_session *)link_find(&sessions, s, 0);
 }
 
+/* Session s's live handle h, or NULL. */
 static struct mpii_t_pvar *
-handle_find(struct mpii_t_session *s, MPI_T_pvar_handle h)
+pvar_of(struct mpii_t_session *s, MPI_T_pvar_handle h)
 {
-    struct mpii_t_pvar *p;
+    return (struct mpii_t_pvar *)link_find(&s->handles, h, 0);
+}
 
-    for (p = s->handles; p != NULL; p = p->next)
-        if (p == h)
-            return p;
-    return NULL;
+/* A session with its handles. */
+static void
+session_free(struct mpii_t_session *s)
+{
+    link_free_all(&s->handles);
+    free(s);
 }
 
 /* --- initialisation ---------------------------------------------------- */
@@ -421,25 +449,16 @@ int
 PMPI_T_finalize(void)
 {
     MPII_ENTER;
-    struct mpii_t_session *s;
-    struct mpii_t_pvar *p;
-    struct mpii_t_cvar *c;
+    struct link *l;
 
     T_ENTER;
     /* The last one: sessions and handles left behind go. */
     if (--inits == 0) {
-        while ((s = sessions) != NULL) {
-            sessions = s->next;
-            while ((p = s->handles) != NULL) {
-                s->handles = p->next;
-                free(p);
-            }
-            free(s);
+        while ((l = sessions) != NULL) {
+            sessions = l->next;
+            session_free((struct mpii_t_session *)l);
         }
-        while ((c = cvar_handles) != NULL) {
-            cvar_handles = c->next;
-            free(c);
-        }
+        link_free_all(&cvar_handles);
     }
     T_RETURN(MPI_SUCCESS);
 }
@@ -540,8 +559,7 @@ PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle,
     if ((h = malloc(sizeof *h)) == NULL)
         T_RETURN(MPI_T_ERR_MEMORY);
     h->index = cvar_index;
-    h->next = cvar_handles;
-    cvar_handles = h;
+    link_push(&cvar_handles, &h->link);
     *handle = h;
     *count = 1;
     T_RETURN(MPI_SUCCESS);
@@ -552,17 +570,14 @@ int
 PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
 {
     MPII_ENTER;
-    struct mpii_t_cvar **hp;
+    struct link *l;
 
     T_ENTER;
     if (handle == NULL)
         T_RETURN(MPI_ERR_ARG);
-    for (hp = &cvar_handles; *hp != NULL && *hp != *handle; hp = &(*hp)->next)
-        ;
-    if (*hp == NULL)
+    if ((l = link_find(&cvar_handles, *handle, 1)) == NULL)
         T_RETURN(MPI_T_ERR_INVALID_HANDLE);
-    *hp = (*handle)->next;
-    free(*handle);
+    free(l);
     *handle = MPI_T_CVAR_HANDLE_NULL;
     T_RETURN(MPI_SUCCESS);
 }
@@ -575,7 +590,7 @@ PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
     int v;
 
     T_ENTER;
-    if (cvar_find(handle) == NULL)
+    if (link_find(&cvar_handles, handle, 0) == NULL)
         T_RETURN(MPI_T_ERR_INVALID_HANDLE);
     if (buf == NULL)
         T_RETURN(MPI_ERR_ARG);
@@ -592,7 +607,7 @@ PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
     int v;
 
     T_ENTER;
-    if (cvar_find(handle) == NULL)
+    if (link_find(&cvar_handles, handle, 0) == NULL)
         T_RETURN(MPI_T_ERR_INVALID_HANDLE);
     if (cvars[handle->index].set == NULL)
         T_RETURN(MPI_T_ERR_CVAR_SET_NEVER);
@@ -666,8 +681,7 @@ PMPI_T_pvar_session_create(MPI_T_pvar_session *session)
         T_RETURN(MPI_ERR_ARG);
     if ((s = calloc(1, sizeof *s)) == NULL)
         T_RETURN(MPI_T_ERR_MEMORY);
-    s->next = sessions;
-    sessions = s;
+    link_push(&sessions, &s->link);
     *session = s;
     T_RETURN(MPI_SUCCESS);
 }
@@ -677,22 +691,14 @@ int
 PMPI_T_pvar_session_free(MPI_T_pvar_session *session)
 {
     MPII_ENTER;
-    struct mpii_t_session **sp, *s;
-    struct mpii_t_pvar *p;
+    struct link *l;
 
     T_ENTER;
     if (session == NULL)
         T_RETURN(MPI_ERR_ARG);
-    for (sp = &sessions; *sp != NULL && *sp != *session; sp = &(*sp)->next)
-        ;
-    if ((s = *sp) == NULL)
+    if ((l = link_find(&sessions, *session, 1)) == NULL)
         T_RETURN(MPI_T_ERR_INVALID_SESSION);
-    *sp = s->next;
-    while ((p = s->handles) != NULL) {
-        s->handles = p->next;
-        free(p);
-    }
-    free(s);
+    session_free((struct mpii_t_session *)l);
     *session = MPI_T_PVAR_SESSION_NULL;
     T_RETURN(MPI_SUCCESS);
 }
@@ -709,7 +715,7 @@ PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index,
 
     (void)obj_handle; /* bound to no object */
     T_ENTER;
-    if ((s = session_find(session)) == NULL)
+    if ((s = session_of(session)) == NULL)
         T_RETURN(MPI_T_ERR_INVALID_SESSION);
     if (pvar_index < 0 || pvar_index >= NPVARS)
         T_RETURN(MPI_T_ERR_INVALID_INDEX);
@@ -720,8 +726,7 @@ PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index,
     p->index = pvar_index;
     if (!pv_readonly(pvar_index))
         p->base = pvars[pvar_index].value();
-    p->next = s->handles;
-    s->handles = p;
+    link_push(&s->handles, &p->link);
     *handle = p;
     *count = 1;
     T_RETURN(MPI_SUCCESS);
@@ -733,19 +738,16 @@ PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle)
 {
     MPII_ENTER;
     struct mpii_t_session *s;
-    struct mpii_t_pvar **pp;
+    struct link *l;
 
     T_ENTER;
-    if ((s = session_find(session)) == NULL)
+    if ((s = session_of(session)) == NULL)
         T_RETURN(MPI_T_ERR_INVALID_SESSION);
     if (handle == NULL)
         T_RETURN(MPI_ERR_ARG);
-    for (pp = &s->handles; *pp != NULL && *pp != *handle; pp = &(*pp)->next)
-        ;
-    if (*pp == NULL)
+    if ((l = link_find(&s->handles, *handle, 1)) == NULL)
         T_RETURN(MPI_T_ERR_INVALID_HANDLE);
-    *pp = (*handle)->next;
-    free(*handle);
+    free(l);
     *handle = MPI_T_PVAR_HANDLE_NULL;
     T_RETURN(MPI_SUCCESS);
 }
@@ -759,11 +761,11 @@ startstop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
     struct mpii_t_session *s;
 
     T_ENTER;
-    if ((s = session_find(session)) == NULL)
+    if ((s = session_of(session)) == NULL)
         T_RETURN(MPI_T_ERR_INVALID_SESSION);
     if (handle == MPI_T_PVAR_ALL_HANDLES)
         T_RETURN(MPI_SUCCESS);
-    if (handle_find(s, handle) == NULL)
+    if (pvar_of(s, handle) == NULL)
         T_RETURN(MPI_T_ERR_INVALID_HANDLE);
     T_RETURN(MPI_T_ERR_PVAR_NO_STARTSTOP);
 }
@@ -810,15 +812,17 @@ pvar_access(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf,
     uint64_t v;
 
     T_ENTER;
-    if ((s = session_find(session)) == NULL)
+    if ((s = session_of(session)) == NULL)
         T_RETURN(MPI_T_ERR_INVALID_SESSION);
     if (handle == MPI_T_PVAR_ALL_HANDLES && buf == NULL) {
-        for (p = s->handles; p != NULL; p = p->next)
-            if (!pv_readonly(p->index))
+        struct link *l;
+
+        for (l = s->handles; l != NULL; l = l->next)
+            if (!pv_readonly((p = (struct mpii_t_pvar *)l)->index))
                 (void)pvar_value(p, 1);
         T_RETURN(MPI_SUCCESS);
     }
-    if ((p = handle_find(s, handle)) == NULL)
+    if ((p = pvar_of(s, handle)) == NULL)
         T_RETURN(MPI_T_ERR_INVALID_HANDLE);
     if (reset && pv_readonly(p->index))
         T_RETURN(MPI_T_ERR_PVAR_NO_WRITE);
@@ -869,9 +873,9 @@ PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
     uint64_t v;
 
     T_ENTER;
-    if ((s = session_find(session)) == NULL)
+    if ((s = session_of(session)) == NULL)
         T_RETURN(MPI_T_ERR_INVALID_SESSION);
-    if ((p = handle_find(s, handle)) == NULL)
+    if ((p = pvar_of(s, handle)) == NULL)
         T_RETURN(MPI_T_ERR_INVALID_HANDLE);
     if (pv_readonly(p->index))
         T_RETURN(MPI_T_ERR_PVAR_NO_WRITE);
