@@ -55,6 +55,7 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     struct mpii_req *r;
     struct wire_hdr h;
     struct conn *c;
+    size_t len;
     int rc, world, copy;
 
     if ((rc = check_buf(buf, count, dt, &t)) != MPI_SUCCESS)
@@ -73,8 +74,9 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
         return MPI_ERR_RANK;
     if (tag < 0 || tag > MPI_TAG_UB_VALUE)
         return MPI_ERR_TAG;
+    len = mpii_type_size(t) * (size_t)count;
     mpii_counts.sent++;
-    mpii_counts.sent_bytes += (uint64_t)count * mpii_type_size(t);
+    mpii_counts.sent_bytes += len;
     world = comm->world[dest];
     /* An eager standard send of a contiguous buffer to another process
      * completes as it starts (written, or copied when the channel is
@@ -82,8 +84,6 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     if (mode == MPII_SEND_STANDARD && !copy && world != mpii_world_rank() &&
         !rep_active() && mpii_type_contiguous(t) &&
         (c = conn_to(world)) != NULL) {
-        size_t len = mpii_type_size(t) * (size_t)count;
-
         if (len <= conn_eager_max(c)) {
             send_header(&h, comm, dest, tag, ctx);
             h.type = FR_EAGER;
@@ -110,7 +110,7 @@ mpii_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     r->peer = dest;
     r->tag = tag;
     r->mode = mode;
-    r->len = mpii_type_size(t) * (size_t)count;
+    r->len = len;
     if (mpii_type_contiguous(t) && !copy)
         r->data = mpii_type_start(buf, t);
     else {
