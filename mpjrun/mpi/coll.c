@@ -10,7 +10,10 @@
  * coll_reduce.c.
  *
  * Algorithms (p ranks, n bytes):
- *   Barrier    dissemination, ceil(log2 p) rounds
+ *   Barrier    over several hosts with several ranks on some
+ *              (coll_host.c), each host's ranks report to one of them,
+ *              those run the dissemination barrier, then release their
+ *              host's; else dissemination, ceil(log2 p) rounds
  *   Bcast      above 64 KiB and 3+ ranks, a binomial scatter of n/p
  *              chunks then an allgather: recursive doubling for a
  *              power of two, else a ring.  Up to 64 KiB, where some
@@ -23,7 +26,7 @@
  *              depends on sizes, the rank count and the job's table
  *              only, so every rank makes the same
  *   Gather     binomial tree of packed blocks; linear for large blocks
- *   Scatter    blocks up to 2 KiB, over several hosts with several
+ *   Scatter    blocks up to 8 KiB, over several hosts with several
  *              ranks on some: two levels (coll_host.c), each host's
  *              blocks to one rank of it down a binomial tree, then down
  *              one over the host's ranks; else a binomial tree of packed
@@ -57,7 +60,7 @@ enum {
 #define FLAT_P 4                  /* ranks: the root talks to each ... */
 #define BCAST_FLAT_N (16 * 1024)  /* ... in a Bcast up to this */
 #define TREE_MAX (256 * 1024)     /* bytes in all: binomial gather/scatter */
-#define HOSTS_BLOCK 2048          /* bytes a rank: scatter by host */
+#define HOSTS_BLOCK 8192          /* bytes a rank: scatter by host */
 #define ALLTOALL_SHORT (8 * 1024) /* bytes per block: all at once */
 #define MAXCHILD 32
 
@@ -171,6 +174,86 @@ coll_subtree(int vr, int p, int *mask)
     return m < p - vr ? m : p - vr;
 }
 
+/* A list of ranks for a binomial tree: first, then base[0 .. n) but
+ * base[front] (whose place first takes). */
+struct rank_list {
+    const int *base;
+    int n, front, first;
+};
+
+static int
+list_at(const struct rank_list *l, int i)
+{
+    return i == 0 ? l->first : l->base[i - 1 < l->front ? i - 1 : i];
+}
+
+/* The place in the list of base[q]. */
+static int
+list_index(const struct rank_list *l, int q)
+{
+    return q == l->front ? 0 : q < l->front ? q + 1 : q;
+}
+
+/* Binomial broadcast down list l from its first rank; me is our place
+ * in it.  Receives, then starts the sends into reqs (*nreq of them). */
+static int
+bcast_list(void *buf, int count, MPI_Datatype dt, const struct rank_list *l,
+           int me, int tag, struct mpii_comm *c, MPI_Request *reqs, int *nreq)
+{
+    int mask, err;
+
+    coll_subtree(me, l->n, &mask);
+    if (me != 0 &&
+        (err = mpii_recv(buf, count, dt, list_at(l, me - mask), tag, c, CTX(c),
+                         MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+        return err;
+    for (mask >>= 1; mask > 0; mask >>= 1) {
+        if (me + mask >= l->n)
+            continue;
+        err = mpii_isend(buf, count, dt, list_at(l, me + mask), tag, c, CTX(c),
+                         MPII_SEND_STANDARD, &reqs[*nreq]);
+        if (err != MPI_SUCCESS)
+            return err;
+        (*nreq)++;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Where host h's ranks stand in a list from first (the root on its host,
+ * else the host's lowest rank). */
+static struct rank_list
+host_list(const struct mpii_hosts *hs, int h, int root)
+{
+    int mine = hs->host[root] == h;
+
+    return (struct rank_list){hs->order + hs->start[h],
+                              hs->start[h + 1] - hs->start[h],
+                              mine ? hs->pos[root] : 0,
+                              mine ? root : hs->lead[h]};
+}
+
+/* Binomial fan-in of empty messages up list l to its first rank; me is
+ * our place in it: from every child, then to the parent. */
+static int
+fan_in_list(const struct rank_list *l, int me, int tag, struct mpii_comm *c)
+{
+    MPI_Request reqs[MAXCHILD];
+    char dummy = 0;
+    int mask, nreq = 0, err = MPI_SUCCESS;
+
+    coll_subtree(me, l->n, &mask);
+    for (int m = 1; m < mask && me + m < l->n && err == MPI_SUCCESS; m <<= 1) {
+        err = mpii_irecv(&dummy, 0, MPI_BYTE, list_at(l, me + m), tag, c,
+                         CTX(c), &reqs[nreq]);
+        if (err == MPI_SUCCESS)
+            nreq++;
+    }
+    if ((err = coll_finish(nreq, reqs, err)) != MPI_SUCCESS || me == 0)
+        return err;
+    return mpii_send(&dummy, 0, MPI_BYTE, list_at(l, me - mask), tag, c,
+                     CTX(c));
+}
+
 /* ---------------------------------------------------------------- */
 
 /* Dissemination barrier. */
@@ -189,11 +272,37 @@ coll_barrier(struct mpii_comm *c)
     return MPI_SUCCESS;
 }
 
+/* Two-level barrier: the ranks of each host report to its lowest rank
+ * (a binomial fan-in), those run the dissemination barrier among
+ * themselves, then release their host's ranks down the same tree.  A
+ * host's ranks meet through shared memory; the network carries one
+ * exchange per host and round. */
+static int
+barrier_hosts(struct mpii_comm *c, const struct mpii_hosts *hs)
+{
+    MPI_Request reqs[MAXCHILD];
+    char dummy = 0;
+    int h = hs->host[c->rank], n = hs->n, nreq = 0, err;
+    struct rank_list mine = host_list(hs, h, hs->lead[h]);
+    int me = list_index(&mine, hs->pos[c->rank]);
+
+    err = fan_in_list(&mine, me, TAG_BARRIER, c);
+    for (int k = 1; me == 0 && k < n && err == MPI_SUCCESS; k <<= 1)
+        err = coll_sendrecv(&dummy, 0, MPI_BYTE, hs->lead[(h + k) % n], &dummy,
+                            0, MPI_BYTE, hs->lead[(h - k + n) % n], TAG_BARRIER,
+                            c);
+    if (err == MPI_SUCCESS)
+        err = bcast_list(&dummy, 0, MPI_BYTE, &mine, me, TAG_BARRIER, c, reqs,
+                         &nreq);
+    return coll_finish(nreq, reqs, err);
+}
+
 #pragma weak MPI_Barrier = PMPI_Barrier
 int
 PMPI_Barrier(MPI_Comm comm)
 {
     MPII_ENTER;
+    const struct mpii_hosts *hs;
     struct mpii_comm *c;
     int err;
 
@@ -202,7 +311,11 @@ PMPI_Barrier(MPI_Comm comm)
         return mpii_inter_barrier(comm);
     if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Barrier");
-    if ((err = coll_barrier(c)) != MPI_SUCCESS)
+    if ((hs = mpii_comm_hosts(c)) != NULL)
+        err = barrier_hosts(c, hs);
+    else
+        err = coll_barrier(c);
+    if (err != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Barrier");
     return MPI_SUCCESS;
 }
@@ -255,51 +368,6 @@ bcast_flat(void *buf, int count, MPI_Datatype dt, int root,
     return coll_finish(n, reqs, err);
 }
 
-/* A list of ranks for a binomial tree: first, then base[0 .. n) but
- * base[front] (whose place first takes). */
-struct rank_list {
-    const int *base;
-    int n, front, first;
-};
-
-static int
-list_at(const struct rank_list *l, int i)
-{
-    return i == 0 ? l->first : l->base[i - 1 < l->front ? i - 1 : i];
-}
-
-/* The place in the list of base[q]. */
-static int
-list_index(const struct rank_list *l, int q)
-{
-    return q == l->front ? 0 : q < l->front ? q + 1 : q;
-}
-
-/* Binomial broadcast down list l from its first rank; me is our place
- * in it.  Receives, then starts the sends into reqs (*nreq of them). */
-static int
-bcast_list(void *buf, int count, MPI_Datatype dt, const struct rank_list *l,
-           int me, struct mpii_comm *c, MPI_Request *reqs, int *nreq)
-{
-    int mask, err;
-
-    coll_subtree(me, l->n, &mask);
-    if (me != 0 &&
-        (err = mpii_recv(buf, count, dt, list_at(l, me - mask), TAG_BCAST, c,
-                         CTX(c), MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-        return err;
-    for (mask >>= 1; mask > 0; mask >>= 1) {
-        if (me + mask >= l->n)
-            continue;
-        err = mpii_isend(buf, count, dt, list_at(l, me + mask), TAG_BCAST, c,
-                         CTX(c), MPII_SEND_STANDARD, &reqs[*nreq]);
-        if (err != MPI_SUCCESS)
-            return err;
-        (*nreq)++;
-    }
-    return MPI_SUCCESS;
-}
-
 /* Two-level broadcast: a binomial tree over one rank of each host (the
  * root on its own host), then one over each host's ranks from that one.
  * The message crosses the network once per host; the root's and every
@@ -318,11 +386,12 @@ bcast_hosts(void *buf, int count, MPI_Datatype dt, int root,
                              h == hr ? root : hs->lead[h]};
 
     if (c->rank == mine.first)
-        err = bcast_list(buf, count, dt, &leads, list_index(&leads, h), c, reqs,
-                         &nreq);
+        err = bcast_list(buf, count, dt, &leads, list_index(&leads, h),
+                         TAG_BCAST, c, reqs, &nreq);
     if (err == MPI_SUCCESS)
         err = bcast_list(buf, count, dt, &mine,
-                         list_index(&mine, hs->pos[c->rank]), c, reqs, &nreq);
+                         list_index(&mine, hs->pos[c->rank]), TAG_BCAST, c,
+                         reqs, &nreq);
     return coll_finish(nreq, reqs, err);
 }
 
@@ -761,19 +830,6 @@ scatter_tree(const struct vec *sv, size_t nb, void *rbuf, int rcount,
 done:
     free(tmp);
     return err;
-}
-
-/* Where host h's ranks stand in a list from first (the root on its host,
- * else the host's lowest rank). */
-static struct rank_list
-host_list(const struct mpii_hosts *hs, int h, int root)
-{
-    int mine = hs->host[root] == h;
-
-    return (struct rank_list){hs->order + hs->start[h],
-                              hs->start[h + 1] - hs->start[h],
-                              mine ? hs->pos[root] : 0,
-                              mine ? root : hs->lead[h]};
 }
 
 /* The bytes before place i of the host list leads, in a buffer of nb-

@@ -1,14 +1,19 @@
 /*
- * coll_hosts: Bcast, which goes host by host (docs/mpi.md, "Collectives
- * by host"), and Scatter, on communicators whose ranks lie across the
- * hosts in every order: MPI_COMM_WORLD, the world reversed, the even and
- * the odd ranks, each reversed, and every rank but 0.  On each, Bcast
- * and Scatter from every root, of sizes around the algorithms' limits
- * (1 B to 64 KiB and just above), of bytes and of a strided type; then
- * many small Bcasts and Scatters back to back with the root moving,
- * without a barrier between them.  Every element is checked.
+ * coll_hosts: the collectives that go host by host (docs/mpi.md,
+ * "Collectives by host": Barrier, Bcast, Scatter) on communicators whose
+ * ranks lie across the hosts in every order: MPI_COMM_WORLD, the world
+ * reversed, the even and the odd ranks, each reversed, and every rank
+ * but 0.  On each, Bcast and Scatter from every root, of sizes around
+ * the algorithms' limits (1 B to 64 KiB and just above), of bytes and of
+ * a strided type; then many small Bcasts and Scatters back to back with
+ * the root moving, without a barrier between them.  Every element is
+ * checked.  Barrier: each rank in turn enters last, watching for 20 ms
+ * before it does for a message that another rank sends once it has
+ * left; none may come.
  */
 #include "mpitest.h"
+
+#include <unistd.h>
 
 static const int sizes[] = {1, 3, 1000, 16384, 16385, 65536, 65537};
 #define NSIZES ((int)(sizeof sizes / sizeof sizes[0]))
@@ -71,13 +76,13 @@ bcast_strided(MPI_Comm comm, const char *what)
 static void
 scatter_ints(MPI_Comm comm, const char *what)
 {
-    static const int blocks[] = {1, 4, 300, 5000};
+    static const int blocks[] = {1, 4, 300, 2048, 2049, 5000};
     int rank, size;
 
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     for (int root = 0; root < size; root++)
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 6; k++) {
             int nb = blocks[k], bad = 0;
             int *all = malloc((size_t)nb * size * sizeof *all);
             int *mine = malloc((size_t)nb * sizeof *mine);
@@ -125,11 +130,44 @@ moving_root(MPI_Comm comm, const char *what)
           what, bad);
 }
 
+/* Nobody leaves a barrier before everyone has entered it. */
+static void
+barrier_order(MPI_Comm comm, const char *what)
+{
+    int rank, size;
+
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    for (int late = 0; late < size; late++) {
+        if (rank != late) {
+            MPI_OK(MPI_Barrier(comm));
+            MPI_OK(MPI_Send(NULL, 0, MPI_BYTE, late, 77, comm));
+            continue;
+        }
+        int early = 0;
+
+        /* As many looks whatever the clock says: replicas of a rank
+         * (p2prun -r) must make the same calls. */
+        for (int k = 0; k < 20 && !early; k++) {
+            MPI_OK(MPI_Iprobe(MPI_ANY_SOURCE, 77, comm, &early,
+                              MPI_STATUS_IGNORE));
+            usleep(1000);
+        }
+        MPI_OK(MPI_Barrier(comm));
+        CHECK(!early, "%s: a rank left the barrier before rank %d entered it",
+              what, late);
+        for (int i = 0; i < size - 1; i++)
+            MPI_OK(MPI_Recv(NULL, 0, MPI_BYTE, MPI_ANY_SOURCE, 77, comm,
+                            MPI_STATUS_IGNORE));
+    }
+}
+
 static void
 all_on(MPI_Comm comm, const char *what)
 {
     if (comm == MPI_COMM_NULL)
         return;
+    barrier_order(comm, what);
     bcast_bytes(comm, what);
     bcast_strided(comm, what);
     scatter_ints(comm, what);
