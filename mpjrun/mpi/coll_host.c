@@ -2,7 +2,7 @@
  * coll_host.c: which ranks of a communicator share a host, for the
  * collectives that cross the network once per host and spread the data
  * among each host's ranks there (through shared memory): the two-level
- * Bcast of coll.c.
+ * Barrier, Bcast and Scatter of coll.c.
  *
  * No message is needed: the job's table says where every process
  * listens (transport_host), every member reads the same table, so every
