@@ -10,17 +10,28 @@
  * coll_reduce.c.
  *
  * Algorithms (p ranks, n bytes):
- *   Barrier    dissemination, ceil(log2 p) rounds
- *   Bcast      up to 4 ranks and 16 KiB, the root sends to each rank
- *              (one hop: when ranks share cores, every hop costs a
- *              wake-up); else a binomial tree; above 64 KiB and 3+
- *              ranks, a binomial scatter of n/p chunks then an
- *              allgather: recursive doubling for a power of two, else
- *              a ring.  The choice depends on sizes and the rank
- *              count only, so every rank makes the same
+ *   Barrier    over several hosts with several ranks on some
+ *              (coll_host.c), each host's ranks report to one of them,
+ *              those run the dissemination barrier, then release their
+ *              host's; else dissemination, ceil(log2 p) rounds
+ *   Bcast      above 64 KiB and 3+ ranks, a binomial scatter of n/p
+ *              chunks then an allgather: recursive doubling for a
+ *              power of two, else a ring.  Up to 64 KiB, where some
+ *              host has several of the ranks and there are several
+ *              hosts (coll_host.c), two levels: a binomial tree over
+ *              one rank of each host, then one over each host's
+ *              ranks; else up to 4 ranks and 16 KiB, the root sends to
+ *              each rank (one hop: when ranks share cores, every hop
+ *              costs a wake-up); else a binomial tree.  The choice
+ *              depends on sizes, the rank count and the job's table
+ *              only, so every rank makes the same
  *   Gather     binomial tree of packed blocks; linear for large blocks
- *   Scatter    binomial tree of packed blocks; linear for large blocks
- *              and on up to 4 ranks (one hop)
+ *   Scatter    blocks up to 8 KiB, over several hosts with several
+ *              ranks on some: two levels (coll_host.c), each host's
+ *              blocks to one rank of it down a binomial tree, then down
+ *              one over the host's ranks; else a binomial tree of packed
+ *              blocks; linear for large blocks and on up to 4 ranks
+ *              (one hop)
  *   Gatherv, Scatterv   linear
  *   Allgather  recursive doubling for a power of two, else a ring
  *   Allgatherv ring
@@ -49,6 +60,7 @@ enum {
 #define FLAT_P 4                  /* ranks: the root talks to each ... */
 #define BCAST_FLAT_N (16 * 1024)  /* ... in a Bcast up to this */
 #define TREE_MAX (256 * 1024)     /* bytes in all: binomial gather/scatter */
+#define HOSTS_BLOCK 8192          /* bytes a rank: scatter by host */
 #define ALLTOALL_SHORT (8 * 1024) /* bytes per block: all at once */
 #define MAXCHILD 32
 
@@ -162,6 +174,86 @@ coll_subtree(int vr, int p, int *mask)
     return m < p - vr ? m : p - vr;
 }
 
+/* A list of ranks for a binomial tree: first, then base[0 .. n) but
+ * base[front] (whose place first takes). */
+struct rank_list {
+    const int *base;
+    int n, front, first;
+};
+
+static int
+list_at(const struct rank_list *l, int i)
+{
+    return i == 0 ? l->first : l->base[i - 1 < l->front ? i - 1 : i];
+}
+
+/* The place in the list of base[q]. */
+static int
+list_index(const struct rank_list *l, int q)
+{
+    return q == l->front ? 0 : q < l->front ? q + 1 : q;
+}
+
+/* Binomial broadcast down list l from its first rank; me is our place
+ * in it.  Receives, then starts the sends into reqs (*nreq of them). */
+static int
+bcast_list(void *buf, int count, MPI_Datatype dt, const struct rank_list *l,
+           int me, int tag, struct mpii_comm *c, MPI_Request *reqs, int *nreq)
+{
+    int mask, err;
+
+    coll_subtree(me, l->n, &mask);
+    if (me != 0 &&
+        (err = mpii_recv(buf, count, dt, list_at(l, me - mask), tag, c, CTX(c),
+                         MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+        return err;
+    for (mask >>= 1; mask > 0; mask >>= 1) {
+        if (me + mask >= l->n)
+            continue;
+        err = mpii_isend(buf, count, dt, list_at(l, me + mask), tag, c, CTX(c),
+                         MPII_SEND_STANDARD, &reqs[*nreq]);
+        if (err != MPI_SUCCESS)
+            return err;
+        (*nreq)++;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Where host h's ranks stand in a list from first (the root on its host,
+ * else the host's lowest rank). */
+static struct rank_list
+host_list(const struct mpii_hosts *hs, int h, int root)
+{
+    int mine = hs->host[root] == h;
+
+    return (struct rank_list){hs->order + hs->start[h],
+                              hs->start[h + 1] - hs->start[h],
+                              mine ? hs->pos[root] : 0,
+                              mine ? root : hs->lead[h]};
+}
+
+/* Binomial fan-in of empty messages up list l to its first rank; me is
+ * our place in it: from every child, then to the parent. */
+static int
+fan_in_list(const struct rank_list *l, int me, int tag, struct mpii_comm *c)
+{
+    MPI_Request reqs[MAXCHILD];
+    char dummy = 0;
+    int mask, nreq = 0, err = MPI_SUCCESS;
+
+    coll_subtree(me, l->n, &mask);
+    for (int m = 1; m < mask && me + m < l->n && err == MPI_SUCCESS; m <<= 1) {
+        err = mpii_irecv(&dummy, 0, MPI_BYTE, list_at(l, me + m), tag, c,
+                         CTX(c), &reqs[nreq]);
+        if (err == MPI_SUCCESS)
+            nreq++;
+    }
+    if ((err = coll_finish(nreq, reqs, err)) != MPI_SUCCESS || me == 0)
+        return err;
+    return mpii_send(&dummy, 0, MPI_BYTE, list_at(l, me - mask), tag, c,
+                     CTX(c));
+}
+
 /* ---------------------------------------------------------------- */
 
 /* Dissemination barrier. */
@@ -180,11 +272,37 @@ coll_barrier(struct mpii_comm *c)
     return MPI_SUCCESS;
 }
 
+/* Two-level barrier: the ranks of each host report to its lowest rank
+ * (a binomial fan-in), those run the dissemination barrier among
+ * themselves, then release their host's ranks down the same tree.  A
+ * host's ranks meet through shared memory; the network carries one
+ * exchange per host and round. */
+static int
+barrier_hosts(struct mpii_comm *c, const struct mpii_hosts *hs)
+{
+    MPI_Request reqs[MAXCHILD];
+    char dummy = 0;
+    int h = hs->host[c->rank], n = hs->n, nreq = 0, err;
+    struct rank_list mine = host_list(hs, h, hs->lead[h]);
+    int me = list_index(&mine, hs->pos[c->rank]);
+
+    err = fan_in_list(&mine, me, TAG_BARRIER, c);
+    for (int k = 1; me == 0 && k < n && err == MPI_SUCCESS; k <<= 1)
+        err = coll_sendrecv(&dummy, 0, MPI_BYTE, hs->lead[(h + k) % n], &dummy,
+                            0, MPI_BYTE, hs->lead[(h - k + n) % n], TAG_BARRIER,
+                            c);
+    if (err == MPI_SUCCESS)
+        err = bcast_list(&dummy, 0, MPI_BYTE, &mine, me, TAG_BARRIER, c, reqs,
+                         &nreq);
+    return coll_finish(nreq, reqs, err);
+}
+
 #pragma weak MPI_Barrier = PMPI_Barrier
 int
 PMPI_Barrier(MPI_Comm comm)
 {
     MPII_ENTER;
+    const struct mpii_hosts *hs;
     struct mpii_comm *c;
     int err;
 
@@ -193,7 +311,11 @@ PMPI_Barrier(MPI_Comm comm)
         return mpii_inter_barrier(comm);
     if ((c = mpii_intra_get(comm)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Barrier");
-    if ((err = coll_barrier(c)) != MPI_SUCCESS)
+    if ((hs = mpii_comm_hosts(c)) != NULL)
+        err = barrier_hosts(c, hs);
+    else
+        err = coll_barrier(c);
+    if (err != MPI_SUCCESS)
         return mpii_err(comm, err, "MPI_Barrier");
     return MPI_SUCCESS;
 }
@@ -244,6 +366,33 @@ bcast_flat(void *buf, int count, MPI_Datatype dt, int root,
             n++;
     }
     return coll_finish(n, reqs, err);
+}
+
+/* Two-level broadcast: a binomial tree over one rank of each host (the
+ * root on its own host), then one over each host's ranks from that one.
+ * The message crosses the network once per host; the root's and every
+ * host's first sends go out first. */
+static int
+bcast_hosts(void *buf, int count, MPI_Datatype dt, int root,
+            struct mpii_comm *c, const struct mpii_hosts *hs)
+{
+    MPI_Request reqs[2 * MAXCHILD];
+    int h = hs->host[c->rank], hr = hs->host[root], nreq = 0;
+    int err = MPI_SUCCESS;
+    struct rank_list leads = {hs->lead, hs->n, hr, root};
+    struct rank_list mine = {hs->order + hs->start[h],
+                             hs->start[h + 1] - hs->start[h],
+                             h == hr ? hs->pos[root] : 0,
+                             h == hr ? root : hs->lead[h]};
+
+    if (c->rank == mine.first)
+        err = bcast_list(buf, count, dt, &leads, list_index(&leads, h),
+                         TAG_BCAST, c, reqs, &nreq);
+    if (err == MPI_SUCCESS)
+        err = bcast_list(buf, count, dt, &mine,
+                         list_index(&mine, hs->pos[c->rank]), TAG_BCAST, c,
+                         reqs, &nreq);
+    return coll_finish(nreq, reqs, err);
 }
 
 /* Byte range of chunk i of n bytes cut in chunks of cs. */
@@ -372,6 +521,7 @@ PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     MPII_ENTER;
     const struct mpii_type *t;
+    const struct mpii_hosts *hs;
     struct mpii_comm *c;
     size_t n;
     int err;
@@ -390,6 +540,8 @@ PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
         return MPI_SUCCESS;
     if (n > BCAST_LONG && n <= INT_MAX && c->size > 2)
         err = bcast_long(buf, count, t, root, c);
+    else if ((hs = mpii_comm_hosts(c)) != NULL)
+        err = bcast_hosts(buf, count, dt, root, c, hs);
     else if (c->size <= FLAT_P && n <= BCAST_FLAT_N)
         err = bcast_flat(buf, count, dt, root, c);
     else
@@ -680,6 +832,116 @@ done:
     return err;
 }
 
+/* The bytes before place i of the host list leads, in a buffer of nb-
+ * byte blocks host after host (each host's in its host_list order). */
+static size_t
+hosts_before(const struct mpii_hosts *hs, const struct rank_list *leads,
+             int i, size_t nb)
+{
+    size_t n = 0;
+
+    for (int j = 0; j < i; j++) {
+        int h = hs->host[list_at(leads, j)];
+
+        n += (size_t)(hs->start[h + 1] - hs->start[h]) * nb;
+    }
+    return n;
+}
+
+/* Two-level scatter of nb-byte blocks: the root packs every block host
+ * after host and a binomial tree over one rank of each host hands each
+ * host its blocks (a subtree's in one message), then a binomial tree
+ * over each host's ranks hands each rank its own. */
+static int
+scatter_hosts(const struct vec *sv, size_t nb, void *rbuf, int rcount,
+              MPI_Datatype rt, int root, struct mpii_comm *c,
+              const struct mpii_hosts *hs)
+{
+    MPI_Request reqs[2 * MAXCHILD];
+    int h = hs->host[c->rank], hr = hs->host[root], nreq = 0, cnt;
+    int err = MPI_SUCCESS, li, mi, mask, sub, lead;
+    struct rank_list leads = {hs->lead, hs->n, hr, root};
+    struct rank_list mine = host_list(hs, h, root);
+    size_t off = 0, have;
+    char *tmp, *at;
+
+    lead = c->rank == mine.first;
+    mi = list_index(&mine, hs->pos[c->rank]);
+    sub = coll_subtree(mi, mine.n, &mask);
+    if (!lead && sub == 1) /* a leaf receives its block in place */
+        return mpii_recv(rbuf, rcount, rt, list_at(&mine, mi - mask),
+                         TAG_SCATTER, c, CTX(c), MPI_STATUS_IGNORE);
+    li = lead ? list_index(&leads, h) : 0;
+    if (lead) {
+        int lsub = coll_subtree(li, hs->n, &mask);
+
+        have = hosts_before(hs, &leads, li + lsub, nb) -
+               hosts_before(hs, &leads, li, nb);
+    } else {
+        have = (size_t)sub * nb;
+    }
+    if ((tmp = malloc(have + 1)) == NULL)
+        return MPI_ERR_NO_MEM;
+    if (c->rank == root) {
+        for (int i = 0; i < hs->n; i++) {
+            struct rank_list m = host_list(hs, hs->host[list_at(&leads, i)],
+                                           root);
+
+            for (int j = 0; j < m.n; j++, off += nb) {
+                at = vec_at(sv, list_at(&m, j), &cnt);
+                mpii_pack(at, cnt, sv->t, tmp + off);
+            }
+        }
+    } else {
+        /* From the host list's parent, or our host's first rank. */
+        int from = lead ? list_at(&leads, li - mask)
+                        : list_at(&mine, mi - (mi & -mi));
+
+        err = mpii_recv(tmp, (int)have, MPI_BYTE, from, TAG_SCATTER, c, CTX(c),
+                        MPI_STATUS_IGNORE);
+    }
+    /* The other hosts' blocks, down the host list. */
+    for (int m = mask >> 1; lead && err == MPI_SUCCESS && m > 0; m >>= 1) {
+        int ci = li + m, csub;
+        size_t a, b;
+
+        if (ci >= hs->n)
+            continue;
+        csub = m < hs->n - ci ? m : hs->n - ci;
+        a = hosts_before(hs, &leads, ci, nb) - hosts_before(hs, &leads, li, nb);
+        b = hosts_before(hs, &leads, ci + csub, nb) -
+            hosts_before(hs, &leads, li, nb);
+        err = mpii_isend(tmp + a, (int)(b - a), MPI_BYTE, list_at(&leads, ci),
+                         TAG_SCATTER, c, CTX(c), MPII_SEND_STANDARD,
+                         &reqs[nreq]);
+        if (err == MPI_SUCCESS)
+            nreq++;
+    }
+    /* Our host's blocks (first in tmp), down the host's list. */
+    sub = coll_subtree(mi, mine.n, &mask);
+    for (int m = mask >> 1; err == MPI_SUCCESS && m > 0; m >>= 1) {
+        int cj = mi + m, csub;
+
+        if (cj >= mine.n)
+            continue;
+        csub = m < mine.n - cj ? m : mine.n - cj;
+        err = mpii_isend(tmp + (size_t)m * nb, (int)((size_t)csub * nb),
+                         MPI_BYTE, list_at(&mine, cj), TAG_SCATTER, c, CTX(c),
+                         MPII_SEND_STANDARD, &reqs[nreq]);
+        if (err == MPI_SUCCESS)
+            nreq++;
+    }
+    if (err == MPI_SUCCESS && c->rank != root)
+        mpii_unpack(tmp, nb, rbuf, rcount, mpii_type_get(rt));
+    if (err == MPI_SUCCESS && c->rank == root && rbuf != MPI_IN_PLACE) {
+        at = vec_at(sv, root, &cnt);
+        err = coll_copy(at, cnt, sv->t, rbuf, rcount, mpii_type_get(rt));
+    }
+    err = coll_finish(nreq, reqs, err);
+    free(tmp);
+    return err;
+}
+
 /* Checks the receive side shared by Scatter and Scatterv. */
 static int
 scatter_check(void *rbuf, int rcount, MPI_Datatype rt, int root,
@@ -701,6 +963,7 @@ PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
 {
     MPII_ENTER;
     const struct mpii_type *stt = NULL;
+    const struct mpii_hosts *hs;
     struct mpii_comm *c;
     struct vec sv = {0};
     size_t nb;
@@ -729,6 +992,9 @@ PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
         err = rbuf == MPI_IN_PLACE ? MPI_SUCCESS
                                    : coll_copy(sbuf, scount, stt, rbuf, rcount,
                                                mpii_type_get(rt));
+    else if (nb <= HOSTS_BLOCK && nb * c->size <= TREE_MAX &&
+             (hs = mpii_comm_hosts(c)) != NULL)
+        err = scatter_hosts(&sv, nb, rbuf, rcount, rt, root, c, hs);
     else if (nb * c->size <= TREE_MAX && c->size > FLAT_P)
         err = scatter_tree(&sv, nb, rbuf, rcount, rt, root, c);
     else

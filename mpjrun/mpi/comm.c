@@ -86,6 +86,7 @@ comm_destroy(struct mpii_comm *c)
 
     mpii_attr_drop(c);
     mpii_topo_free(c->topo);
+    mpii_hosts_free(c->hosts);
     free(c->lworld);
     if (c->inter && (l = mpii_comm_get(c->lcomm)) != NULL && l != c)
         comm_drop(l);

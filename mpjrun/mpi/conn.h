@@ -143,6 +143,7 @@ struct transport {
     int per_addr_max, pending_max; /* unproven: from one address, in all */
     unsigned ndropped;             /* unproven dropped for those caps */
     char (*addr)[72]; /* every process's address, for connecting later */
+    int *hostix;      /* every process's host (transport_host) */
     int ondemand;     /* connect when first sending */
     int nopening;     /* R > 1: our handshakes under way (a hint) */
     unsigned nmade, naccepted; /* connections, for P2P_MPI_STATS */

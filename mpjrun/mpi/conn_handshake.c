@@ -841,38 +841,71 @@ conn_open(int w)
     return NULL;
 }
 
-static int
-host_cmp(const void *a, const void *b)
+/* The host part of a process's address ("ip:port", "[ip6]:port"). */
+static void
+addr_host(const char *addr, char *host, size_t len)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    char *colon;
+
+    snprintf(host, len, "%s", addr);
+    if ((colon = strrchr(host, ':')) != NULL)
+        *colon = '\0'; /* the port */
 }
 
-/* The most processes of the job's table that listen on one host. */
-static int
-most_on_one_host(int nproc)
-{
-    char **h = calloc((size_t)nproc, sizeof *h);
-    char *colon;
-    int i, n = 0, run = 0, most = 1;
+struct host_of {
+    char host[72];
+    int proc;
+};
 
-    if (h == NULL)
-        return nproc;
-    for (i = 0; i < nproc; i++)
-        if (tp.addr[i][0] != '\0' && (h[n] = strdup(tp.addr[i])) != NULL) {
-            if ((colon = strrchr(h[n], ':')) != NULL)
-                *colon = '\0'; /* the port */
-            n++;
-        }
-    qsort(h, (size_t)n, sizeof *h, host_cmp);
-    for (i = 0; i < n; i++) {
-        run = i > 0 && strcmp(h[i], h[i - 1]) == 0 ? run + 1 : 1;
-        if (run > most)
-            most = run;
+static int
+host_of_cmp(const void *a, const void *b)
+{
+    const struct host_of *x = a, *y = b;
+    int d = strcmp(x->host, y->host);
+
+    return d != 0 ? d : (x->proc > y->proc) - (x->proc < y->proc);
+}
+
+/* tp.hostix: every process's host, named by the lowest process index
+ * listening there (a process without an address is a host of its own);
+ * and how many processes the busiest host has.  -1 without memory. */
+static int
+tp_hosts(int nproc, int *most)
+{
+    struct host_of *h;
+    int i, run = 0;
+
+    *most = 1;
+    if ((tp.hostix = calloc((size_t)nproc, sizeof *tp.hostix)) == NULL ||
+        (h = calloc((size_t)nproc, sizeof *h)) == NULL)
+        return -1;
+    for (i = 0; i < nproc; i++) {
+        addr_host(tp.addr[i], h[i].host, sizeof h[i].host);
+        h[i].proc = i;
     }
-    for (i = 0; i < n; i++)
-        free(h[i]);
+    qsort(h, (size_t)nproc, sizeof *h, host_of_cmp);
+    for (i = 0; i < nproc; i++) {
+        if (i > 0 && h[i].host[0] != '\0' &&
+            strcmp(h[i].host, h[i - 1].host) == 0) {
+            tp.hostix[h[i].proc] = tp.hostix[h[i - 1].proc];
+            run++;
+        } else {
+            tp.hostix[h[i].proc] = h[i].proc;
+            run = 1;
+        }
+        if (h[i].host[0] != '\0' && run > *most)
+            *most = run;
+    }
     free(h);
-    return most;
+    return 0;
+}
+
+int
+transport_host(int proc)
+{
+    if (tp.hostix == NULL || proc < 0 || proc >= tp.size * tp.nrep)
+        return -1;
+    return tp.hostix[proc];
 }
 
 int
@@ -880,7 +913,7 @@ transport_connect_all(const struct ctl_entry *tab, int n, const uint8_t *key,
                       int world, int size, int replica, int nrep, int sealed,
                       int ctl)
 {
-    int i, nproc = size * nrep;
+    int i, nproc = size * nrep, most;
 
     tp.world = world;
     tp.size = size;
@@ -908,7 +941,9 @@ transport_connect_all(const struct ctl_entry *tab, int n, const uint8_t *key,
     /* Unproven connections allowed: every process of the busiest host
      * twice (a lost race, a retry) from one address, every process
      * twice in all, and some to spare. */
-    tp.per_addr_max = 2 * most_on_one_host(nproc) + 16;
+    if (tp_hosts(nproc, &most) == -1)
+        return MPI_ERR_NO_MEM;
+    tp.per_addr_max = 2 * most + 16;
     tp.pending_max = 2 * nproc + 64;
     tp.ondemand = 1;
     return MPI_SUCCESS;

@@ -236,6 +236,10 @@ int conn_proc(const struct conn *);
 /* Is c up (handshake done, not broken or dropped)? */
 int conn_ready(const struct conn *);
 int conn_rank(const struct conn *); /* the world rank at the other end */
+/* The host process proc listens on, named by the lowest process index
+ * listening there (the processes of one host may share memory); -1
+ * before the job's table is in. */
+int transport_host(int proc);
 void transport_drop(int proc);
 /* Tests only (testkill.c): close the connection to proc as if the network
  * between us broke; both ends see it end. */

@@ -54,12 +54,18 @@ mpii_nreplicas(void)
 }
 
 int
+mpii_env_off(const char *name)
+{
+    const char *v = getenv(name);
+
+    return v != NULL &&
+           (strcmp(v, "0") == 0 || strcmp(v, "no") == 0 || strcmp(v, "off") == 0);
+}
+
+int
 mpii_sealed(void)
 {
-    const char *enc = getenv("P2P_ENCRYPT");
-
-    return !(enc != NULL && (strcmp(enc, "0") == 0 || strcmp(enc, "no") == 0 ||
-                             strcmp(enc, "off") == 0));
+    return !mpii_env_off("P2P_ENCRYPT");
 }
 
 int

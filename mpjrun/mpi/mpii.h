@@ -276,6 +276,8 @@ struct mpii_comm {
     MPI_Comm lcomm; /* the local group as a hidden intracommunicator */
     uint32_t nbc_seq; /* nonblocking collectives started (coll_sched.c) */
     struct mpii_topo *topo; /* topo.c: NULL without a topology */
+    struct mpii_hosts *hosts; /* coll_host.c, once hosts_known */
+    int hosts_known;
 };
 
 /* NULL for an invalid or freed handle. */
@@ -342,6 +344,25 @@ int mpii_inter_allreduce(const void *sbuf, void *rbuf, int count,
  * be: the element origin to pass to MPI calls; *base is what to free.
  * NULL for a bad type or no memory. */
 void *mpii_type_buf(int count, MPI_Datatype dt, void **base);
+
+/* --- coll_host.c ---------------------------------------------------- */
+
+/* The ranks of an intracommunicator by host (where their processes
+ * listen): hosts numbered 0 .. n - 1 in the order of the lowest process
+ * index on each. */
+struct mpii_hosts {
+    int n;      /* hosts, 2 .. size - 1 */
+    int *host;  /* [size]: each rank's host */
+    int *pos;   /* [size]: each rank's place among its host's ranks */
+    int *lead;  /* [n]: each host's lowest rank */
+    int *order; /* [size]: the ranks host by host, ascending within one */
+    int *start; /* [n + 1]: host h's are order[start[h] .. start[h + 1]) */
+};
+/* c's hosts, worked out on the first call; NULL where a two-level
+ * algorithm has nothing to gain (see coll_host.c).  The same answer at
+ * every member. */
+const struct mpii_hosts *mpii_comm_hosts(struct mpii_comm *);
+void mpii_hosts_free(struct mpii_hosts *); /* NULL is fine */
 
 /* --- topo.c --------------------------------------------------------- */
 
@@ -532,6 +553,8 @@ int mpii_initialized(void); /* 1 between Init and Finalize */
 int mpii_replicated(void);
 /* Replicas per rank (p2prun -r; 1 without). */
 int mpii_nreplicas(void);
+/* Environment variable name is 0, no or off. */
+int mpii_env_off(const char *name);
 /* Frames between hosts are sealed (P2P_ENCRYPT not 0/no/off). */
 int mpii_sealed(void);
 /* The thread level MPI_Init_thread provided (MPI_THREAD_SINGLE before). */

@@ -90,6 +90,12 @@ cv_shm(void)
     return shm_enabled();
 }
 
+static int
+cv_coll_hosts(void)
+{
+    return !mpii_env_off("P2P_COLL_HOSTS");
+}
+
 static const struct cvar {
     const char *name, *desc;
     int verbosity, scope;
@@ -112,6 +118,11 @@ static const struct cvar {
      "Ranks on the same host talk through shared memory (P2P_SHM)",
      MPI_T_VERBOSITY_USER_BASIC, MPI_T_SCOPE_READONLY, ENUM_OFF_ON, cv_shm,
      NULL},
+    {"p2p_coll_hosts",
+     "Barrier, Bcast and Scatter go host by host where a communicator has "
+     "several ranks on some of its hosts (P2P_COLL_HOSTS)",
+     MPI_T_VERBOSITY_TUNER_BASIC, MPI_T_SCOPE_READONLY, ENUM_OFF_ON,
+     cv_coll_hosts, NULL},
     {"p2p_encrypt",
      "Frames between hosts are sealed with AES-256-GCM (p2prun "
      "--no-encrypt turns it off)",

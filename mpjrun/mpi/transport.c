@@ -1242,6 +1242,7 @@ transport_fini(void)
     free(tp.live);
     free(tp.inlive);
     free(tp.addr);
+    free(tp.hostix);
     free(tp.pfd);
     tp.pending = NULL;
     tp.npending = tp.pcap = tp.nlive = tp.pfdcap = 0;
@@ -1251,6 +1252,7 @@ transport_fini(void)
     tp.live = NULL;
     tp.inlive = NULL;
     tp.addr = NULL;
+    tp.hostix = NULL;
     tp.pfd = NULL;
     tp.ondemand = 0;
     tp.nmade = tp.naccepted = tp.nshm = 0;

@@ -339,7 +339,7 @@ t_p2p_values(void)
     char buf[NMSG][MSG_BYTES];
     MPI_Request reqs[NMSG];
     unsigned long long v, w;
-    int i, eager, reps, peer = (t_rank + 1) % t_size;
+    int i, eager, reps, hosts, peer = (t_rank + 1) % t_size;
     int from = (t_rank + t_size - 1) % t_size;
 
     MPI_OK(MPI_T_pvar_session_create(&s));
@@ -361,6 +361,8 @@ t_p2p_values(void)
           "eager limit %d", eager);
     CHECK(cvar_int("p2p_replicas", &reps, 1) && reps >= 1, "replicas %d",
           reps);
+    CHECK(cvar_int("p2p_coll_hosts", &hosts, 1) && hosts == 1,
+          "collectives by host %d", hosts);
     if (getenv("P2P_NREPLICAS") != NULL)
         CHECK(reps == atoi(getenv("P2P_NREPLICAS")), "replicas %d, env %s",
               reps, getenv("P2P_NREPLICAS"));
