@@ -18,6 +18,8 @@
 #   MPI_TIMELINE_OPS="bcast scatter"  of bcast, scatter, gather, reduce
 #   MPI_TIMELINE_SIZES="1 256 4096"   bytes (a rank's block for scatter
 #                                      and gather)
+#   MPI_TIMELINE_P2P_OPTS="..."  more p2prun options for our runs, e.g.
+#                         "-x P2P_COLL_HOSTS=0" (docs/mpi.md)
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"
@@ -26,6 +28,7 @@ runs=${MPI_TIMELINE_RUNS:-5}
 nps=${MPI_TIMELINE_NP:-2 4}
 ops=${MPI_TIMELINE_OPS:-bcast scatter}
 sizes=${MPI_TIMELINE_SIZES:-1 256 4096}
+p2p_opts=${MPI_TIMELINE_P2P_OPTS:-}
 p2prun=$build/bin/p2prun
 p2pcc=$build/bin/p2pcc
 [ -x "$p2prun" ] && [ -x "$p2pcc" ] || {
@@ -51,7 +54,9 @@ run() {
     impl=$1 np=$2
     shift 2
     if [ "$impl" = p2p ]; then
-        p2p_embedded "$p2prun" "$work/home" -n "$np" "$work/p2p_timeline" "$@"
+        # shellcheck disable=SC2086 # options, split on purpose
+        p2p_embedded "$p2prun" "$work/home" -n "$np" $p2p_opts \
+            "$work/p2p_timeline" "$@"
     else
         ompi_tcp -np "$np" "$work/ompi_timeline" "$@"
     fi | awk '

@@ -380,10 +380,7 @@ bcast_hosts(void *buf, int count, MPI_Datatype dt, int root,
     int h = hs->host[c->rank], hr = hs->host[root], nreq = 0;
     int err = MPI_SUCCESS;
     struct rank_list leads = {hs->lead, hs->n, hr, root};
-    struct rank_list mine = {hs->order + hs->start[h],
-                             hs->start[h + 1] - hs->start[h],
-                             h == hr ? hs->pos[root] : 0,
-                             h == hr ? root : hs->lead[h]};
+    struct rank_list mine = host_list(hs, h, root);
 
     if (c->rank == mine.first)
         err = bcast_list(buf, count, dt, &leads, list_index(&leads, h),
