@@ -856,7 +856,7 @@ scatter_hosts(const struct vec *sv, size_t nb, void *rbuf, int rcount,
 {
     MPI_Request reqs[2 * MAXCHILD];
     int h = hs->host[c->rank], hr = hs->host[root], nreq = 0, cnt;
-    int err = MPI_SUCCESS, li, mi, mask, sub, lead;
+    int err = MPI_SUCCESS, li, mi, mask, lmask = 0, sub, lead;
     struct rank_list leads = {hs->lead, hs->n, hr, root};
     struct rank_list mine = host_list(hs, h, root);
     size_t off = 0, have;
@@ -870,7 +870,7 @@ scatter_hosts(const struct vec *sv, size_t nb, void *rbuf, int rcount,
                          TAG_SCATTER, c, CTX(c), MPI_STATUS_IGNORE);
     li = lead ? list_index(&leads, h) : 0;
     if (lead) {
-        int lsub = coll_subtree(li, hs->n, &mask);
+        int lsub = coll_subtree(li, hs->n, &lmask);
 
         have = hosts_before(hs, &leads, li + lsub, nb) -
                hosts_before(hs, &leads, li, nb);
@@ -891,14 +891,14 @@ scatter_hosts(const struct vec *sv, size_t nb, void *rbuf, int rcount,
         }
     } else {
         /* From the host list's parent, or our host's first rank. */
-        int from = lead ? list_at(&leads, li - mask)
-                        : list_at(&mine, mi - (mi & -mi));
+        int from =
+            lead ? list_at(&leads, li - lmask) : list_at(&mine, mi - mask);
 
         err = mpii_recv(tmp, (int)have, MPI_BYTE, from, TAG_SCATTER, c, CTX(c),
                         MPI_STATUS_IGNORE);
     }
     /* The other hosts' blocks, down the host list. */
-    for (int m = mask >> 1; lead && err == MPI_SUCCESS && m > 0; m >>= 1) {
+    for (int m = lmask >> 1; lead && err == MPI_SUCCESS && m > 0; m >>= 1) {
         int ci = li + m, csub;
         size_t a, b;
 
@@ -915,7 +915,6 @@ scatter_hosts(const struct vec *sv, size_t nb, void *rbuf, int rcount,
             nreq++;
     }
     /* Our host's blocks (first in tmp), down the host's list. */
-    sub = coll_subtree(mi, mine.n, &mask);
     for (int m = mask >> 1; err == MPI_SUCCESS && m > 0; m >>= 1) {
         int cj = mi + m, csub;
 
