@@ -30,6 +30,14 @@ struct step {
     MPI_Request req; /* sends and receives, once started */
 };
 
+/* A user's datatype or operation and the schedule's own handle for it:
+ * the user may free theirs once the call returns (MPI 3.1 4.1.9, 5.9.5),
+ * while later rounds still use it. */
+struct held {
+    int is_op;
+    int user, own;
+};
+
 struct mpii_sched {
     struct mpii_req *req; /* the user's request */
     struct mpii_comm *comm;
@@ -46,6 +54,8 @@ struct mpii_sched {
     int err;
     void **mem;  /* scratch buffers */
     int nmem, capmem;
+    struct held *held;
+    int nheld, capheld;
     int linked;
     struct mpii_sched *next;
 };
@@ -89,6 +99,43 @@ sched_round(struct mpii_sched *s)
         s->round++;
 }
 
+/* The schedule's own handle for a user's datatype (is_op 0) or operation
+ * (1); builtin ones are their own. */
+static int
+sched_hold(struct mpii_sched *s, int is_op, int user)
+{
+    struct held *h;
+    int own, rc, i;
+
+    for (i = 0; i < s->nheld; i++)
+        if (s->held[i].is_op == is_op && s->held[i].user == user)
+            return s->held[i].own;
+    rc = is_op ? mpii_op_handle_dup(user, &own)
+               : mpii_type_handle_dup(user, &own);
+    if (rc != MPI_SUCCESS) {
+        s->err = rc;
+        return user;
+    }
+    if (own == user)
+        return user;
+    if (s->nheld == s->capheld) {
+        int ncap = s->capheld ? s->capheld * 2 : 4;
+
+        if ((h = realloc(s->held, (size_t)ncap * sizeof *h)) == NULL) {
+            if (is_op)
+                mpii_op_handle_drop(own);
+            else
+                mpii_type_handle_drop(own);
+            s->err = MPI_ERR_NO_MEM;
+            return user;
+        }
+        s->held = h;
+        s->capheld = ncap;
+    }
+    s->held[s->nheld++] = (struct held){is_op, user, own};
+    return own;
+}
+
 static struct step *
 step_add(struct mpii_sched *s, enum step_kind kind)
 {
@@ -124,7 +171,7 @@ sched_send(struct mpii_sched *s, const void *buf, int count, MPI_Datatype dt,
         return;
     st->sbuf = buf;
     st->count = count;
-    st->dt = dt;
+    st->dt = sched_hold(s, 0, dt);
     st->peer = dest;
 }
 
@@ -138,7 +185,7 @@ sched_recv(struct mpii_sched *s, void *buf, int count, MPI_Datatype dt,
         return;
     st->rbuf = buf;
     st->count = count;
-    st->dt = dt;
+    st->dt = sched_hold(s, 0, dt);
     st->peer = source;
 }
 
@@ -153,8 +200,8 @@ sched_op(struct mpii_sched *s, const void *in, void *inout, int count,
     st->sbuf = in;
     st->rbuf = inout;
     st->count = count;
-    st->dt = dt;
-    st->op = op;
+    st->dt = sched_hold(s, 0, dt);
+    st->op = sched_hold(s, 1, op);
 }
 
 void
@@ -167,10 +214,10 @@ sched_copy(struct mpii_sched *s, const void *sbuf, int scount,
         return;
     st->sbuf = sbuf;
     st->count = scount;
-    st->dt = sdt;
+    st->dt = sched_hold(s, 0, sdt);
     st->rbuf = rbuf;
     st->rcount = rcount;
-    st->rdt = rdt;
+    st->rdt = sched_hold(s, 0, rdt);
 }
 
 void
@@ -426,6 +473,12 @@ sched_drop(struct mpii_sched *s)
     for (i = 0; i < s->nmem; i++)
         free(s->mem[i]);
     free(s->mem);
+    for (i = 0; i < s->nheld; i++)
+        if (s->held[i].is_op)
+            mpii_op_handle_drop(s->held[i].own);
+        else
+            mpii_type_handle_drop(s->held[i].own);
+    free(s->held);
     free(s->steps);
     mpii_comm_release(s->lcomm);
     mpii_comm_release(s->comm);

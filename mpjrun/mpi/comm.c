@@ -180,29 +180,43 @@ mpii_comm_fini(void)
             comm_drop(comms[i]);
 }
 
-/* Every member's k ints, in rank order, to every member (gather to rank
- * 0, then spread), on c's build context. */
+/* The k ints of each of n members of c (c's ranks rk[0..n-1], or all of
+ * c in rank order when rk is NULL; we are member me), in member order,
+ * to every member: gathered at the first, then spread, on c's build
+ * context.  Messages carry c's ranks, never a member's place among the n,
+ * so that exchanges among different subsets of c on one tag (successive
+ * Comm_create_group calls) cannot take each other's messages. */
 static int
-comm_exchange_tag(struct mpii_comm *c, const int *mine, int k, int *all,
-                  int tag)
+comm_exchange_among(struct mpii_comm *c, const int *rk, int n, int me,
+                    const int *mine, int k, int *all, int tag)
 {
     uint32_t ctx = MPII_CTX_BUILD(c->ctx);
     int r, rc = MPI_SUCCESS;
 
-    if (c->rank == 0) {
+#define MEMBER(i) (rk != NULL ? rk[i] : (i))
+    if (me == 0) {
         memcpy(all, mine, (size_t)k * sizeof *all);
-        for (r = 1; r < c->size && rc == MPI_SUCCESS; r++)
-            rc = mpii_recv(all + r * k, k, MPI_INT, r, tag, c, ctx,
+        for (r = 1; r < n && rc == MPI_SUCCESS; r++)
+            rc = mpii_recv(all + r * k, k, MPI_INT, MEMBER(r), tag, c, ctx,
                            MPI_STATUS_IGNORE);
-        for (r = 1; r < c->size && rc == MPI_SUCCESS; r++)
-            rc = mpii_send(all, k * c->size, MPI_INT, r, tag, c, ctx);
+        for (r = 1; r < n && rc == MPI_SUCCESS; r++)
+            rc = mpii_send(all, k * n, MPI_INT, MEMBER(r), tag, c, ctx);
         return rc;
     }
-    rc = mpii_send(mine, k, MPI_INT, 0, tag, c, ctx);
+    rc = mpii_send(mine, k, MPI_INT, MEMBER(0), tag, c, ctx);
     if (rc == MPI_SUCCESS)
-        rc = mpii_recv(all, k * c->size, MPI_INT, 0, tag, c, ctx,
+        rc = mpii_recv(all, k * n, MPI_INT, MEMBER(0), tag, c, ctx,
                        MPI_STATUS_IGNORE);
     return rc;
+#undef MEMBER
+}
+
+/* Every member's k ints, in rank order, to every member. */
+static int
+comm_exchange_tag(struct mpii_comm *c, const int *mine, int k, int *all,
+                  int tag)
+{
+    return comm_exchange_among(c, NULL, c->size, c->rank, mine, k, all, tag);
 }
 
 static int
@@ -545,9 +559,9 @@ PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
 {
     MPII_ENTER;
     static const char fn[] = "MPI_Comm_create_group";
-    struct mpii_comm *c, tmp, *n;
+    struct mpii_comm *c, *n;
     const int *world;
-    int size, me, mine, *all, i, rc;
+    int size, me, mine, *all, *rk, i, j, rc;
     uint32_t ctx = 0;
 
     MPII_CHECK_INIT(fn);
@@ -564,18 +578,24 @@ PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
     *newcomm = MPI_COMM_NULL;
     if (me == MPI_UNDEFINED)
         return MPI_SUCCESS; /* not a member: nothing to agree */
-    /* The group as a communicator of its own, for the agreement only. */
-    memset(&tmp, 0, sizeof tmp);
-    tmp.handle = c->handle;
-    tmp.rank = me;
-    tmp.size = size;
-    tmp.world = (int *)(uintptr_t)world;
-    tmp.ctx = c->ctx;
-    tmp.refs = 1; /* ours, never released: requests' holds leave it be */
-    if ((all = malloc((size_t)size * sizeof *all)) == NULL)
+    /* The members' ranks in c: the agreement's messages go between them. */
+    all = malloc((size_t)size * sizeof *all);
+    rk = malloc((size_t)size * sizeof *rk);
+    if (all == NULL || rk == NULL) {
+        free(all);
+        free(rk);
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
+    }
+    for (i = 0; i < size; i++)
+        for (j = 0; j < c->size; j++)
+            if (c->world[j] == world[i]) {
+                rk[i] = j;
+                break;
+            }
     mine = (int)mpii_comm_propose_ctx();
-    if ((rc = comm_exchange_tag(&tmp, &mine, 1, all, tag)) != MPI_SUCCESS) {
+    rc = comm_exchange_among(c, rk, size, me, &mine, 1, all, tag);
+    free(rk);
+    if (rc != MPI_SUCCESS) {
         free(all);
         return mpii_err(comm, rc, fn);
     }

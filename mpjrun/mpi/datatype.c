@@ -282,6 +282,28 @@ own_handle(const struct mpii_type *t)
 }
 
 int
+mpii_type_handle_dup(MPI_Datatype dt, MPI_Datatype *out)
+{
+    const struct mpii_type *t = mpii_type_lookup(dt);
+
+    *out = dt;
+    if (t == NULL || own_handle(t))
+        return MPI_SUCCESS;
+    return mpii_type_new_handle(t, out);
+}
+
+void
+mpii_type_handle_drop(MPI_Datatype h)
+{
+    struct mpii_type *t = derived_lookup(h);
+
+    if (t == NULL || own_handle(t))
+        return;
+    (void)mpii_handle_take(&derived, (uint32_t)h);
+    mpii_type_release(t);
+}
+
+int
 mpii_type_new_handle(const struct mpii_type *ct, MPI_Datatype *h)
 {
     struct mpii_type *t = (struct mpii_type *)(uintptr_t)ct;

@@ -339,7 +339,12 @@ PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
         b.t->committed = old->committed;
         if (old->size == 0 && old->nblocks == 0)
             b.t->basic = old->basic;
-        rc = mpii_type_attr_copy(old, b.t);
+        /* A copy callback that fails fails the dup, which then leaves
+         * MPI_DATATYPE_NULL, as Comm_dup leaves MPI_COMM_NULL (MPI 3.1
+         * 6.7.2; MPICH's attr/attrerrtype).  Other constructors that
+         * fail leave the output as it was. */
+        if ((rc = mpii_type_attr_copy(old, b.t)) != MPI_SUCCESS)
+            *newtype = MPI_DATATYPE_NULL;
     }
     return finish(&b, rc, newtype, fn);
 }

@@ -231,6 +231,12 @@ void mpii_unpack(const void *in, size_t bytes, void *buf, int count,
  * alive after MPI_Type_free; no-ops on builtin types. */
 void mpii_type_hold(const struct mpii_type *);
 void mpii_type_release(const struct mpii_type *);
+/* A handle of the library's own for the type dt names, which stays
+ * valid when the user frees dt (a nonblocking collective's later steps
+ * use it), and its release.  Builtin types (and bad handles, to be
+ * reported where they are used) are given back as they are. */
+int mpii_type_handle_dup(MPI_Datatype dt, MPI_Datatype *out);
+void mpii_type_handle_drop(MPI_Datatype);
 /* Non-zero for a builtin type (a null buffer is then not MPI_BOTTOM). */
 int mpii_type_is_builtin(const struct mpii_type *);
 /* Basic elements in bytes packed bytes; *whole is 0 if they end inside
@@ -253,6 +259,10 @@ int mpii_op_apply(MPI_Op, const void *in, void *inout, int count,
                   MPI_Datatype);
 /* Non-zero if the op commutes; -1 for an invalid handle. */
 int mpii_op_commutative(MPI_Op);
+/* The same for operations: a user operation freed while a nonblocking
+ * collective uses it lives until that lets it go (MPI 3.1 5.9.5). */
+int mpii_op_handle_dup(MPI_Op op, MPI_Op *out);
+void mpii_op_handle_drop(MPI_Op);
 void mpii_op_fini(void);
 
 /* --- comm.c --------------------------------------------------------- */

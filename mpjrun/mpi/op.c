@@ -331,6 +331,7 @@ static op_fn *const builtin[P2P_OP_BUILTIN_MAX + 1][P2P_DT_BUILTIN_MAX + 1] = {
 struct user_op {
     MPI_User_function *fn;
     int commute;
+    int refs; /* handles naming it: the user's, and pending operations' */
 };
 
 static struct mpii_handles user_ops = {.kind = OP_KIND};
@@ -351,6 +352,41 @@ static struct user_op *
 user_op(MPI_Op op)
 {
     return mpii_handle_get(&user_ops, (uint32_t)op);
+}
+
+static void
+user_op_unref(void *p)
+{
+    struct user_op *us = p;
+
+    if (--us->refs == 0)
+        free(us);
+}
+
+int
+mpii_op_handle_dup(MPI_Op op, MPI_Op *out)
+{
+    struct user_op *us;
+    uint32_t h;
+    int rc;
+
+    *out = op;
+    if ((us = user_op(op)) == NULL) /* builtin, or bad: found when used */
+        return MPI_SUCCESS;
+    if ((rc = mpii_handle_put(&user_ops, us, &h)) != MPI_SUCCESS)
+        return rc;
+    us->refs++;
+    *out = (MPI_Op)h;
+    return MPI_SUCCESS;
+}
+
+void
+mpii_op_handle_drop(MPI_Op op)
+{
+    struct user_op *us = mpii_handle_take(&user_ops, (uint32_t)op);
+
+    if (us != NULL)
+        user_op_unref(us);
 }
 
 /* --- applying ------------------------------------------------------- */
@@ -481,7 +517,7 @@ mpii_op_commutative(MPI_Op op)
 void
 mpii_op_fini(void)
 {
-    mpii_handles_fini(&user_ops, free);
+    mpii_handles_fini(&user_ops, user_op_unref);
 }
 
 /* --- the MPI calls -------------------------------------------------- */
@@ -502,6 +538,7 @@ PMPI_Op_create(MPI_User_function *function, int commute, MPI_Op *op)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn);
     uop->fn = function;
     uop->commute = commute != 0;
+    uop->refs = 1;
     if ((rc = mpii_handle_put(&user_ops, uop, &h)) != MPI_SUCCESS) {
         free(uop);
         return mpii_err(MPI_COMM_WORLD, rc, fn);
@@ -523,7 +560,7 @@ PMPI_Op_free(MPI_Op *op)
     /* Builtin operations cannot be freed. */
     if ((us = mpii_handle_take(&user_ops, (uint32_t)*op)) == NULL)
         return mpii_err(MPI_COMM_WORLD, MPI_ERR_OP, fn);
-    free(us);
+    user_op_unref(us); /* a pending operation's handle keeps it */
     *op = MPI_OP_NULL;
     return MPI_SUCCESS;
 }

@@ -26,7 +26,6 @@ struct mpii_persist {
     void *buf;
     int count;
     MPI_Datatype dt; /* a handle of our own: MPI_Type_free may come */
-    int own_dt;      /* dt is ours to free (a derived type) */
     int peer, tag;
     struct mpii_req *inner; /* while started and not complete */
 };
@@ -68,14 +67,12 @@ persist_new(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
     /* Our own handle of the type, so that every Start finds it after
      * the user's MPI_Type_free (as the communicator, held below). */
-    if (mpii_type_new_handle(t, &p->dt) != MPI_SUCCESS) {
+    if (mpii_type_handle_dup(dt, &p->dt) != MPI_SUCCESS) {
         free(p);
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
     }
-    p->own_dt = !mpii_type_builtin(t);
     if ((r = req_new(REQ_PERSIST, req)) == NULL) {
-        if (p->own_dt)
-            PMPI_Type_free(&p->dt);
+        mpii_type_handle_drop(p->dt);
         free(p);
         return mpii_err(comm, MPI_ERR_NO_MEM, fn);
     }
@@ -233,8 +230,7 @@ persist_free(struct mpii_req *r)
         /* Freed while started: the inner request goes on alone. */
         if (r->persist->inner != NULL && r->persist->inner->parent == r)
             r->persist->inner->parent = NULL;
-        if (r->persist->own_dt)
-            PMPI_Type_free(&r->persist->dt);
+        mpii_type_handle_drop(r->persist->dt);
         free(r->persist);
         r->persist = NULL;
     }

@@ -211,6 +211,16 @@ in_range(const struct mpii_win *w, const struct rma_call *a,
     return lo >= 0 && hi <= (long long)w->rbytes[a->target];
 }
 
+/* An accumulate's operation: a predefined one. */
+static int
+acc_op_check(const struct rma_call *a)
+{
+    if (a->mop == MPI_OP_NULL ||
+        (unsigned)(a->mop - P2P_OP(1)) >= (unsigned)P2P_OP_BUILTIN_MAX)
+        return MPI_ERR_OP;
+    return MPI_SUCCESS;
+}
+
 /* Accumulate: a predefined op, on target elements of one builtin type
  * that the origin's are made of too. */
 static int
@@ -219,8 +229,7 @@ acc_check(const struct rma_call *a, const struct mpii_type *ot,
 {
     MPI_Datatype ob;
 
-    if (a->mop == MPI_OP_NULL ||
-        (unsigned)(a->mop - P2P_OP(1)) >= (unsigned)P2P_OP_BUILTIN_MAX)
+    if (acc_op_check(a) != MPI_SUCCESS)
         return MPI_ERR_OP;
     *basic = mpii_type_basic(tt, NULL);
     if (*basic == MPI_DATATYPE_NULL)
@@ -262,6 +271,11 @@ rma_op(MPI_Win win, const struct rma_call *a, const char *fn)
         return rma_err(w, MPI_ERR_TYPE, fn); /* signatures differ */
     if (!in_range(w, a, tt))
         return rma_err(w, MPI_ERR_RMA_RANGE, fn);
+    /* An accumulate of nothing (no count, or types of no data: MPICH's
+     * rma/badrma) has no element type to check and nothing to send. */
+    if ((a->op == RMA_ACC || a->op == RMA_GACC) && tb == 0)
+        return (rc = acc_op_check(a)) != MPI_SUCCESS ? rma_err(w, rc, fn)
+                                                     : MPI_SUCCESS;
     if ((a->op == RMA_ACC || a->op == RMA_GACC) &&
         (rc = acc_check(a, ot, tt, &basic)) != MPI_SUCCESS)
         return rma_err(w, rc, fn);

@@ -236,7 +236,8 @@ run_put(struct mpii_win *w, const struct rma_hdr *h, char *mem, char *packed,
         size_t len)
 {
     (void)w, (void)h;
-    memmove(mem, packed, len);
+    if (len > 0) /* a Put of nothing has no payload */
+        memmove(mem, packed, len);
 }
 
 static void
@@ -244,7 +245,8 @@ run_get(struct mpii_win *w, const struct rma_hdr *h, char *mem, char *packed,
         size_t len)
 {
     (void)w, (void)h;
-    memcpy(packed, mem, len);
+    if (len > 0)
+        memcpy(packed, mem, len);
 }
 
 static void

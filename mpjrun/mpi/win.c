@@ -98,15 +98,25 @@ rma_win_at(struct mpii_win *w, int64_t disp, int64_t lo, int64_t len)
     if (len < 0)
         return NULL;
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
-        /* disp is an address: it must lie in attached memory. */
-        uintptr_t a = (uintptr_t)disp + (uintptr_t)lo;
+        /* disp is an address: every byte must lie in attached memory,
+         * in one region or in several that touch (MPICH's
+         * rma/win_dynamic_rma_flush_get puts across two). */
+        uintptr_t a = (uintptr_t)disp + (uintptr_t)lo, at = a, end;
 
-        for (g = w->regions; g != NULL; g = g->next)
-            if (a >= (uintptr_t)g->base &&
-                a - (uintptr_t)g->base <= (uintptr_t)g->size &&
-                (uintptr_t)len <= (uintptr_t)g->size - (a - (uintptr_t)g->base))
-                return (char *)a;
-        return NULL;
+        if (__builtin_add_overflow(a, (uintptr_t)len, &end))
+            return NULL;
+        do {
+            for (g = w->regions; g != NULL; g = g->next)
+                if (at >= (uintptr_t)g->base &&
+                    at - (uintptr_t)g->base <= (uintptr_t)g->size &&
+                    (at < (uintptr_t)g->base + (uintptr_t)g->size ||
+                     at == end))
+                    break;
+            if (g == NULL)
+                return NULL;
+            at = (uintptr_t)g->base + (uintptr_t)g->size;
+        } while (at < end);
+        return (char *)a;
     }
     if (__builtin_mul_overflow(disp, (int64_t)w->disp_unit, &off) ||
         __builtin_add_overflow(off, lo, &off) || off < 0 ||
@@ -364,8 +374,12 @@ PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
         return rma_err(w, MPI_ERR_RANK, fn);
     *size = w->rbytes[rank];
     *disp_unit = w->runit[rank];
-    *(void **)baseptr =
-        w->shm != NULL ? (char *)w->shm + w->shoff[rank] : w->base;
+    /* No memory, no address (as MPICH and Open MPI answer). */
+    if (w->rbytes[rank] == 0)
+        *(void **)baseptr = NULL;
+    else
+        *(void **)baseptr =
+            w->shm != NULL ? (char *)w->shm + w->shoff[rank] : w->base;
     return MPI_SUCCESS;
 }
 

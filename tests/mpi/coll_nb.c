@@ -7,7 +7,9 @@
  * on the same communicator, which must never match a collective's
  * messages; a non-commutative operation (composition of affine maps),
  * whose operand order the reductions must keep; Alltoallw,
- * Reduce_local, Op_commutative and Comm_idup.
+ * Reduce_local, Op_commutative and Comm_idup; datatypes and operations
+ * the program frees while collectives that use them are in flight
+ * (MPI 3.1 4.1.9 and 5.9.5 allow it; MPICH's coll/nonblocking2 and 3).
  */
 #include "mpitest.h"
 
@@ -379,6 +381,58 @@ check_noncommutative(void)
     MPI_OK(MPI_Type_free(&t));
 }
 
+/* The non-commutative reductions again, and a strided Igather, with the
+ * type and the operation freed as soon as the calls return: the
+ * collectives' later rounds still use them.  Once, the next round's
+ * operation failed with MPI_ERR_OP, and a round's send or receive with
+ * MPI_ERR_TYPE. */
+static void
+check_freed_early(void)
+{
+    MPI_Datatype t, every2;
+    MPI_Op op;
+    struct aff mine = aff_of(t_rank), red = {0, 0}, all = {0, 0},
+               scan = {0, 0}, want;
+    int row[16], got[256], n = 3;
+    MPI_Request q[4];
+
+    MPI_OK(MPI_Type_contiguous(2, MPI_UNSIGNED, &t));
+    MPI_OK(MPI_Type_commit(&t));
+    MPI_OK(MPI_Type_vector(8, 1, 2, MPI_INT, &every2));
+    MPI_OK(MPI_Type_commit(&every2));
+    MPI_OK(MPI_Op_create(compose, 0, &op));
+    MPI_OK(MPI_Ireduce(&mine, &red, 1, t, op, 0, MPI_COMM_WORLD, &q[0]));
+    MPI_OK(MPI_Iallreduce(&mine, &all, 1, t, op, MPI_COMM_WORLD, &q[1]));
+    MPI_OK(MPI_Iscan(&mine, &scan, 1, t, op, MPI_COMM_WORLD, &q[2]));
+    for (int i = 0; i < 16; i++)
+        row[i] = t_rank * 100 + i;
+    if (t_size <= 16)
+        MPI_OK(MPI_Igather(row, 1, every2, got, 8, MPI_INT, t_size - 1,
+                           MPI_COMM_WORLD, &q[n++]));
+    MPI_OK(MPI_Op_free(&op));
+    MPI_OK(MPI_Type_free(&t));
+    MPI_OK(MPI_Type_free(&every2));
+    MPI_OK(MPI_Waitall(n, q, MPI_STATUSES_IGNORE));
+    want = aff_fold(0, t_size);
+    if (t_rank == 0)
+        CHECK(red.a == want.a && red.b == want.b,
+              "Ireduce, op freed: %u %u, want %u %u", red.a, red.b, want.a,
+              want.b);
+    CHECK(all.a == want.a && all.b == want.b,
+          "Iallreduce, op freed: %u %u, want %u %u", all.a, all.b, want.a,
+          want.b);
+    want = aff_fold(0, t_rank + 1);
+    CHECK(scan.a == want.a && scan.b == want.b,
+          "Iscan, op freed: %u %u, want %u %u", scan.a, scan.b, want.a,
+          want.b);
+    if (n == 4 && t_rank == t_size - 1)
+        for (int r = 0; r < t_size; r++)
+            for (int j = 0; j < 8; j++)
+                CHECK(got[r * 8 + j] == r * 100 + 2 * j,
+                      "Igather, type freed [%d][%d] = %d", r, j,
+                      got[r * 8 + j]);
+}
+
 /* Point-to-point wildcards on the same communicator while collectives
  * are in flight: they see only the program's messages. */
 static void
@@ -581,5 +635,6 @@ main(int argc, char **argv)
     check_idup();
     check_many_in_flight();
     check_derived();
+    check_freed_early();
     return t_finish("coll_nb");
 }

@@ -13,7 +13,8 @@
  * create_group, took the dup's three ints from the last rank (rank 1 in
  * the idup'd communicator, as rank 1 is in the group) and failed.  The
  * last rank's dup is under way before rank 1 starts the create_group.
- * Then: create_groups with tags apart by 256 on overlapping groups, and
+ * Then: create_groups with tags apart by 256 on overlapping groups;
+ * rounds of create_groups on one tag (subsets_one_tag); and
  * Intercomm_merge of intercommunicators made before and after idups,
  * each checked by a reduction on the result.
  */
@@ -121,6 +122,45 @@ tags_apart(void)
     MPI_OK(MPI_Group_free(&wg));
 }
 
+/* 100 rounds of Comm_create_group on MPI_COMM_WORLD, all on tag 0, each
+ * round's members a pseudo-random subset (the same on every rank), as
+ * MPICH's comm/comm_group_rand does; only the members call.  A rank not
+ * in a round goes on to the next at once, so one round's agreement meets
+ * another's messages.  Once, these messages named the sender by its place
+ * in its round's group: a leader waiting for its second member took
+ * another round's second member's proposal, agreed early, and its
+ * members' next receive met a longer list ("message truncated"). */
+static void
+subsets_one_tag(void)
+{
+    int *members = t_malloc(sizeof(int) * (size_t)t_size), n, in, sum;
+    unsigned x = 12345;
+    MPI_Group wg, g;
+    MPI_Comm c;
+
+    MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &wg));
+    for (int round = 0; round < 100; round++) {
+        n = in = sum = 0;
+        for (int r = 0; r < t_size; r++) {
+            x = x * 1103515245u + 12345u;
+            if ((x >> 16) & 1) {
+                members[n++] = r;
+                sum += r;
+                in |= r == t_rank;
+            }
+        }
+        MPI_OK(MPI_Group_incl(wg, n, members, &g));
+        if (in) {
+            MPI_OK(MPI_Comm_create_group(MPI_COMM_WORLD, g, 0, &c));
+            sum_is(c, sum, "create_group round");
+            MPI_OK(MPI_Comm_free(&c));
+        }
+        MPI_OK(MPI_Group_free(&g));
+    }
+    MPI_OK(MPI_Group_free(&wg));
+    free(members);
+}
+
 /* Intercommunicators (even and odd ranks) made plainly and by idup,
  * merged one after the other, low group first. */
 static void
@@ -163,6 +203,7 @@ main(int argc, char **argv)
     if (t_size >= 3) {
         crafted();
         tags_apart();
+        subsets_one_tag();
     }
     if (t_size >= 2)
         merges();

@@ -5,7 +5,10 @@
  * completed by Waitany; an inactive persistent request in the wait and
  * test families; Request_get_status; Ibsend, Issend, Irsend; and
  * generalized requests (Grequest_start / complete) with their query,
- * free and cancel functions, Status_set_elements / set_cancelled.
+ * free and cancel functions, Status_set_elements / set_cancelled;
+ * persistent requests of a derived type freed before their starts, and
+ * of a Fortran 90 parameterised type (predefined: freeing the request
+ * once tried to free the type too, and aborted the job).
  */
 #include "mpitest.h"
 
@@ -277,6 +280,44 @@ check_grequest(void)
     CHECK(h.freed == 1, "free function called %d times", h.freed);
 }
 
+/* Types the program does not own or no longer holds: a vector freed
+ * after Send_init/Recv_init, a Type_create_f90_real type; two starts
+ * each, then Request_free. */
+static void
+check_types_kept(void)
+{
+    int next = (t_rank + 1) % t_size, prev = (t_rank + t_size - 1) % t_size;
+    int sv[6], rv[6];
+    double sx, rx;
+    MPI_Datatype vec, real;
+    MPI_Request q[4];
+
+    MPI_OK(MPI_Type_vector(3, 1, 2, MPI_INT, &vec));
+    MPI_OK(MPI_Type_commit(&vec));
+    MPI_OK(MPI_Type_create_f90_real(15, MPI_UNDEFINED, &real));
+    MPI_OK(MPI_Send_init(sv, 1, vec, next, 31, MPI_COMM_WORLD, &q[0]));
+    MPI_OK(MPI_Recv_init(rv, 1, vec, prev, 31, MPI_COMM_WORLD, &q[1]));
+    MPI_OK(MPI_Send_init(&sx, 1, real, next, 32, MPI_COMM_WORLD, &q[2]));
+    MPI_OK(MPI_Recv_init(&rx, 1, real, prev, 32, MPI_COMM_WORLD, &q[3]));
+    MPI_OK(MPI_Type_free(&vec));
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 6; i++) {
+            sv[i] = t_rank * 10 + i + round;
+            rv[i] = -1;
+        }
+        sx = t_rank + 0.5 + round;
+        rx = -1;
+        MPI_OK(MPI_Startall(4, q));
+        MPI_OK(MPI_Waitall(4, q, MPI_STATUSES_IGNORE));
+        for (int i = 0; i < 6; i++)
+            CHECK(rv[i] == (i % 2 ? -1 : prev * 10 + i + round),
+                  "round %d: vector [%d] = %d", round, i, rv[i]);
+        CHECK(rx == prev + 0.5 + round, "round %d: real %g", round, rx);
+    }
+    for (int i = 0; i < 4; i++)
+        MPI_OK(MPI_Request_free(&q[i]));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -286,5 +327,6 @@ main(int argc, char **argv)
     check_inactive();
     check_immediate_modes();
     check_grequest();
+    check_types_kept();
     return t_finish("persist");
 }

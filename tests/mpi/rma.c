@@ -8,11 +8,16 @@
  *    shared locks with Accumulate; lock_all with flush; Rput, Rget,
  *    Raccumulate; a rank locking its own window to read it;
  *  - post/start/complete/wait around a ring (and Win_test);
- *  - dynamic windows (attach, addresses exchanged), Win_allocate,
+ *  - dynamic windows (attach, addresses exchanged; a Put across two
+ *    regions attached side by side), Win_allocate,
  *    Win_allocate_shared on MPI_COMM_SELF with Win_shared_query;
  *  - attributes (base, size, disp unit, flavor, and the program's own
  *    with a delete callback), group and name;
- *  - many windows live, and 70,000 Gets in one epoch.
+ *  - many windows live, and 70,000 Gets in one epoch;
+ *  - operations of no data (count 0, or types of size 0 whatever the
+ *    other side's type): they succeed and change nothing (MPICH's
+ *    rma/badrma; Open MPI 4.1 refuses accumulates of a type of size 0,
+ *    so those are ours only).
  * Open MPI 4.1 cannot create a window on a single process on a machine
  * without an RDMA network (no one-sided component takes it), so there
  * one rank only says ok.
@@ -240,7 +245,9 @@ test_dynamic(void)
     for (i = 0; i < 8; i++)
         buf[i] = -1;
     MPI_OK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
-    MPI_OK(MPI_Win_attach(win, buf, 8 * sizeof *buf));
+    /* Two regions that touch: a Put may cross from one to the other. */
+    MPI_OK(MPI_Win_attach(win, buf, 4 * sizeof *buf));
+    MPI_OK(MPI_Win_attach(win, buf + 4, 4 * sizeof *buf));
     MPI_OK(MPI_Get_address(buf, &mine));
     MPI_OK(MPI_Allgather(&mine, 1, MPI_AINT, addrs, 1, MPI_AINT,
                          MPI_COMM_WORLD));
@@ -248,8 +255,13 @@ test_dynamic(void)
     {
         int v[2] = {t_rank, -t_rank};
 
+        int w[2] = {100 + t_rank, 200 + t_rank};
+
         MPI_OK(MPI_Put(v, 2, MPI_INT, next,
                        MPI_Aint_add(addrs[next], 5 * sizeof(int)), 2, MPI_INT,
+                       win));
+        MPI_OK(MPI_Put(w, 2, MPI_INT, next,
+                       MPI_Aint_add(addrs[next], 3 * sizeof(int)), 2, MPI_INT,
                        win));
     }
     MPI_OK(MPI_Win_unlock(next, win));
@@ -257,9 +269,11 @@ test_dynamic(void)
     {
         int prev = (t_rank + t_size - 1) % t_size;
 
-        CHECK(buf[5] == prev && buf[6] == -prev && buf[4] == -1 &&
+        CHECK(buf[5] == prev && buf[6] == -prev && buf[2] == -1 &&
                   buf[7] == -1,
-              "dynamic: %d %d %d %d", buf[4], buf[5], buf[6], buf[7]);
+              "dynamic: %d %d %d %d", buf[2], buf[5], buf[6], buf[7]);
+        CHECK(buf[3] == 100 + prev && buf[4] == 200 + prev,
+              "dynamic, across two regions: %d %d", buf[3], buf[4]);
     }
     MPI_OK(MPI_Win_set_name(win, "dynamic one"));
     MPI_OK(MPI_Win_get_name(win, name, &len));
@@ -282,6 +296,7 @@ test_dynamic(void)
     CHECK(gsize == t_size, "window group of %d", gsize);
     MPI_OK(MPI_Group_free(&g));
     MPI_OK(MPI_Win_detach(win, buf));
+    MPI_OK(MPI_Win_detach(win, buf + 4));
     MPI_OK(MPI_Win_free(&win));
     free(buf);
     free(addrs);
@@ -520,6 +535,40 @@ test_many_gets(void)
     free(got);
 }
 
+/* Put, Get, Accumulate and Get_accumulate of nothing, into the next rank. */
+static void
+test_nothing(void)
+{
+    int mem[4] = {7, 7, 7, 7}, buf[4] = {1, 2, 3, 4}, res[4] = {5, 5, 5, 5};
+    int next = (t_rank + 1) % t_size;
+    MPI_Datatype none;
+    MPI_Win win;
+
+    MPI_OK(MPI_Type_contiguous(0, MPI_INT, &none));
+    MPI_OK(MPI_Type_commit(&none));
+    MPI_OK(MPI_Win_create(mem, sizeof mem, sizeof(int), MPI_INFO_NULL,
+                          MPI_COMM_WORLD, &win));
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_OK(MPI_Put(buf, 0, MPI_INT, next, 0, 0, MPI_DOUBLE, win));
+    MPI_OK(MPI_Get(buf, 1, none, next, 0, 0, MPI_INT, win));
+    MPI_OK(MPI_Accumulate(buf, 0, MPI_INT, next, 0, 0, MPI_INT, MPI_SUM,
+                          win));
+#ifndef OPEN_MPI
+    MPI_OK(MPI_Accumulate(buf, 1, none, next, 0, 0, MPI_DOUBLE, MPI_SUM,
+                          win));
+    MPI_OK(MPI_Accumulate(buf, 0, MPI_INT, next, 1, 2, none, MPI_SUM, win));
+    MPI_OK(MPI_Get_accumulate(buf, 0, MPI_INT, res, 1, none, next, 0, 0,
+                              MPI_INT, MPI_SUM, win));
+#endif
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_OK(MPI_Win_free(&win));
+    MPI_OK(MPI_Type_free(&none));
+    for (int i = 0; i < 4; i++)
+        CHECK(mem[i] == 7 && buf[i] == i + 1 && res[i] == 5,
+              "operations of nothing changed [%d]: %d %d %d", i, mem[i],
+              buf[i], res[i]);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -538,6 +587,7 @@ main(int argc, char **argv)
     test_dynamic();
     test_attrs();
     test_shared_self();
+    test_nothing();
 #ifdef P2PMPI
     test_fence_then_lock();
 #endif

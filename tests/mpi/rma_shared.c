@@ -4,8 +4,12 @@
  * segment (rank r of the host has r + 1 ints) with plain stores, and
  * reads every other segment through Win_shared_query's pointer after
  * Win_sync and a barrier; a Put through the window to the next rank's
- * segment shows in the memory its owner sees.  With replicas every rank
- * is alone on its "host" communicator, which must work the same.
+ * segment shows in the memory its owner sees.  Then a window where the
+ * odd ranks of the host have no memory: querying them gives size 0 and
+ * a NULL base (MPICH's rma/win_shared_noncontig_put asserts it; Open MPI
+ * 4.1 gives an address, so that part is ours only), and MPI_PROC_NULL
+ * the first segment.  With replicas every rank is alone on
+ * its "host" communicator, which must work the same.
  */
 #include "mpitest.h"
 
@@ -57,6 +61,24 @@ main(int argc, char **argv)
         CHECK(base[0] == -1 - prev, "put through the window: %d", base[0]);
     }
     MPI_OK(MPI_Win_unlock_all(win));
+    MPI_OK(MPI_Win_free(&win));
+
+    /* Segments of nothing on the odd ranks. */
+    MPI_OK(MPI_Win_allocate_shared(nrank % 2 ? 0 : 8, 1, MPI_INFO_NULL, node,
+                                   &base, &win));
+    for (r = 0; r < nsize; r++) {
+        MPI_OK(MPI_Win_shared_query(win, r, &size, &unit, &seg));
+        if (r % 2) {
+            CHECK(size == 0, "empty segment %d: size %ld", r, (long)size);
+#ifndef OPEN_MPI
+            CHECK(seg == NULL, "empty segment %d: an address", r);
+#endif
+        } else
+            CHECK(size == 8 && seg != NULL, "segment %d: size %ld", r,
+                  (long)size);
+    }
+    MPI_OK(MPI_Win_shared_query(win, MPI_PROC_NULL, &size, &unit, &seg));
+    CHECK(size == 8 && seg != NULL, "MPI_PROC_NULL: size %ld", (long)size);
     MPI_OK(MPI_Win_free(&win));
     MPI_OK(MPI_Comm_free(&node));
     free(world);

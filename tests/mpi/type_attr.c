@@ -5,7 +5,10 @@
  * callback (kept or not as it says), Type_free runs the delete
  * callbacks of what is left, MPI_TYPE_DUP_FN / NULL_COPY_FN /
  * NULL_DELETE_FN behave as named, a freed keyval lives while a type uses
- * it, and a communicator keyval is refused on a type (and the reverse).
+ * it, and a communicator keyval is refused on a type (and the reverse);
+ * a copy callback that fails fails Type_dup, which leaves
+ * MPI_DATATYPE_NULL (MPICH's attr/attrerrtype; Open MPI 4.1 leaves the
+ * handle as it was, so that check is ours only).
  */
 #include "mpitest.h"
 
@@ -21,6 +24,15 @@ copy_cb(MPI_Datatype t, int key, void *extra, void *in, void *out, int *flag)
     if (*flag)
         *(void **)out = (void *)((size_t)in + (size_t)extra);
     return MPI_SUCCESS;
+}
+
+static int
+copy_fails(MPI_Datatype t, int key, void *extra, void *in, void *out,
+           int *flag)
+{
+    (void)t, (void)key, (void)extra, (void)in, (void)out;
+    *flag = 0;
+    return MPI_ERR_OTHER;
 }
 
 static int
@@ -48,7 +60,7 @@ int
 main(int argc, char **argv)
 {
     MPI_Datatype vec, dup, dup2, dup3;
-    int key, key2, ckey, rc;
+    int key, key2, key3, ckey, rc;
 
     t_init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -120,6 +132,22 @@ main(int argc, char **argv)
     rc = MPI_Comm_set_attr(MPI_COMM_WORLD, key2, (void *)1);
     CHECK(rc != MPI_SUCCESS, "a type keyval set on a communicator");
     MPI_OK(MPI_Comm_free_keyval(&ckey));
+
+    /* A failing copy callback fails the dup. */
+    MPI_OK(MPI_Type_create_keyval(copy_fails, MPI_TYPE_NULL_DELETE_FN, &key3,
+                                  NULL));
+    MPI_OK(MPI_Type_contiguous(2, MPI_INT, &vec));
+    MPI_OK(MPI_Type_set_attr(vec, key3, (void *)1));
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    dup = MPI_INT;
+    rc = MPI_Type_dup(vec, &dup);
+    CHECK(rc != MPI_SUCCESS, "Type_dup with a failing copy callback");
+#ifndef OPEN_MPI
+    CHECK(dup == MPI_DATATYPE_NULL, "failed Type_dup left a handle");
+#endif
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+    MPI_OK(MPI_Type_free(&vec));
+    MPI_OK(MPI_Type_free_keyval(&key3));
 
     MPI_OK(MPI_Type_free_keyval(&key2));
     return t_finish("type_attr");
