@@ -259,8 +259,10 @@ int mpii_op_apply(MPI_Op, const void *in, void *inout, int count,
                   MPI_Datatype);
 /* Non-zero if the op commutes; -1 for an invalid handle. */
 int mpii_op_commutative(MPI_Op);
-/* The same for operations: a user operation freed while a nonblocking
- * collective uses it lives until that lets it go (MPI 3.1 5.9.5). */
+/* A handle of the library's own for a user operation, and its release:
+ * an operation the program frees while a nonblocking collective uses it
+ * lives until that lets it go (MPI 3.1 5.9.5).  Builtin operations (and
+ * bad handles) are given back as they are. */
 int mpii_op_handle_dup(MPI_Op op, MPI_Op *out);
 void mpii_op_handle_drop(MPI_Op);
 void mpii_op_fini(void);

@@ -374,7 +374,7 @@ PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
         return rma_err(w, MPI_ERR_RANK, fn);
     *size = w->rbytes[rank];
     *disp_unit = w->runit[rank];
-    /* No memory, no address (as MPICH and Open MPI answer). */
+    /* No memory, no address (as MPICH answers; Open MPI 4.1 gives one). */
     if (w->rbytes[rank] == 0)
         *(void **)baseptr = NULL;
     else
