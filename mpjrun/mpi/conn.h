@@ -102,6 +102,10 @@ struct conn {
     /* finishing (R = 1): FIN sent, FIN received on this connection */
     int fin_tx, fin_rx;
     int lost_race; /* ours, dropped for the other rank's (on demand) */
+    /* A write failed: the other end has gone.  Nothing more goes out;
+     * what it sent before it went is still read, and the end of the
+     * stream after it closes the connection (conn_tx_failed). */
+    int tx_gone;
     int offhost;   /* TCP to another host (tcpcc_same_host): short writes */
     /* shm: the pair's segment (the acceptor's, offered, until the
      * handshake ends), and on_shm once frames go through it */
@@ -164,6 +168,7 @@ struct transport {
     struct pollfd *pfd;
     int pfdcap;
     int failed; /* a connection died: MPI_ERR_OTHER from now on (R = 1) */
+    int late_read; /* P2P_TEST_LATEREAD's process, or -1 (tp_read_held) */
     int ctl;    /* views arrive here (R > 1), or -1 */
     unsigned ticks;
     uint64_t moved_ns; /* when payload bytes last moved (CLOCK_MONOTONIC) */

@@ -945,6 +945,7 @@ transport_connect_all(const struct ctl_entry *tab, int n, const uint8_t *key,
         return MPI_ERR_NO_MEM;
     tp.per_addr_max = 2 * most + 16;
     tp.pending_max = 2 * nproc + 64;
+    tp.late_read = mpii_test_late_read();
     tp.ondemand = 1;
     return MPI_SUCCESS;
 }

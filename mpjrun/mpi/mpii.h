@@ -586,6 +586,9 @@ int mpii_test_corrupt(int data);
  * just accepted from process proc, once proven?  Read at each
  * acceptance (rare). */
 int mpii_test_accept_cut(int proc);
+/* Fault injection (P2P_TEST_LATEREAD, testkill.c): the process whose
+ * frames this one leaves unread until it has gone, or -1. */
+int mpii_test_late_read(void);
 /* Exit status of a replica that could not join its job. */
 #define MPII_EXIT_WIREUP 75
 /* Ask the coordinator to end the job with this status (MPI_Abort and

@@ -30,6 +30,11 @@
  * commas) makes that process close a connection it accepted from process
  * index PROC the moment the handshake proves it, before the frames that
  * waited for it go out: as when PROC dies right after confirming.
+ * P2P_TEST_LATEREAD set to "RANK.REPLICA:PROC" makes that process leave
+ * what process index PROC sends it unread until PROC has closed its end,
+ * then write to PROC until a write fails, and only then read: as when a
+ * process, busy, writes to one that has just left before it reads that
+ * one's last frames.
  * Nothing happens without the variables.
  */
 #include <signal.h>
@@ -140,4 +145,16 @@ mpii_test_accept_cut(int proc)
             is_me(rank, replica) && p == proc)
             return 1;
     return 0;
+}
+
+int
+mpii_test_late_read(void)
+{
+    const char *v = getenv("P2P_TEST_LATEREAD");
+    int rank, replica, p;
+
+    if (v != NULL && sscanf(v, "%d.%d:%d", &rank, &replica, &p) == 3 &&
+        is_me(rank, replica) && p >= 0)
+        return p;
+    return -1;
 }

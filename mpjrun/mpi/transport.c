@@ -78,7 +78,7 @@
  * loopback the long writes are the faster (9.3 against 7.7 GB/s). */
 #define TX_NET_PIECE (128 * 1024)
 
-struct transport tp = {.listen_fd = -1, .ctl = -1};
+struct transport tp = {.listen_fd = -1, .ctl = -1, .late_read = -1};
 
 int
 mpii_world_rank(void)
@@ -233,12 +233,28 @@ tp_pfd_room(int n)
 
 /* --- failure ----------------------------------------------------------- */
 
+/* Drop what c has queued to send: those sends fail. */
+static void
+conn_drop_tx(struct conn *c)
+{
+    struct txitem *t;
+
+    while ((t = c->txh) != NULL) {
+        c->txh = t->next;
+        if (t->done != NULL)
+            req_complete(t->done, MPI_ERR_OTHER);
+        if (t->head != t->hbuf && !sr_holds(&c->ring, t->head))
+            free(t->head);
+        free(t);
+    }
+    c->txt = &c->txh;
+    sr_clear(&c->ring);
+}
+
 /* Close c (not yet dead) and drop what it had queued. */
 void
 conn_close(struct conn *c)
 {
-    struct txitem *t;
-
     if (getenv("P2P_MPI_DEBUG") != NULL)
         mpii_log("process %d: connection to process %d closed in state %d "
                  "(errno %d)",
@@ -257,16 +273,7 @@ conn_close(struct conn *c)
     shm_free(c->shm);
     c->shm = NULL;
     c->on_shm = 0;
-    while ((t = c->txh) != NULL) {
-        c->txh = t->next;
-        if (t->done != NULL)
-            req_complete(t->done, MPI_ERR_OTHER);
-        if (t->head != t->hbuf && !sr_holds(&c->ring, t->head))
-            free(t->head);
-        free(t);
-    }
-    c->txt = &c->txh;
-    sr_clear(&c->ring);
+    conn_drop_tx(c);
     if (c->dreq != NULL && tp.nrep == 1)
         req_complete(c->dreq, MPI_ERR_OTHER);
     /* With replicas, a rendezvous cut short is replayed by the rank's
@@ -313,6 +320,22 @@ conn_kill(struct conn *c)
         else
             rep_suspect(c->world);
     }
+}
+
+/* A write to c's socket failed.  When the other end has gone (closed,
+ * reset), frames it sent before it went may still wait unread in our
+ * socket, its last acknowledgement among them (a replica that finished
+ * and left): they are read as usual, and the end of the stream read
+ * after them kills the connection.  Meanwhile nothing more goes out. */
+static void
+conn_tx_failed(struct conn *c)
+{
+    if (c->on_shm || c->fd == -1 || (errno != EPIPE && errno != ECONNRESET)) {
+        conn_kill(c);
+        return;
+    }
+    c->tx_gone = 1;
+    conn_drop_tx(c);
 }
 
 /* --- sending ---------------------------------------------------------- */
@@ -432,7 +455,7 @@ conn_flush(struct conn *c)
         }
         if (n == -1) {
             if (errno != EAGAIN && errno != EINTR)
-                conn_kill(c);
+                conn_tx_failed(c);
             else if (c->sealed)
                 conn_seal_ahead(c);
             return;
@@ -532,7 +555,7 @@ conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
 
     if (c != NULL && conn_opening(c) && tp.nrep > 1)
         return conn_early_add(c, h, data, len, done);
-    if (c == NULL || c->state != CS_READY)
+    if (c == NULL || c->state != CS_READY || c->tx_gone)
         return MPI_ERR_OTHER;
     /* shm: a rendezvous announced for a single copy; a clear-to-send
      * for one announced so is the copy. */
@@ -574,7 +597,7 @@ conn_send(struct conn *c, struct wire_hdr *h, const void *data, size_t len,
         if (n > 0 && len > MPII_EAGER_MAX)
             tp_moved();
         if (n == -1 && errno != EAGAIN && errno != EINTR) {
-            conn_kill(c);
+            conn_tx_failed(c);
             return MPI_ERR_OTHER;
         }
         if (n == (ssize_t)(HDR + len)) {
@@ -1078,6 +1101,32 @@ conn_read(struct conn *c)
 
 /* --- progress --------------------------------------------------------- */
 
+/* Fault injection (P2P_TEST_LATEREAD, testkill.c): is reading c held
+ * back?  Until its other end has gone; then frames go to it until a
+ * write fails (the first may still be taken by the kernel, which answers
+ * with a reset), and from then on it is read as any other. */
+static int
+tp_read_held(struct conn *c)
+{
+    struct pollfd p = {.fd = c->fd, .events = POLLRDHUP};
+    struct timespec pause = {0, 10 * 1000 * 1000};
+    struct wire_hdr h;
+    int i;
+
+    if (c->world != tp.late_read)
+        return 0;
+    if (poll(&p, 1, 0) != 1)
+        return 1;
+    tp.late_read = -1;
+    for (i = 0; i < 100 && c->state == CS_READY && !c->tx_gone; i++) {
+        memset(&h, 0, sizeof h);
+        h.type = FR_ACK; /* one that acknowledges nothing */
+        (void)conn_send(c, &h, NULL, 0, 1, NULL);
+        nanosleep(&pause, NULL);
+    }
+    return 0;
+}
+
 int
 transport_progress(int timeout_ms)
 {
@@ -1092,6 +1141,9 @@ transport_progress(int timeout_ms)
                     awake = 1; /* a header waits in its buffer */
                 tp.pfd[n].fd = c->fd;
                 tp.pfd[n].events = POLLIN | (c->txh != NULL ? POLLOUT : 0);
+                if (tp.late_read >= 0 && c->world == tp.late_read)
+                    tp.pfd[n].events = POLLRDHUP | /* (tp_read_held) */
+                                       (c->txh != NULL ? POLLOUT : 0);
                 tp.pfd[n].revents = 0;
                 /* shm: ask the other end for a doorbell, unless there is
                  * work already; the socket is never the one to write. */
@@ -1135,6 +1187,9 @@ transport_progress(int timeout_ms)
                 conn_bell(c);
             if (c->txh != NULL)
                 conn_flush(c);
+            if (tp.late_read >= 0 && c->state == CS_READY &&
+                tp_read_held(c))
+                continue;
             conn_read(c);
             if (c->ncmaq > 0) /* shm: */
                 (void)conn_cma_flush(c);
@@ -1255,6 +1310,7 @@ transport_fini(void)
     tp.hostix = NULL;
     tp.pfd = NULL;
     tp.ondemand = 0;
+    tp.late_read = -1;
     tp.nmade = tp.naccepted = tp.nshm = 0;
     tp.ncma_pairs = tp.ncma_sent = tp.ncma_read = tp.nring_rndv = 0;
     tp.neager_direct = 0;

@@ -270,6 +270,29 @@ class TestMpiReplicas(harness.JobTestCase):
                          self.per_rank(self.reference()), run.describe())
         self.assert_job_over(self.sn, self.peers, timeout=30)
 
+    def test_last_frames_read_after_failed_write(self):
+        """A process that finished and left is written to before its last
+        frames are read (P2P_TEST_LATEREAD: rank 0 replica 1 leaves what
+        rank 1 replica 0, process 2, sends it unread until that one has
+        closed its end, then writes to it until a write fails).  Those
+        frames are its acknowledgements, the last of them what rank 0
+        replica 1 waits for in MPI_Finalize: they are still read, and the
+        job ends as a failure-free run (before, the failed write closed
+        the connection with them unread, and the job never ended).
+        Over sockets (P2P_SHM=0), where writes fail, and with small
+        messages only (barriers): a rendezvous would wait for those
+        acknowledgements."""
+        args = ["-n", "2", "-r", "2", self.mpi_program("mpi_flood"), "60000"]
+        ref = self.p2prun(args)
+        self.assert_rc(ref, 0)
+        run = self.p2prun(["-x", "P2P_TEST_LATEREAD=0.1:2", "-x", "P2P_SHM=0"]
+                          + args, timeout=30)
+        self.assert_rc(run, 0)
+        self.assertNotIn("declared dead", run.stderr, run.describe())
+        self.assertEqual(self.per_rank(run.stdout), self.per_rank(ref.stdout),
+                         run.describe())
+        self.assert_job_over(self.sn, self.peers, timeout=30)
+
     def test_three_replicas(self):
         """-r 3 on three hosts of three slots: rank 0 loses two replicas
         (its master first, then the next), rank 1 one, rank 2 none; and
