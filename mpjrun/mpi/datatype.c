@@ -157,7 +157,10 @@ static struct mpii_type builtin[P2P_DT_BUILTIN_MAX + 1] = {
     PAIR(MPI_SHORT_INT, struct short_int),
     PAIR_U(MPI_LONG_DOUBLE_INT, struct long_double_int, MPII_LDOUBLE_UNIT,
            "MPI_LONG_DOUBLE_INT"),
-    COMPLEX(MPI_C_FLOAT_COMPLEX, float, MPI_C_FLOAT_COMPLEX),
+    /* MPI_C_COMPLEX is its name, MPI_C_FLOAT_COMPLEX the synonym (MPI 3.1
+     * 3.2.2), as MPICH and Open MPI name it. */
+    BUILTIN_N(MPI_C_FLOAT_COMPLEX, float _Complex, MPI_C_FLOAT_COMPLEX,
+              sizeof(float), "MPI_C_COMPLEX"),
     COMPLEX(MPI_C_DOUBLE_COMPLEX, double, MPI_C_DOUBLE_COMPLEX),
     BUILTIN_N(MPI_C_LONG_DOUBLE_COMPLEX, long double _Complex,
               MPI_C_LONG_DOUBLE_COMPLEX, MPII_LDOUBLE_UNIT,

@@ -188,6 +188,10 @@ t_envelopes(void)
 
     MPI_OK(MPI_Type_get_name(MPI_DOUBLE, name, &len));
     CHECK(strcmp(name, "MPI_DOUBLE") == 0 && len == 10, "name '%s'", name);
+    /* A type with two names goes by the first: MPI_C_FLOAT_COMPLEX is a
+     * synonym of MPI_C_COMPLEX. */
+    MPI_OK(MPI_Type_get_name(MPI_C_FLOAT_COMPLEX, name, &len));
+    CHECK(strcmp(name, "MPI_C_COMPLEX") == 0, "name '%s'", name);
     MPI_OK(MPI_Type_set_name(d, "my dup"));
     MPI_OK(MPI_Type_get_name(d, name, &len));
     CHECK(strcmp(name, "my dup") == 0 && len == 6, "name '%s'", name);
