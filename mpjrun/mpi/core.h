@@ -233,7 +233,7 @@ extern size_t mpii_eager_cap;
  * that the coordinator declared dead. */
 struct conn *conn_to_proc(int proc);
 int conn_proc(const struct conn *);
-/* Is c up (handshake done, not broken or dropped)? */
+/* Is c up (handshake done, not broken, dropped or written to in vain)? */
 int conn_ready(const struct conn *);
 int conn_rank(const struct conn *); /* the world rank at the other end */
 /* The host process proc listens on, named by the lowest process index

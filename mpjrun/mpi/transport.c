@@ -95,7 +95,7 @@ conn_proc(const struct conn *c)
 int
 conn_ready(const struct conn *c)
 {
-    return c != NULL && c->state == CS_READY;
+    return c != NULL && c->state == CS_READY && !c->tx_gone;
 }
 
 void
@@ -326,11 +326,13 @@ conn_kill(struct conn *c)
  * reset), frames it sent before it went may still wait unread in our
  * socket, its last acknowledgement among them (a replica that finished
  * and left): they are read as usual, and the end of the stream read
- * after them kills the connection.  Meanwhile nothing more goes out. */
+ * after them kills the connection.  Meanwhile nothing more goes out
+ * (conn_send refuses, conn_ready says no).  A pair on shared memory
+ * writes no frame to its socket: it is killed at once, as before. */
 static void
 conn_tx_failed(struct conn *c)
 {
-    if (c->on_shm || c->fd == -1 || (errno != EPIPE && errno != ECONNRESET)) {
+    if (c->on_shm || (errno != EPIPE && errno != ECONNRESET)) {
         conn_kill(c);
         return;
     }
@@ -493,7 +495,7 @@ conn_queue(struct conn *c, struct txitem *t)
     *c->txt = t;
     c->txt = &t->next;
     conn_flush(c);
-    return c->state == CS_DEAD ? MPI_ERR_OTHER : MPI_SUCCESS;
+    return c->state == CS_DEAD || c->tx_gone ? MPI_ERR_OTHER : MPI_SUCCESS;
 }
 
 /* Write all of iov[0..n), waiting for room (fault injection only). */
